@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ctrace.bpf.c - the kernel side: one uprobe program per ctrace probe kind.
+ *
+ * The loader attaches each program at the 5-byte nop of every site of its
+ * kind (usdt/ctrace_site.h), filtered to the traced process. A site pins its
+ * arguments to %rdi, %rsi, %rdx, %rcx, so PT_REGS_PARM1..4 read them with no
+ * per-site argument table. Each hit becomes one ring-buffer record
+ * (bpf/ctrace_record.h); a record that does not fit is counted in `dropped`.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "ctrace_record.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by the loader before load; the default suits a busy program. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 * 1024 * 1024);
+} events SEC(".maps");
+
+/*
+ * A record is assembled here, then copied into the ring buffer at its real
+ * length: reserving the worst case (over 2 KiB) for every event would waste
+ * the ring on the short strings most events carry.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__uint(value_size, CTRACE_RECORD_MAX);
+} scratch SEC(".maps");
+
+/* Records the ring buffer had no room for; read by the loader at the end. */
+__u64 dropped = 0;
+
+static __always_inline struct ctrace_record *record_start(__u16 kind)
+{
+	__u32 zero = 0;
+	struct ctrace_record *r = bpf_map_lookup_elem(&scratch, &zero);
+	__u64 pid_tgid;
+
+	if (!r)
+		return 0;
+	pid_tgid = bpf_get_current_pid_tgid();
+	r->ts_ns = bpf_ktime_get_ns();
+	r->tgid = pid_tgid >> 32;
+	r->tid = (__u32)pid_tgid;
+	r->kind = kind;
+	r->flags = 0;
+	r->name_len = 0;
+	r->args_len = 0;
+	r->arg[0] = r->arg[1] = r->arg[2] = r->arg[3] = 0;
+	return r;
+}
+
+/*
+ * Copies a NUL-terminated user string of at most `max` bytes to `dst`.
+ * Returns its length without the NUL, and sets the status bits: a NULL
+ * pointer is "no string" (length 0, no flag); a pointer the probe cannot read
+ * (bad, or a page not yet faulted in) is flagged so that the loader can try
+ * again from /proc, or say so in the trace.
+ */
+static __always_inline __u32 copy_str(char *dst, __u32 max, __u64 ptr,
+				      __u16 *flags, int shift)
+{
+	long n;
+
+	if (!ptr)
+		return 0;
+	/* Read one byte more than we keep, to tell "exactly max" from "longer". */
+	n = bpf_probe_read_user_str(dst, max + 1, (const void *)ptr);
+	if (n <= 0) {
+		*flags |= CTRACE_STR_FAULT << shift;
+		return 0;
+	}
+	n -= 1; /* the NUL */
+	if (n >= max) {
+		*flags |= CTRACE_STR_TRUNCATED << shift;
+		n = max;
+	}
+	return n;
+}
+
+static __always_inline int record_emit(struct ctrace_record *r, __u64 name_ptr,
+				       __u64 args_ptr)
+{
+	__u32 nlen, alen;
+	__u64 size;
+
+	nlen = copy_str(r->data, CTRACE_NAME_MAX - 1, name_ptr, &r->flags, 0);
+	if (nlen > CTRACE_NAME_MAX - 1)
+		nlen = CTRACE_NAME_MAX - 1;
+	alen = copy_str(r->data + nlen, CTRACE_ARGS_MAX, args_ptr, &r->flags,
+			CTRACE_ARGS_SHIFT);
+	if (alen > CTRACE_ARGS_MAX)
+		alen = CTRACE_ARGS_MAX;
+	r->name_len = nlen;
+	r->args_len = alen;
+	size = sizeof(*r) + nlen + alen;
+	if (size > CTRACE_RECORD_MAX)
+		return 0;
+	if (bpf_ringbuf_output(&events, r, size, 0))
+		__sync_fetch_and_add(&dropped, 1);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(ctrace_span_begin, __u64 marker, __u64 span, __u64 name,
+	       __u64 args)
+{
+	struct ctrace_record *r = record_start(CTRACE_KIND_SPAN_BEGIN);
+
+	if (!r)
+		return 0;
+	r->arg[0] = marker;
+	r->arg[1] = span;
+	r->arg[2] = name;
+	r->arg[3] = args;
+	return record_emit(r, name, args);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(ctrace_span_end, __u64 span, __u64 args)
+{
+	struct ctrace_record *r = record_start(CTRACE_KIND_SPAN_END);
+
+	if (!r)
+		return 0;
+	r->arg[0] = span;
+	r->arg[1] = args;
+	return record_emit(r, 0, args);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(ctrace_instant, __u64 marker, __u64 name, __u64 scope,
+	       __u64 args)
+{
+	struct ctrace_record *r = record_start(CTRACE_KIND_INSTANT);
+
+	if (!r)
+		return 0;
+	r->arg[0] = marker;
+	r->arg[1] = name;
+	r->arg[2] = scope;
+	r->arg[3] = args;
+	return record_emit(r, name, args);
+}
+
+static __always_inline int counter(__u16 kind, __u64 marker,
+				   __u64 name, __u64 bits)
+{
+	struct ctrace_record *r = record_start(kind);
+
+	if (!r)
+		return 0;
+	r->arg[0] = marker;
+	r->arg[1] = name;
+	r->arg[2] = bits;
+	return record_emit(r, name, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(ctrace_counter_set, __u64 marker, __u64 name, __u64 bits)
+{
+	return counter(CTRACE_KIND_COUNTER_SET, marker, name, bits);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(ctrace_counter_add, __u64 marker, __u64 name, __u64 bits)
+{
+	return counter(CTRACE_KIND_COUNTER_ADD, marker, name, bits);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(ctrace_new_pid, __u64 marker, __u64 pname)
+{
+	struct ctrace_record *r = record_start(CTRACE_KIND_NEW_PID);
+
+	if (!r)
+		return 0;
+	r->arg[0] = marker;
+	r->arg[1] = pname;
+	return record_emit(r, pname, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(ctrace_discard, __u64 marker)
+{
+	struct ctrace_record *r = record_start(CTRACE_KIND_DISCARD);
+
+	if (!r)
+		return 0;
+	r->arg[0] = marker;
+	return record_emit(r, 0, 0);
+}

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ctrace_site.h - how one ctrace probe site and its ELF note are made.
+ *
+ * Included by include/ctrace.h; applications never include it directly.
+ *
+ * A site is a standard SystemTap SDT (USDT) probe, provider "ctrace", so that
+ * readelf -n, bpftrace -l, BCC's tplist and libbpf's USDT support all see it.
+ * What differs from <sys/sdt.h> is the instructions at the site:
+ *
+ *     990: nop                       <- the note's address (what other tools use)
+ *          lea  -128(%rsp), %rsp     <- step over the x86-64 red zone
+ *     991: nopl 0x0(%rax,%rax,1)     <- 5-byte nop: where ctrace-bpf attaches
+ *          lea  128(%rsp), %rsp
+ *
+ * Why: the kernel turns a uprobe on a 5-byte nop into a call to a trampoline
+ * after its first hit (~1.4 us a hit instead of ~5.6 us for the int3 path on a
+ * 1-byte nop). That call pushes onto the user stack, i.e. into the 128-byte red
+ * zone below %rsp where a leaf function may keep live data. Moving %rsp down by
+ * 128 first makes the push land below the red zone. The note still points at
+ * the 1-byte nop, which is always probed with int3 (no stack writes), and it is
+ * not directly followed by a 5-byte nop (libbpf >= 1.7 would otherwise move its
+ * probe onto the unguarded nop5). Our loader knows this layout and attaches
+ * at note address + CTRACE_SITE_NOP5_OFFSET, after checking the bytes.
+ *
+ * Arguments are pinned to fixed registers (see the "D", "S", "d", "c"
+ * constraints below): the note's argument specs are then plain %reg specs,
+ * which read the same at the nop and at the nop5 (lea changes neither
+ * registers nor flags, only %rsp), and the BPF program reads them straight
+ * from pt_regs without a per-site spec table. A N(%rsp) spec would be read 128
+ * bytes off at the nop5, so memory operands are never used.
+ *
+ * Every site of a program (or of one shared library) shares one semaphore,
+ * ctrace_semaphore, in section .probes. The kernel increments it for every
+ * attached uprobe that names it (uprobe ref_ctr_offset), so while anyone traces
+ * any ctrace probe it is non-zero and CTRACE_ENABLED() is true. Hidden
+ * visibility gives each executable and DSO its own copy, as the kernel's
+ * per-file reference counter expects; weak lets every translation unit define
+ * it without a library to link.
+ */
+#ifndef CTRACE_SITE_H
+#define CTRACE_SITE_H
+
+#if !defined(__x86_64__)
+#error "ctrace probe sites are implemented for x86-64 only"
+#endif
+
+/* Byte offset of the 5-byte nop from the note's address: nop (1) + lea (5). */
+#define CTRACE_SITE_NOP5_OFFSET 6
+/* The exact bytes of a site, from the note's address on. */
+#define CTRACE_SITE_BYTES                                                      \
+	{ 0x90, 0x48, 0x8d, 0x64, 0x24, 0x80, 0x0f, 0x1f, 0x44, 0x00, 0x00,    \
+	  0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00 }
+#define CTRACE_SITE_LEN 19
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+__attribute__((weak, visibility("hidden"), section(".probes")))
+volatile unsigned short ctrace_semaphore;
+
+#ifdef __cplusplus
+}
+#endif
+
+/* Fast test of the semaphore: one load and one not-taken branch. */
+#define CTRACE__ARMED() __builtin_expect(ctrace_semaphore != 0, 0)
+
+/* Every argument travels as a 64-bit unsigned integer. */
+#define CTRACE__U64(x) ((unsigned long long)(x))
+#define CTRACE__PTR(p) CTRACE__U64((__UINTPTR_TYPE__)(const volatile void *)(p))
+
+#define CTRACE__STR(x) #x
+
+/*
+ * The note: namesz, descsz, type 3, "stapsdt", then the site address, the
+ * .stapsdt.base address (lets tools detect prelink-style relocation), the
+ * semaphore address, provider, name and argument specs. The note section is
+ * not allocated, so these are link-time addresses with no run-time relocation.
+ * The .stapsdt.base block is emitted once per object file (.ifndef).
+ */
+#define CTRACE__SITE_ASM(name, argspec)                                        \
+	"990:	nop\n"                                                         \
+	"	.pushsection .note.stapsdt,\"?\",\"note\"\n"                   \
+	"	.balign 4\n"                                                   \
+	"	.4byte 992f-991f, 994f-993f, 3\n"                              \
+	"991:	.asciz \"stapsdt\"\n"                                          \
+	"992:	.balign 4\n"                                                   \
+	"993:	.8byte 990b\n"                                                 \
+	"	.8byte _.stapsdt.base\n"                                       \
+	"	.8byte ctrace_semaphore\n"                                     \
+	"	.asciz \"ctrace\"\n"                                           \
+	"	.asciz \"" CTRACE__STR(name) "\"\n"                            \
+	"	.asciz \"" argspec "\"\n"                                      \
+	"994:	.balign 4\n"                                                   \
+	"	.popsection\n"                                                 \
+	"	lea -128(%%rsp), %%rsp\n"                                      \
+	"	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"                          \
+	"	lea 128(%%rsp), %%rsp\n"                                       \
+	"	.ifndef _.stapsdt.base\n"                                      \
+	"	.pushsection .stapsdt.base,\"aG\",\"progbits\",.stapsdt.base,comdat\n" \
+	"	.weak _.stapsdt.base\n"                                        \
+	"	.hidden _.stapsdt.base\n"                                      \
+	"_.stapsdt.base: .space 1\n"                                           \
+	"	.size _.stapsdt.base, 1\n"                                     \
+	"	.popsection\n"                                                 \
+	"	.endif\n"
+
+/*
+ * The "memory" clobber makes the compiler finish every store to the strings
+ * it passes before the site: the BPF program reads them from memory, and
+ * without it a store to a buffer that is dead after the probe could be
+ * dropped. It only costs anything inside the traced branch.
+ */
+#define CTRACE__SITE1(name, a0)                                                \
+	__asm__ __volatile__(CTRACE__SITE_ASM(name, "8@%%rdi")                 \
+			     : : "D"(a0) : "memory")
+#define CTRACE__SITE2(name, a0, a1)                                            \
+	__asm__ __volatile__(CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi")         \
+			     : : "D"(a0), "S"(a1) : "memory")
+#define CTRACE__SITE3(name, a0, a1, a2)                                        \
+	__asm__ __volatile__(CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi 8@%%rdx") \
+			     : : "D"(a0), "S"(a1), "d"(a2) : "memory")
+#define CTRACE__SITE4(name, a0, a1, a2, a3)                                    \
+	__asm__ __volatile__(                                                  \
+		CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx")      \
+		: : "D"(a0), "S"(a1), "d"(a2), "c"(a3) : "memory")
+
+#endif /* CTRACE_SITE_H */
