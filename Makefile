@@ -26,7 +26,7 @@ ifeq ($(SANITIZE),1)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS  += -fsanitize=address,undefined
 endif
-ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Ibpf -Iuserspace
+ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Ibpf -Iusdt -Iuserspace -DCTRACE_SITE_LAYOUT_ONLY
 LIBS     := -lbpf -lelf -lz -lcjson -lm
 
 VMLINUX  := vmlinux/vmlinux.h
@@ -45,7 +45,7 @@ UNIT_TESTS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(wildcard tests/
 INTEG_TESTS := $(patsubst tests/integration/%.c,$(BUILD)/tests/integration/%,$(wildcard tests/integration/test_*.c))
 TEST_HELPER_OBJS := $(patsubst tests/lib/%.c,$(BUILD)/tests/lib/%.o,$(wildcard tests/lib/*.c))
 
-.PHONY: all clean test unit-test integration-test install deps demo bench check-header
+.PHONY: all clean test unit-test integration-test install deps deps-test demo bench
 all: $(BUILD)/ctrace-bpf $(EXAMPLES)
 
 # vmlinux.h is generated from the running kernel's BTF (CO-RE: the object
@@ -77,7 +77,7 @@ $(BUILD)/ctrace-bpf: $(LOADER_OBJS)
 
 # Programs that carry probes are built the way users build theirs: the
 # header only, strict warnings, PIE (the distribution default).
-PROG_CFLAGS := -g -O2 $(WARN) -pedantic -std=c11 -Iinclude -pthread
+PROG_CFLAGS := -g -O2 $(WARN) -pedantic -std=gnu11 -Iinclude -pthread
 $(BUILD)/examples/%: examples/%.c include/ctrace.h usdt/ctrace_site.h | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -106,9 +106,11 @@ $(BUILD)/tests/integration/%: tests/integration/%.c $(TEST_HELPER_OBJS) | $(BUIL
 $(BUILD):
 	$(Q)mkdir -p $@
 
-# Installs any missing Debian package (via sudo when not root).
+# Install any missing Debian package (via sudo when not root).
 deps:
-	$(Q)./scripts/install-deps
+	$(Q)./scripts/install-deps build
+deps-test:
+	$(Q)./scripts/install-deps test
 
 unit-test: $(UNIT_TESTS)
 	$(Q)set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
@@ -117,7 +119,7 @@ integration-test: all $(TEST_PROGS) $(INTEG_TESTS)
 	$(Q)./tests/run-integration $(INTEG_TESTS)
 
 # The README's test command: everything, on a fresh machine too.
-test: deps
+test: deps-test
 	$(Q)$(MAKE) --no-print-directory unit-test
 	$(Q)$(MAKE) --no-print-directory integration-test
 

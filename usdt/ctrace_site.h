@@ -53,6 +53,9 @@
 	  0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00 }
 #define CTRACE_SITE_LEN 19
 
+/* The loader includes this file for the layout above only. */
+#ifndef CTRACE_SITE_LAYOUT_ONLY
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -127,4 +130,5 @@ volatile unsigned short ctrace_semaphore;
 		CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx")      \
 		: : "D"(a0), "S"(a1), "d"(a2), "c"(a3) : "memory")
 
+#endif /* CTRACE_SITE_LAYOUT_ONLY */
 #endif /* CTRACE_SITE_H */

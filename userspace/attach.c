@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: MIT
+#include "attach.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "ctrace.skel.h"
+#include "ctrace_site.h"
+#include "proc_maps.h"
+#include "usdt_notes.h"
+
+/* The BPF program for each probe name of provider "ctrace". */
+static struct bpf_program *program_for(struct ctrace_bpf *skel, const char *name)
+{
+	static const struct {
+		const char *probe;
+		size_t off; /* offset of the program pointer in skel->progs */
+	} table[] = {
+#define P(n) { #n, offsetof(struct ctrace_bpf, progs.ctrace_##n) }
+		P(span_begin), P(span_end), P(instant), P(counter_set),
+		P(counter_add), P(new_pid), P(discard),
+#undef P
+	};
+
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (!strcmp(table[i].probe, name))
+			return *(struct bpf_program **)((char *)skel + table[i].off);
+	return NULL;
+}
+
+static int add_link(struct attachment *a, struct bpf_link *l)
+{
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 16;
+		struct bpf_link **v = realloc(a->links, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		a->links = v;
+		a->cap = cap;
+	}
+	a->links[a->n++] = l;
+	return 0;
+}
+
+static void note_looked_in(struct attachment *a, const char *path)
+{
+	size_t len = strlen(a->looked_in);
+
+	if (len + strlen(path) + 3 >= sizeof(a->looked_in))
+		return;
+	snprintf(a->looked_in + len, sizeof(a->looked_in) - len, "%s%s",
+		 len ? ", " : "", path);
+}
+
+/* Attaches every ctrace site of one mapped object. Returns sites attached or -errno. */
+static int attach_object(struct ctrace_bpf *skel, int pid,
+			 const struct mapped_object *obj, struct attachment *a,
+			 bool verbose)
+{
+	struct usdt_note_list notes = { 0 };
+	char err[256];
+	int fd, attached = 0, ret = 0;
+
+	if (usdt_notes_read(obj->host_path, &notes, err, sizeof(err)) < 0) {
+		if (verbose)
+			fprintf(stderr, "ctrace-bpf: %s: %s\n", obj->path, err);
+		return 0;
+	}
+	fd = open(obj->host_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		usdt_note_list_free(&notes);
+		return 0;
+	}
+	for (size_t i = 0; i < notes.n; i++) {
+		const struct usdt_note *n = &notes.v[i];
+		struct bpf_program *prog;
+		struct bpf_link *link;
+		LIBBPF_OPTS(bpf_uprobe_opts, opts);
+
+		if (strcmp(n->provider, "ctrace"))
+			continue;
+		prog = program_for(skel, n->name);
+		if (!prog || !usdt_is_ctrace_site(fd, n->site_offset)) {
+			/* A newer header's probe, or a site not built by our header:
+			 * its arguments are not where our programs read them. */
+			a->skipped_sites++;
+			if (verbose)
+				fprintf(stderr, "ctrace-bpf: %s: skipping ctrace:%s at 0x%llx (not a site this version knows)\n",
+					obj->path, n->name, (unsigned long long)n->site_vaddr);
+			continue;
+		}
+		opts.ref_ctr_offset = n->sema_offset;
+		opts.bpf_cookie = n->site_vaddr;
+		link = bpf_program__attach_uprobe_opts(prog, pid, obj->host_path,
+						       n->site_offset + CTRACE_SITE_NOP5_OFFSET,
+						       &opts);
+		if (!link) {
+			ret = -errno;
+			fprintf(stderr, "ctrace-bpf: cannot attach to ctrace:%s in %s: %s\n",
+				n->name, obj->path, strerror(errno));
+			break;
+		}
+		if (add_link(a, link)) {
+			bpf_link__destroy(link);
+			ret = -ENOMEM;
+			break;
+		}
+		attached++;
+		if (verbose)
+			fprintf(stderr, "ctrace-bpf: attached ctrace:%s at %s+0x%llx\n",
+				n->name, obj->path,
+				(unsigned long long)(n->site_offset + CTRACE_SITE_NOP5_OFFSET));
+	}
+	close(fd);
+	usdt_note_list_free(&notes);
+	return ret < 0 ? ret : attached;
+}
+
+int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a,
+		   bool verbose)
+{
+	struct mapped_object_list objs = { 0 };
+	int ret;
+
+	memset(a, 0, sizeof(*a));
+	ret = proc_maps_objects(pid, &objs);
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < objs.n; i++) {
+		int n;
+
+		note_looked_in(a, objs.v[i].path);
+		n = attach_object(skel, pid, &objs.v[i], a, verbose);
+		if (n < 0) {
+			mapped_object_list_free(&objs);
+			return n;
+		}
+		if (n > 0)
+			a->objects_with_probes++;
+	}
+	mapped_object_list_free(&objs);
+	return a->n ? 0 : -ENOENT;
+}
+
+void attachment_free(struct attachment *a)
+{
+	/* Detaching decrements the semaphores: CTRACE_ENABLED() turns false. */
+	for (size_t i = 0; i < a->n; i++)
+		bpf_link__destroy(a->links[i]);
+	free(a->links);
+	a->links = NULL;
+	a->n = a->cap = 0;
+}

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+#include "key_map.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* FNV-1a, then a final mix so that pointer-like keys spread well. */
+static uint64_t hash_bytes(const void *key, size_t len)
+{
+	const unsigned char *p = key;
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ull;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return h ? h : 1; /* 0 marks an empty slot */
+}
+
+static void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p) {
+		fputs("ctrace-bpf: out of memory\n", stderr);
+		abort();
+	}
+	return p;
+}
+
+void key_map_init(struct key_map *m)
+{
+	memset(m, 0, sizeof(*m));
+}
+
+void key_map_free(struct key_map *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->slots[i].hash)
+			free(m->slots[i].key);
+	free(m->slots);
+	key_map_init(m);
+}
+
+static size_t find(const struct key_map *m, uint64_t h, const void *key,
+		   size_t len)
+{
+	size_t mask = m->cap - 1;
+
+	for (size_t i = h & mask;; i = (i + 1) & mask) {
+		const struct key_map_slot *s = &m->slots[i];
+
+		if (!s->hash)
+			return i;
+		if (s->hash == h && s->key_len == len &&
+		    memcmp(s->key, key, len) == 0)
+			return i;
+	}
+}
+
+static void grow(struct key_map *m)
+{
+	struct key_map old = *m;
+
+	m->cap = old.cap ? old.cap * 2 : 64;
+	m->slots = xmalloc(m->cap * sizeof(*m->slots));
+	memset(m->slots, 0, m->cap * sizeof(*m->slots));
+	for (size_t i = 0; i < old.cap; i++) {
+		struct key_map_slot *s = &old.slots[i];
+
+		if (s->hash)
+			m->slots[find(m, s->hash, s->key, s->key_len)] = *s;
+	}
+	free(old.slots);
+}
+
+void *key_map_get(const struct key_map *m, const void *key, size_t len)
+{
+	if (!m->count)
+		return NULL;
+	const struct key_map_slot *s = &m->slots[find(m, hash_bytes(key, len), key, len)];
+	return s->hash ? s->value : NULL;
+}
+
+void *key_map_put(struct key_map *m, const void *key, size_t len, void *value)
+{
+	uint64_t h = hash_bytes(key, len);
+	struct key_map_slot *s;
+	void *old;
+
+	if ((m->count + 1) * 4 > m->cap * 3)
+		grow(m);
+	s = &m->slots[find(m, h, key, len)];
+	if (s->hash) {
+		old = s->value;
+		s->value = value;
+		return old;
+	}
+	s->hash = h;
+	s->key = xmalloc(len);
+	memcpy(s->key, key, len);
+	s->key_len = len;
+	s->value = value;
+	m->count++;
+	return NULL;
+}
+
+void *key_map_del(struct key_map *m, const void *key, size_t len)
+{
+	size_t mask = m->cap - 1, i, j;
+	void *value;
+
+	if (!m->count)
+		return NULL;
+	i = find(m, hash_bytes(key, len), key, len);
+	if (!m->slots[i].hash)
+		return NULL;
+	value = m->slots[i].value;
+	free(m->slots[i].key);
+	/* Backward-shift the run after i so that lookups need no tombstones. */
+	for (j = (i + 1) & mask; m->slots[j].hash; j = (j + 1) & mask) {
+		size_t home = m->slots[j].hash & mask;
+
+		/* Move j into the hole at i unless its home lies in (i, j]. */
+		if ((j > i && (home <= i || home > j)) ||
+		    (j < i && (home <= i && home > j))) {
+			m->slots[i] = m->slots[j];
+			i = j;
+		}
+	}
+	memset(&m->slots[i], 0, sizeof(m->slots[i]));
+	m->count--;
+	return value;
+}
+
+void key_map_each(const struct key_map *m, key_map_visit_fn fn, void *ctx)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->slots[i].hash)
+			fn(m->slots[i].key, m->slots[i].key_len,
+			   m->slots[i].value, ctx);
+}

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: MIT
+#include "proc_info.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* Reads a whole small /proc file into a malloc'd, NUL-terminated buffer. */
+static char *read_file(const char *path, size_t *len_out)
+{
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap + 1);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || !buf) {
+		if (fd >= 0)
+			close(fd);
+		free(buf);
+		return NULL;
+	}
+	for (;;) {
+		ssize_t n = read(fd, buf + len, cap - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += n;
+		if (len == cap) {
+			char *bigger = cap < (1u << 24) ? realloc(buf, cap * 2 + 1) : NULL;
+
+			if (!bigger)
+				break;
+			buf = bigger;
+			cap *= 2;
+		}
+	}
+	close(fd);
+	buf[len] = '\0';
+	if (len_out)
+		*len_out = len;
+	return buf;
+}
+
+static void read_link(const char *path, char *out, size_t len)
+{
+	ssize_t n = readlink(path, out, len - 1);
+
+	out[n > 0 ? n : 0] = '\0';
+}
+
+static void trim_newline(char *s)
+{
+	size_t n = strlen(s);
+
+	if (n && s[n - 1] == '\n')
+		s[n - 1] = '\0';
+}
+
+int proc_facts_read(int pid, struct proc_facts *f)
+{
+	char path[64], *text, *p;
+	long ticks = sysconf(_SC_CLK_TCK);
+
+	memset(f, 0, sizeof(*f));
+	f->pid = pid;
+	f->ns_pid = pid;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	text = read_file(path, NULL);
+	if (!text)
+		return -ESRCH;
+	/* comm may hold spaces and ')': the fields after it start at the last ')'. */
+	p = strrchr(text, ')');
+	if (p) {
+		unsigned long long start = 0;
+		/* after ") ": state(3) ... starttime is field 22 */
+		if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &start) == 1 && ticks > 0)
+			f->start_boottime_ns = start * (1000000000ull / (unsigned long long)ticks);
+	}
+	free(text);
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	text = read_file(path, NULL);
+	if (text) {
+		trim_newline(text);
+		snprintf(f->comm, sizeof(f->comm), "%s", text);
+		free(text);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	read_link(path, f->exe, sizeof(f->exe));
+	snprintf(path, sizeof(path), "/proc/%d/cwd", pid);
+	read_link(path, f->cwd, sizeof(f->cwd));
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	f->cmdline = read_file(path, &f->cmdline_len);
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	text = read_file(path, NULL);
+	if (text) {
+		/* NSpid lists the pid in each nested namespace; the last is innermost. */
+		char *line = strstr(text, "\nNSpid:");
+		if (line) {
+			char *end = strchr(line + 1, '\n');
+			char *tok = line + 7;
+			if (end)
+				*end = '\0';
+			for (char *s; (s = strtok(tok, " \t")); tok = NULL)
+				f->ns_pid = atoi(s);
+		}
+		free(text);
+	}
+	return 0;
+}
+
+void proc_facts_free(struct proc_facts *f)
+{
+	free(f->cmdline);
+	f->cmdline = NULL;
+}
+
+bool proc_thread_comm(int pid, int tid, char *buf, size_t len)
+{
+	char path[80];
+	char *text;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
+	text = read_file(path, NULL);
+	if (!text)
+		return false;
+	trim_newline(text);
+	snprintf(buf, len, "%s", text);
+	free(text);
+	return true;
+}
+
+ssize_t proc_read_str(int pid, uint64_t addr, char *buf, size_t max,
+		      bool *truncated)
+{
+	size_t got = 0;
+
+	*truncated = false;
+	if (!addr)
+		return -1;
+	/* Page by page: a string may end just before an unmapped page. */
+	while (got < max + 1) {
+		size_t page_left = 4096 - ((addr + got) & 4095);
+		size_t want = max + 1 - got < page_left ? max + 1 - got : page_left;
+		char chunk[4096];
+		struct iovec local = { chunk, want };
+		struct iovec remote = { (void *)(uintptr_t)(addr + got), want };
+		ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+		char *nul;
+
+		if (n <= 0)
+			return got ? (ssize_t)got : -1;
+		nul = memchr(chunk, '\0', n);
+		if (nul) {
+			size_t take = nul - chunk;
+			if (got + take > max)
+				take = max - got;
+			memcpy(buf + got, chunk, take);
+			return got + take;
+		}
+		if (got + n > max) {
+			memcpy(buf + got, chunk, max - got);
+			*truncated = true;
+			return max;
+		}
+		memcpy(buf + got, chunk, n);
+		got += n;
+	}
+	*truncated = true;
+	return max;
+}

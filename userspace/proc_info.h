@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * proc_info.h - what /proc says about the traced process: names, command
+ * line, start time, and late reads of its memory.
+ */
+#ifndef CTRACE_PROC_INFO_H
+#define CTRACE_PROC_INFO_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct proc_facts {
+	int pid;
+	int ns_pid;      /* the pid inside its own PID namespace (NSpid) */
+	char comm[32];
+	char exe[PATH_MAX];
+	char cwd[PATH_MAX];
+	char *cmdline;   /* arguments separated by NULs */
+	size_t cmdline_len;
+	uint64_t start_boottime_ns; /* from /proc/PID/stat, CLOCK_BOOTTIME */
+};
+
+/* 0, or -ESRCH when the process does not exist. Missing facts stay empty. */
+int proc_facts_read(int pid, struct proc_facts *f);
+void proc_facts_free(struct proc_facts *f);
+
+/* The thread's name (comm); false if the thread is gone. */
+bool proc_thread_comm(int pid, int tid, char *buf, size_t len);
+
+/*
+ * Reads a NUL-terminated string of at most `max` bytes at `addr` in the
+ * process (process_vm_readv). Returns its length, or -1 when unreadable;
+ * *truncated says it went on past max.
+ */
+ssize_t proc_read_str(int pid, uint64_t addr, char *buf, size_t max,
+		      bool *truncated);
+
+#endif

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+#include "trace_file.h"
+
+#include <string.h>
+#include <time.h>
+#include "ctrace_record.h"
+
+const char TRUNCATED_MARK[] = "\xe2\x80\xa6[truncated]";
+
+static void write_iso_time(struct json_writer *w, uint64_t wall_ns)
+{
+	char buf[64];
+	time_t secs = wall_ns / 1000000000ull;
+	struct tm tm;
+	size_t n;
+
+	gmtime_r(&secs, &tm);
+	n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, sizeof(buf) - n, ".%09lluZ",
+		 (unsigned long long)(wall_ns % 1000000000ull));
+	jw_str(w, buf, strlen(buf), NULL);
+}
+
+static void write_kv_str(struct json_writer *w, const char *key, const char *v,
+			 bool comma)
+{
+	if (comma)
+		jw_lit(w, ",");
+	jw_str(w, key, strlen(key), NULL);
+	jw_lit(w, ":");
+	jw_str(w, v, strlen(v), NULL);
+}
+
+static void write_kv_u64(struct json_writer *w, const char *key, uint64_t v)
+{
+	jw_lit(w, ",");
+	jw_str(w, key, strlen(key), NULL);
+	jw_lit(w, ":");
+	jw_u64(w, v);
+}
+
+/* The facts shared by "context" and "metadata", without the braces. */
+static void write_facts(struct json_writer *w, const struct trace_facts *f)
+{
+	const struct proc_facts *t = f->target;
+
+	write_kv_str(w, "tracer", "ctrace-bpf", false);
+	write_kv_str(w, "tracer_version", f->tracer_version, true);
+	write_kv_str(w, "clock", "CLOCK_MONOTONIC", true);
+	write_kv_str(w, "ts_unit", "us", true);
+	jw_lit(w, ",\"trace_start_wall_time\":");
+	write_iso_time(w, f->start_wall_ns);
+	write_kv_u64(w, "trace_start_wall_ns", f->start_wall_ns);
+	write_kv_u64(w, "trace_start_monotonic_ns", f->start_mono_ns);
+	jw_lit(w, ",\"target\":{\"pid\":");
+	jw_u64(w, (uint64_t)t->pid);
+	write_kv_u64(w, "pid_in_namespace", (uint64_t)t->ns_pid);
+	write_kv_str(w, "comm", t->comm, true);
+	write_kv_str(w, "exe", t->exe, true);
+	write_kv_str(w, "cwd", t->cwd, true);
+	jw_lit(w, ",\"cmdline\":[");
+	for (size_t off = 0, i = 0; t->cmdline && off < t->cmdline_len; i++) {
+		size_t len = strnlen(t->cmdline + off, t->cmdline_len - off);
+
+		if (i)
+			jw_lit(w, ",");
+		jw_str(w, t->cmdline + off, len, NULL);
+		off += len + 1;
+	}
+	jw_lit(w, "]");
+	write_kv_u64(w, "start_boottime_ns", t->start_boottime_ns);
+	jw_lit(w, "}");
+	write_kv_u64(w, "probes_attached", f->probes_attached);
+	write_kv_u64(w, "objects_with_probes", f->objects_with_probes);
+}
+
+void trace_file_begin(struct trace_file *tf, struct json_writer *w,
+		      const struct trace_facts *facts)
+{
+	tf->w = w;
+	tf->first_event = true;
+	tf->events = 0;
+	jw_lit(w, "{\"context\":{");
+	write_facts(w, facts);
+	jw_lit(w, "},\n\"traceEvents\":[\n");
+}
+
+void trace_file_end(struct trace_file *tf, const struct trace_facts *facts,
+		    const struct trace_stats *s)
+{
+	struct json_writer *w = tf->w;
+
+	jw_lit(w, "\n],\n\"metadata\":{");
+	write_facts(w, facts);
+	write_kv_str(w, "stop_reason", s->stop_reason ? s->stop_reason : "", true);
+	write_kv_u64(w, "trace_stop_monotonic_ns", s->stop_mono_ns);
+	write_kv_u64(w, "events_written", tf->events);
+	write_kv_u64(w, "records", s->records);
+	write_kv_u64(w, "dropped_events", s->dropped);
+	write_kv_u64(w, "bad_records", s->bad_records);
+	write_kv_u64(w, "unmatched_span_ends", s->unmatched_ends);
+	write_kv_u64(w, "unfinished_spans", s->unfinished_spans);
+	write_kv_u64(w, "late_string_reads", s->late_string_reads);
+	write_kv_u64(w, "unreadable_strings", s->unreadable_strings);
+	jw_lit(w, "}}\n");
+}
+
+void te_begin(struct trace_file *tf, const char *ph, uint32_t pid, uint32_t tid,
+	      uint64_t ts_ns)
+{
+	struct json_writer *w = tf->w;
+
+	jw_lit(w, tf->first_event ? "{\"ph\":\"" : ",\n{\"ph\":\"");
+	tf->first_event = false;
+	tf->events++;
+	jw_lit(w, ph);
+	jw_lit(w, "\",\"pid\":");
+	jw_u64(w, pid);
+	jw_lit(w, ",\"tid\":");
+	jw_u64(w, tid);
+	if (ts_ns != UINT64_MAX) {
+		jw_lit(w, ",\"ts\":");
+		jw_ts_us(w, ts_ns);
+	}
+}
+
+void te_name(struct trace_file *tf, const char *s, size_t n, unsigned flags)
+{
+	jw_lit(tf->w, ",\"name\":");
+	if (flags & CTRACE_STR_FAULT)
+		jw_str(tf->w, "(unreadable)", 12, NULL);
+	else
+		jw_str(tf->w, s, n,
+		       (flags & CTRACE_STR_TRUNCATED) ? TRUNCATED_MARK : NULL);
+}
+
+void te_key(struct trace_file *tf, const char *key)
+{
+	jw_lit(tf->w, ",\"");
+	jw_lit(tf->w, key);
+	jw_lit(tf->w, "\":");
+}
+
+void te_end(struct trace_file *tf)
+{
+	jw_lit(tf->w, "}");
+}
+
+void te_metadata_name(struct trace_file *tf, const char *what, uint32_t pid,
+		      uint32_t tid, const char *name, size_t name_len)
+{
+	te_begin(tf, "M", pid, tid, UINT64_MAX);
+	te_name(tf, what, strlen(what), 0);
+	jw_lit(tf->w, ",\"args\":{\"name\":");
+	jw_str(tf->w, name, name_len, NULL);
+	jw_lit(tf->w, "}}");
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace_file.h - the frame of the output document and the common parts of
+ * every event:
+ *
+ *   {"context": {...tracer and target...},
+ *    "traceEvents": [ event, event, ... ],
+ *    "metadata": {...the same facts, plus what was counted at the end...}}
+ *
+ * Perfetto reads only traceEvents, systemTraceEvents and metadata, so the
+ * facts of "context" (the seed's layout) are repeated in "metadata".
+ */
+#ifndef CTRACE_TRACE_FILE_H
+#define CTRACE_TRACE_FILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "json_writer.h"
+#include "proc_info.h"
+
+struct trace_facts {
+	const char *tracer_version;
+	const struct proc_facts *target;
+	uint64_t start_wall_ns;  /* CLOCK_REALTIME at attach */
+	uint64_t start_mono_ns;  /* CLOCK_MONOTONIC at the same moment */
+	unsigned probes_attached;
+	unsigned objects_with_probes;
+};
+
+struct trace_stats {
+	uint64_t events_written;   /* entries of traceEvents */
+	uint64_t records;          /* ring-buffer records decoded */
+	uint64_t dropped;          /* records the ring buffer had no room for */
+	uint64_t bad_records;      /* records that failed to decode */
+	uint64_t unmatched_ends;   /* CTRACE_SPAN_END without a BEGIN */
+	uint64_t unfinished_spans; /* spans still open at the stop */
+	uint64_t late_string_reads;/* strings the probe could not read, read from /proc */
+	uint64_t unreadable_strings;
+	uint64_t stop_mono_ns;
+	const char *stop_reason;
+};
+
+struct trace_file {
+	struct json_writer *w;
+	bool first_event;
+	uint64_t events;
+};
+
+void trace_file_begin(struct trace_file *tf, struct json_writer *w,
+		      const struct trace_facts *facts);
+void trace_file_end(struct trace_file *tf, const struct trace_facts *facts,
+		    const struct trace_stats *stats);
+
+/*
+ * Starts an event: the separator, then {"ph":PH,"pid":P,"tid":T and, when
+ * ts_ns is not UINT64_MAX, "ts". Fields follow with te_* calls; te_end closes.
+ */
+void te_begin(struct trace_file *tf, const char *ph, uint32_t pid, uint32_t tid,
+	      uint64_t ts_ns);
+/* ,"name":"..."; untrusted bytes; flags CTRACE_STR_* add a visible marker. */
+void te_name(struct trace_file *tf, const char *s, size_t n, unsigned flags);
+/* ,"KEY": with a trusted key; the caller writes the value. */
+void te_key(struct trace_file *tf, const char *key);
+void te_end(struct trace_file *tf);
+
+/* A metadata event: {"ph":"M","name":WHAT,"pid","tid","args":{"name":NAME}} */
+void te_metadata_name(struct trace_file *tf, const char *what, uint32_t pid,
+		      uint32_t tid, const char *name, size_t name_len);
+
+/* The visible markers for strings the probe could not fully copy. */
+extern const char TRUNCATED_MARK[];
+
+#endif

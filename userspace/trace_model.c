@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: MIT
+#include "trace_model.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "args_json.h"
+#include "proc_info.h"
+
+struct context {
+	uint32_t pid; /* pseudo pid */
+};
+
+struct shown_thread {
+	uint32_t tid; /* the tid the trace shows */
+};
+
+/* A copied string of an event: bytes and their CTRACE_STR_* status. */
+struct text {
+	char *s;
+	size_t n;
+	unsigned flags;
+};
+
+struct open_span {
+	uint64_t ts_ns;
+	uint32_t pid, tid;   /* as shown */
+	uint32_t real_tid;
+	struct text name, args;
+};
+
+struct pair_key {
+	uint64_t a, b;
+};
+
+static void *xcalloc(size_t n)
+{
+	void *p = calloc(1, n ? n : 1);
+
+	if (!p) {
+		fputs("ctrace-bpf: out of memory\n", stderr);
+		abort();
+	}
+	return p;
+}
+
+static struct text text_copy(const char *s, size_t n, unsigned flags)
+{
+	struct text t = { xcalloc(n + 1), n, flags };
+
+	memcpy(t.s, s, n);
+	return t;
+}
+
+void trace_model_init(struct trace_model *m, struct trace_file *tf,
+		      struct trace_stats *stats)
+{
+	memset(m, 0, sizeof(*m));
+	m->tf = tf;
+	m->stats = stats;
+	key_map_init(&m->contexts);
+	key_map_init(&m->threads);
+	key_map_init(&m->procs);
+	key_map_init(&m->counters);
+	key_map_init(&m->spans);
+	m->next_pseudo = CTRACE_PSEUDO_BASE;
+	m->next_async_id = 1; /* DevTools ignores async id 0 */
+}
+
+void trace_model_add_process(struct trace_model *m, uint32_t pid)
+{
+	uint64_t key = pid;
+	char comm[64];
+
+	if (key_map_get(&m->procs, &key, sizeof(key)))
+		return;
+	key_map_put(&m->procs, &key, sizeof(key), (void *)1);
+	if (!proc_thread_comm((int)pid, (int)pid, comm, sizeof(comm)))
+		snprintf(comm, sizeof(comm), "process %" PRIu32, pid);
+	te_metadata_name(m->tf, "process_name", pid, pid, comm, strlen(comm));
+}
+
+/* The tid to show for real thread `tid` of `tgid` in process `pid`. */
+static uint32_t shown_tid(struct trace_model *m, uint32_t pid, uint32_t tgid,
+			  uint32_t tid)
+{
+	struct pair_key key = { pid, tid };
+	struct shown_thread *t = key_map_get(&m->threads, &key, sizeof(key));
+	char comm[32], name[64];
+
+	if (t)
+		return t->tid;
+	t = xcalloc(sizeof(*t));
+	t->tid = pid == tgid ? tid : m->next_pseudo++;
+	key_map_put(&m->threads, &key, sizeof(key), t);
+	if (!proc_thread_comm((int)tgid, (int)tid, comm, sizeof(comm)))
+		snprintf(comm, sizeof(comm), "thread");
+	if (pid == tgid && strcmp(comm, "thread"))
+		snprintf(name, sizeof(name), "%s", comm);
+	else
+		snprintf(name, sizeof(name), "%s (tid %" PRIu32 ")", comm, tid);
+	te_metadata_name(m->tf, "thread_name", pid, t->tid, name, strlen(name));
+	return t->tid;
+}
+
+/* Where an event of `marker` from this thread goes: pid and tid to show. */
+static void resolve(struct trace_model *m, uint32_t tgid, uint32_t tid,
+		    uint64_t marker, uint32_t *pid, uint32_t *tid_out)
+{
+	struct pair_key key = { tgid, marker };
+	struct context *c = marker ? key_map_get(&m->contexts, &key, sizeof(key)) : NULL;
+
+	trace_model_add_process(m, tgid);
+	*pid = c ? c->pid : tgid;
+	*tid_out = shown_tid(m, *pid, tgid, tid);
+}
+
+/* The args of an event as a cJSON object (never NULL). */
+static cJSON *args_of(const char *s, size_t n, unsigned flags)
+{
+	cJSON *o;
+
+	if (flags & CTRACE_STR_FAULT) {
+		o = cJSON_CreateObject();
+		cJSON_AddTrueToObject(o, "args_unreadable");
+		return o;
+	}
+	o = args_parse(s, n, flags & CTRACE_STR_TRUNCATED);
+	if (!o) {
+		fputs("ctrace-bpf: out of memory\n", stderr);
+		abort();
+	}
+	return o;
+}
+
+/* Writes ,"args":{...} unless the object is empty; frees it. */
+static void write_args(struct trace_model *m, cJSON *o)
+{
+	if (o->child) {
+		te_key(m->tf, "args");
+		jw_cjson(m->tf->w, o);
+	}
+	cJSON_Delete(o);
+}
+
+/* Moves every member of `from` into `to` (keys may repeat; JSON allows it). */
+static void merge_args(cJSON *to, cJSON *from)
+{
+	cJSON *item;
+
+	while ((item = from->child)) {
+		cJSON_DetachItemViaPointer(from, item);
+		cJSON_AddItemToObject(to, item->string, item);
+	}
+	cJSON_Delete(from);
+}
+
+static void free_span(struct open_span *s)
+{
+	free(s->name.s);
+	free(s->args.s);
+	free(s);
+}
+
+static void write_complete(struct trace_model *m, const struct open_span *s,
+			   uint64_t end_ns, cJSON *args)
+{
+	uint64_t dur = end_ns > s->ts_ns ? end_ns - s->ts_ns : 0;
+
+	te_begin(m->tf, "X", s->pid, s->tid, s->ts_ns);
+	te_name(m->tf, s->name.s, s->name.n, s->name.flags);
+	jw_lit(m->tf->w, ",\"cat\":\"ctrace\",\"dur\":");
+	jw_ts_us(m->tf->w, dur);
+	write_args(m, args);
+	te_end(m->tf);
+}
+
+static void write_unfinished(struct trace_model *m, struct open_span *s,
+			     uint64_t stop_ns, const char *why)
+{
+	cJSON *args = args_of(s->args.s, s->args.n, s->args.flags);
+
+	cJSON_AddTrueToObject(args, "unfinished");
+	cJSON_AddStringToObject(args, "unfinished_reason", why);
+	write_complete(m, s, stop_ns, args);
+	m->stats->unfinished_spans++;
+}
+
+static void span_begin(struct trace_model *m, const struct ctrace_event *ev)
+{
+	struct pair_key key = { ev->tgid, ev->arg[1] };
+	struct open_span *s = xcalloc(sizeof(*s)), *old;
+
+	s->ts_ns = ev->ts_ns;
+	s->real_tid = ev->tid;
+	resolve(m, ev->tgid, ev->tid, ev->arg[0], &s->pid, &s->tid);
+	s->name = text_copy(ev->name, ev->name_len, ev->name_flags);
+	s->args = text_copy(ev->args, ev->args_len, ev->args_flags);
+	old = key_map_put(&m->spans, &key, sizeof(key), s);
+	if (old) {
+		write_unfinished(m, old, ev->ts_ns, "its span was begun again before it ended");
+		free_span(old);
+	}
+}
+
+static void unmatched_end(struct trace_model *m, const struct ctrace_event *ev)
+{
+	static const char name[] = "ctrace: span end without begin";
+	uint32_t pid, tid;
+	char addr[32];
+
+	m->stats->unmatched_ends++;
+	resolve(m, ev->tgid, ev->tid, 0, &pid, &tid);
+	te_begin(m->tf, "I", pid, tid, ev->ts_ns);
+	te_name(m->tf, name, sizeof(name) - 1, 0);
+	jw_lit(m->tf->w, ",\"cat\":\"ctrace\",\"s\":\"t\",\"args\":{\"span\":");
+	snprintf(addr, sizeof(addr), "0x%" PRIx64, ev->arg[0]);
+	jw_str(m->tf->w, addr, strlen(addr), NULL);
+	jw_lit(m->tf->w, "}");
+	te_end(m->tf);
+}
+
+static void span_end(struct trace_model *m, const struct ctrace_event *ev)
+{
+	struct pair_key key = { ev->tgid, ev->arg[0] };
+	struct open_span *s = key_map_del(&m->spans, &key, sizeof(key));
+	cJSON *end_args;
+
+	if (!s) {
+		unmatched_end(m, ev);
+		return;
+	}
+	end_args = args_of(ev->args, ev->args_len, ev->args_flags);
+	if (s->real_tid == ev->tid) {
+		cJSON *args = args_of(s->args.s, s->args.n, s->args.flags);
+
+		merge_args(args, end_args);
+		write_complete(m, s, ev->ts_ns, args);
+	} else {
+		/* Ended on another thread: an async pair on the span's process. */
+		char id[32];
+		uint32_t end_tid = shown_tid(m, s->pid, ev->tgid, ev->tid);
+
+		snprintf(id, sizeof(id), "0x%" PRIx64, m->next_async_id++);
+		te_begin(m->tf, "b", s->pid, s->tid, s->ts_ns);
+		te_name(m->tf, s->name.s, s->name.n, s->name.flags);
+		jw_lit(m->tf->w, ",\"cat\":\"ctrace.async\",\"id\":\"");
+		jw_lit(m->tf->w, id);
+		jw_lit(m->tf->w, "\"");
+		write_args(m, args_of(s->args.s, s->args.n, s->args.flags));
+		te_end(m->tf);
+		te_begin(m->tf, "e", s->pid, end_tid, ev->ts_ns);
+		te_name(m->tf, s->name.s, s->name.n, s->name.flags);
+		jw_lit(m->tf->w, ",\"cat\":\"ctrace.async\",\"id\":\"");
+		jw_lit(m->tf->w, id);
+		jw_lit(m->tf->w, "\"");
+		write_args(m, end_args);
+		te_end(m->tf);
+	}
+	free_span(s);
+}
+
+static void instant(struct trace_model *m, const struct ctrace_event *ev)
+{
+	uint32_t pid, tid;
+	const char *scope;
+
+	switch (ev->arg[2]) {
+	case 'g': scope = "g"; break;
+	case 'p': scope = "p"; break;
+	default: scope = "t"; break; /* the format's default, for any other value */
+	}
+	resolve(m, ev->tgid, ev->tid, ev->arg[0], &pid, &tid);
+	/*
+	 * "I", not "i": Perfetto and catapult read both, Chrome DevTools draws
+	 * only "I" (Chromium's own phase letter).
+	 */
+	te_begin(m->tf, "I", pid, tid, ev->ts_ns);
+	te_name(m->tf, ev->name, ev->name_len, ev->name_flags);
+	jw_lit(m->tf->w, ",\"cat\":\"ctrace\",\"s\":\"");
+	jw_lit(m->tf->w, scope);
+	jw_lit(m->tf->w, "\"");
+	write_args(m, args_of(ev->args, ev->args_len, ev->args_flags));
+	te_end(m->tf);
+}
+
+static void counter(struct trace_model *m, const struct ctrace_event *ev)
+{
+	uint32_t pid, tid;
+	double v, *slot;
+	size_t klen;
+	char key[sizeof(uint32_t) + 1 + CTRACE_NAME_MAX];
+
+	memcpy(&v, &ev->arg[2], sizeof(v));
+	resolve(m, ev->tgid, ev->tid, ev->arg[0], &pid, &tid);
+	/* Key: context pid, name flags, name bytes. */
+	memcpy(key, &pid, sizeof(pid));
+	key[sizeof(pid)] = (char)ev->name_flags;
+	memcpy(key + sizeof(pid) + 1, ev->name, ev->name_len);
+	klen = sizeof(pid) + 1 + ev->name_len;
+	slot = key_map_get(&m->counters, key, klen);
+	if (!slot) {
+		slot = xcalloc(sizeof(*slot));
+		key_map_put(&m->counters, key, klen, slot);
+	}
+	*slot = ev->kind == CTRACE_KIND_COUNTER_ADD ? *slot + v : v;
+
+	te_begin(m->tf, "C", pid, tid, ev->ts_ns);
+	te_name(m->tf, ev->name, ev->name_len, ev->name_flags);
+	jw_lit(m->tf->w, ",\"cat\":\"ctrace\",\"args\":{\"value\":");
+	jw_double(m->tf->w, *slot);
+	jw_lit(m->tf->w, "}");
+	te_end(m->tf);
+}
+
+static void new_pid(struct trace_model *m, const struct ctrace_event *ev)
+{
+	struct pair_key key = { ev->tgid, ev->arg[0] };
+	struct context *c, *old;
+	char fallback[48];
+
+	if (!ev->arg[0])
+		return; /* NULL is the process itself, always */
+	c = xcalloc(sizeof(*c));
+	c->pid = m->next_pseudo++;
+	old = key_map_put(&m->contexts, &key, sizeof(key), c);
+	free(old);
+	if (ev->name_len && !(ev->name_flags & CTRACE_STR_FAULT)) {
+		te_metadata_name(m->tf, "process_name", c->pid, c->pid, ev->name,
+				 ev->name_len);
+	} else {
+		snprintf(fallback, sizeof(fallback), "pseudo-process %" PRIu32,
+			 c->pid - CTRACE_PSEUDO_BASE);
+		te_metadata_name(m->tf, "process_name", c->pid, c->pid, fallback,
+				 strlen(fallback));
+	}
+}
+
+static void discard(struct trace_model *m, const struct ctrace_event *ev)
+{
+	struct pair_key key = { ev->tgid, ev->arg[0] };
+
+	free(key_map_del(&m->contexts, &key, sizeof(key)));
+}
+
+void trace_model_event(struct trace_model *m, const struct ctrace_event *ev)
+{
+	switch (ev->kind) {
+	case CTRACE_KIND_SPAN_BEGIN: span_begin(m, ev); break;
+	case CTRACE_KIND_SPAN_END: span_end(m, ev); break;
+	case CTRACE_KIND_INSTANT: instant(m, ev); break;
+	case CTRACE_KIND_COUNTER_SET:
+	case CTRACE_KIND_COUNTER_ADD: counter(m, ev); break;
+	case CTRACE_KIND_NEW_PID: new_pid(m, ev); break;
+	case CTRACE_KIND_DISCARD: discard(m, ev); break;
+	default: m->stats->bad_records++; break;
+	}
+}
+
+struct finish_ctx {
+	struct trace_model *m;
+	uint64_t stop_ns;
+};
+
+static void finish_span(const void *key, size_t len, void *value, void *ctx)
+{
+	struct finish_ctx *f = ctx;
+
+	(void)key;
+	(void)len;
+	write_unfinished(f->m, value, f->stop_ns, "still open when tracing stopped");
+	free_span(value);
+}
+
+static void free_value(const void *key, size_t len, void *value, void *ctx)
+{
+	(void)key;
+	(void)len;
+	(void)ctx;
+	if (value != (void *)1)
+		free(value);
+}
+
+void trace_model_finish(struct trace_model *m, uint64_t stop_ns)
+{
+	struct finish_ctx f = { m, stop_ns };
+
+	key_map_each(&m->spans, finish_span, &f);
+	key_map_free(&m->spans);
+	key_map_each(&m->contexts, free_value, NULL);
+	key_map_free(&m->contexts);
+	key_map_each(&m->threads, free_value, NULL);
+	key_map_free(&m->threads);
+	key_map_each(&m->counters, free_value, NULL);
+	key_map_free(&m->counters);
+	key_map_free(&m->procs);
+}

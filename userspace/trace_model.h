@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace_model.h - turns decoded probe events into Chrome trace events:
+ * contexts (markers -> pseudo-processes), thread and process names, counter
+ * values per context, span pairing and IDs.
+ *
+ * What each probe becomes:
+ *   span_begin + span_end, same thread  -> "X" on that thread (a flame chart)
+ *   span_begin + span_end, two threads  -> "b"/"e" pair, cat "ctrace.async",
+ *                                          a unique "id"
+ *   span still open at the stop        -> "X" to the stop, args.unfinished
+ *   span_end with no begin             -> "I" "ctrace: span end without begin"
+ *   instant                            -> "I" with "s": "g", "p" or "t"
+ *   counter_set / counter_add          -> "C", args {"value": v}, no "id"
+ *   new_pid                            -> a pseudo-process, "process_name"
+ *   discard                            -> forgets the marker
+ *
+ * Pseudo-process ids start at CTRACE_PSEUDO_BASE (2^30): above any real pid
+ * (the kernel's limit is 2^22) and below 2^31, so every viewer keeps them.
+ * Threads inside a pseudo-process get pseudo tids from the same range, named
+ * "comm (tid N)": a real tid shown in two processes would make Perfetto end
+ * and restart the thread each time the process changed.
+ */
+#ifndef CTRACE_TRACE_MODEL_H
+#define CTRACE_TRACE_MODEL_H
+
+#include "key_map.h"
+#include "record_decode.h"
+#include "trace_file.h"
+
+#define CTRACE_PSEUDO_BASE 0x40000000u
+
+struct trace_model {
+	struct trace_file *tf;
+	struct trace_stats *stats;
+	struct key_map contexts; /* {tgid, marker} -> struct context * */
+	struct key_map threads;  /* {shown pid, real tid} -> struct shown_thread * */
+	struct key_map procs;    /* {real pid} -> (void *)1 once named */
+	struct key_map counters; /* {context pid, name} -> double * */
+	struct key_map spans;    /* {tgid, span address} -> struct open_span * */
+	uint32_t next_pseudo;
+	uint64_t next_async_id;
+};
+
+void trace_model_init(struct trace_model *m, struct trace_file *tf,
+		      struct trace_stats *stats);
+/* Names a real process in the trace (process_name metadata) once. */
+void trace_model_add_process(struct trace_model *m, uint32_t pid);
+void trace_model_event(struct trace_model *m, const struct ctrace_event *ev);
+/* Closes every open span at stop_ns (marked unfinished) and frees all. */
+void trace_model_finish(struct trace_model *m, uint64_t stop_ns);
+
+#endif
