@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * json_writer.c - buffered JSON output over a file descriptor.
+ *
+ * Written by hand instead of printing with cJSON: at ~10M events/s a tree and
+ * a malloc'd string per event would cost more than the rest of the loader.
+ * Everything here appends into w->buf, which is written out when full.
+ */
+#include "json_writer.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int jw_init(struct json_writer *w, int fd, size_t cap)
+{
+	memset(w, 0, sizeof(*w));
+	w->fd = fd;
+	if (cap == 0)
+		cap = JW_DEFAULT_CAP;
+	if (cap < JW_MIN_CAP) /* an escape ("\u2028") must fit after a flush */
+		cap = JW_MIN_CAP;
+	w->buf = malloc(cap);
+	if (!w->buf)
+		return -ENOMEM;
+	w->cap = cap;
+	return 0;
+}
+
+void jw_free(struct json_writer *w)
+{
+	free(w->buf);
+	free(w->scratch);
+	w->buf = w->scratch = NULL;
+	w->len = w->cap = w->scratch_cap = 0;
+}
+
+/* write(2) all of p, retrying partial writes and EINTR; errors go to w->err.
+ * The fd is expected to be blocking: EAGAIN is treated as an error. */
+static void write_all(struct json_writer *w, const char *p, size_t n)
+{
+	while (n > 0 && !w->err) {
+		ssize_t r = write(w->fd, p, n);
+
+		if (r < 0) {
+			if (errno != EINTR)
+				w->err = errno ? errno : EIO;
+			continue;
+		}
+		if (r == 0) { /* no progress and no errno: do not spin */
+			w->err = EIO;
+			break;
+		}
+		p += r;
+		n -= (size_t)r;
+		w->written += (unsigned long long)r;
+	}
+}
+
+int jw_flush(struct json_writer *w)
+{
+	if (!w->err && w->len > 0) {
+		size_t n = w->len;
+
+		w->len = 0;
+		write_all(w, w->buf, n);
+	}
+	if (w->err)
+		w->len = 0; /* nothing more will be written anyway */
+	return -w->err;
+}
+
+void jw_raw(struct json_writer *w, const char *s, size_t n)
+{
+	if (w->err || n == 0)
+		return;
+	if (n > w->cap - w->len) {
+		if (jw_flush(w))
+			return;
+		if (n >= w->cap) { /* bigger than the buffer: skip the copy */
+			write_all(w, s, n);
+			return;
+		}
+	}
+	memcpy(w->buf + w->len, s, n);
+	w->len += n;
+}
+
+void jw_lit(struct json_writer *w, const char *s)
+{
+	jw_raw(w, s, strlen(s));
+}
+
+/* Unicode 15, table 3-7 (well-formed byte sequences). On a bad byte the
+ * bytes before it form the maximal subpart that one U+FFFD replaces. */
+size_t jw_utf8_next(const unsigned char *s, size_t n, int32_t *cp)
+{
+	unsigned c = s[0], lo = 0x80, hi = 0xbf;
+	size_t need, i;
+	int32_t v;
+
+	if (c < 0x80) {
+		*cp = (int32_t)c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf) {
+		need = 1;
+		v = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		need = 2;
+		v = c & 0x0f;
+		if (c == 0xe0)
+			lo = 0xa0; /* overlong */
+		else if (c == 0xed)
+			hi = 0x9f; /* surrogates D800-DFFF */
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		need = 3;
+		v = c & 0x07;
+		if (c == 0xf0)
+			lo = 0x90; /* overlong */
+		else if (c == 0xf4)
+			hi = 0x8f; /* > U+10FFFF */
+	} else { /* stray continuation, C0/C1 (overlong), F5-FF */
+		*cp = -1;
+		return 1;
+	}
+	for (i = 1; i <= need; i++) {
+		if (i >= n || s[i] < lo || s[i] > hi) {
+			*cp = -1;
+			return i;
+		}
+		v = (v << 6) | (s[i] & 0x3f);
+		lo = 0x80;
+		hi = 0xbf;
+	}
+	*cp = v;
+	return need + 1;
+}
+
+static const char hexdig[] = "0123456789abcdef";
+
+/* The escape for an ASCII byte that cannot appear raw in a JSON string. */
+static void put_ascii_escape(struct json_writer *w, unsigned c)
+{
+	char e[6] = { '\\', 'u', '0', '0', hexdig[c >> 4], hexdig[c & 15] };
+
+	switch (c) {
+	case '"': jw_raw(w, "\\\"", 2); return;
+	case '\\': jw_raw(w, "\\\\", 2); return;
+	case '\n': jw_raw(w, "\\n", 2); return;
+	case '\t': jw_raw(w, "\\t", 2); return;
+	case '\r': jw_raw(w, "\\r", 2); return;
+	case '\b': jw_raw(w, "\\b", 2); return;
+	case '\f': jw_raw(w, "\\f", 2); return;
+	}
+	jw_raw(w, e, sizeof(e));
+}
+
+/*
+ * The body of a string: runs of bytes that need no change are copied in one
+ * jw_raw(). json_text: the text is already JSON (cJSON's output), so only
+ * bytes >= 0x80 and DEL are looked at (cJSON escapes the rest of ASCII, and
+ * prints DEL raw); otherwise all ASCII is escaped as needed.
+ */
+static void put_body(struct json_writer *w, const char *s, size_t n,
+		     int json_text)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, run = 0;
+
+	while (i < n && !w->err) {
+		unsigned c = p[i];
+		int32_t cp;
+		size_t k;
+
+		if (c < 0x80) {
+			if (json_text ? c != 0x7f
+				      : (c >= 0x20 && c != 0x7f && c != '"' &&
+					 c != '\\')) {
+				i++;
+				continue;
+			}
+			jw_raw(w, s + run, i - run);
+			put_ascii_escape(w, c);
+			run = ++i;
+			continue;
+		}
+		k = jw_utf8_next(p + i, n - i, &cp);
+		if (cp >= 0 && cp != 0x2028 && cp != 0x2029) {
+			i += k;
+			continue;
+		}
+		jw_raw(w, s + run, i - run);
+		if (cp < 0)
+			jw_raw(w, "\xef\xbf\xbd", 3); /* U+FFFD */
+		else /* line/paragraph separators break JavaScript parsers */
+			jw_raw(w, cp == 0x2028 ? "\\u2028" : "\\u2029", 6);
+		i += k;
+		run = i;
+	}
+	jw_raw(w, s + run, i - run);
+}
+
+void jw_str(struct json_writer *w, const char *s, size_t n, const char *suffix)
+{
+	jw_raw(w, "\"", 1);
+	if (s)
+		put_body(w, s, n, 0);
+	if (suffix)
+		put_body(w, suffix, strlen(suffix), 0);
+	jw_raw(w, "\"", 1);
+}
+
+void jw_json_text(struct json_writer *w, const char *s, size_t n)
+{
+	put_body(w, s, n, 1);
+}
+
+/* Decimal digits of v, right-aligned ending at end; returns the first. */
+static char *fmt_u64(char *end, unsigned long long v)
+{
+	do {
+		*--end = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return end;
+}
+
+void jw_u64(struct json_writer *w, unsigned long long v)
+{
+	char b[24], *p = fmt_u64(b + sizeof(b), v);
+
+	jw_raw(w, p, (size_t)(b + sizeof(b) - p));
+}
+
+void jw_i64(struct json_writer *w, long long v)
+{
+	char b[24], *p;
+
+	/* negate in unsigned arithmetic: -LLONG_MIN overflows a long long */
+	if (v < 0) {
+		p = fmt_u64(b + sizeof(b), 0ULL - (unsigned long long)v);
+		*--p = '-';
+	} else {
+		p = fmt_u64(b + sizeof(b), (unsigned long long)v);
+	}
+	jw_raw(w, p, (size_t)(b + sizeof(b) - p));
+}
+
+void jw_double(struct json_writer *w, double v)
+{
+	char b[40];
+	int prec, n = 0;
+
+	if (isnan(v)) {
+		jw_lit(w, "\"NaN\"");
+		return;
+	}
+	if (isinf(v)) {
+		jw_lit(w, v > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+		return;
+	}
+	/* %.17g always round-trips; the shorter forms read better when exact */
+	for (prec = 15; prec <= 17; prec++) {
+		n = snprintf(b, sizeof(b), "%.*g", prec, v);
+		if (prec == 17 || strtod(b, NULL) == v)
+			break;
+	}
+	jw_raw(w, b, (size_t)n);
+}
+
+void jw_ts_us(struct json_writer *w, unsigned long long ns)
+{
+	char b[32], *end = b + sizeof(b), *p;
+	unsigned frac = (unsigned)(ns % 1000);
+
+	/* integer arithmetic: ns does not fit a double's 53 bits exactly */
+	*--end = (char)('0' + frac % 10);
+	*--end = (char)('0' + frac / 10 % 10);
+	*--end = (char)('0' + frac / 100);
+	*--end = '.';
+	p = fmt_u64(end, ns / 1000);
+	jw_raw(w, p, (size_t)(b + sizeof(b) - p));
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * json_writer.h - buffered JSON output over a file descriptor.
+ *
+ * The trace file is written one event at a time, at up to ~10M events/s, so
+ * this writer appends straight into one fixed buffer: no allocation per event,
+ * no intermediate tree. (cJSON's printer would be the obvious choice, but it
+ * builds a cJSON tree and mallocs a string for every event; we use cJSON only
+ * for the args object, see args_json.h.)
+ *
+ * Every text the traced process sends is untrusted: jw_str() always emits a
+ * valid JSON string literal holding valid UTF-8, whatever the input bytes.
+ *
+ * Errors: the first failing write(2) is remembered in w->err; from then on
+ * every call is a no-op, so callers check once, at jw_flush().
+ * The writer does not touch SIGPIPE: the loader must ignore it (or the
+ * process dies on a closed pipe before EPIPE can be reported).
+ */
+#ifndef CTRACE_JSON_WRITER_H
+#define CTRACE_JSON_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct json_writer {
+	int fd;
+	char *buf;
+	size_t len, cap;
+	int err;                     /* first errno, 0 if fine */
+	unsigned long long written;  /* bytes handed to write(2) */
+	char *scratch;               /* reusable print buffer of jw_cjson() */
+	size_t scratch_cap;
+};
+
+/* Appended inside a string whose source was cut short by the probe. */
+#define JW_TRUNC_SUFFIX "\xe2\x80\xa6[truncated]" /* "…[truncated]" */
+
+/* Smallest buffer: the longest unit written at once (an escape) must fit. */
+#define JW_MIN_CAP 16
+/* Buffer used when jw_init() is given cap == 0. */
+#define JW_DEFAULT_CAP (256 * 1024)
+
+int jw_init(struct json_writer *w, int fd, size_t cap); /* 0 or -errno */
+void jw_free(struct json_writer *w); /* frees buffers; does not flush or close */
+
+void jw_raw(struct json_writer *w, const char *s, size_t n); /* bytes as they are */
+void jw_lit(struct json_writer *w, const char *s);          /* a C string as it is */
+
+/*
+ * A JSON string literal, quotes included. Invalid UTF-8 (overlong forms,
+ * surrogates, > U+10FFFF, truncated sequences, stray continuation bytes)
+ * becomes U+FFFD, one per maximal ill-formed subpart (Unicode's recommended
+ * practice); control chars and 0x7f are escaped; U+2028/U+2029 are escaped
+ * so the output is also valid JavaScript. suffix, if not NULL, is appended
+ * inside the quotes (it goes through the same escaping).
+ */
+void jw_str(struct json_writer *w, const char *s, size_t n, const char *suffix);
+
+void jw_u64(struct json_writer *w, unsigned long long v);
+void jw_i64(struct json_writer *w, long long v);
+
+/*
+ * The shortest of %.15g/%.16g/%.17g that reads back to the same double.
+ * Non-finite values are not JSON numbers: they are written as the strings
+ * "NaN", "Infinity", "-Infinity". Assumes the C locale (the loader never
+ * calls setlocale), so the decimal point is '.'.
+ */
+void jw_double(struct json_writer *w, double v);
+
+/* Nanoseconds as microseconds with exactly 3 decimals: 5 -> 0.005. */
+void jw_ts_us(struct json_writer *w, unsigned long long ns);
+
+/*
+ * JSON text made by another printer (cJSON) whose string contents may hold
+ * raw bytes: copied with invalid UTF-8 replaced by U+FFFD, and U+2028/U+2029
+ * and DEL escaped, as jw_str() does. Safe because JSON structure is ASCII
+ * without DEL, so any byte changed is inside a string literal. Any other
+ * ASCII is copied as it is.
+ */
+void jw_json_text(struct json_writer *w, const char *s, size_t n);
+
+/* Writes everything out (partial writes, EINTR). 0 or -errno. */
+int jw_flush(struct json_writer *w);
+
+/*
+ * One UTF-8 step over s[0..n), n >= 1. Returns the bytes consumed (>= 1) and
+ * sets *cp to the code point, or to -1 if those bytes are an ill-formed
+ * subpart to be replaced by one U+FFFD.
+ */
+size_t jw_utf8_next(const unsigned char *s, size_t n, int32_t *cp);
+
+#endif /* CTRACE_JSON_WRITER_H */
