@@ -26,11 +26,15 @@ struct {
  * length: reserving the worst case (over 2 KiB) for every event would waste
  * the ring on the short strings most events carry.
  */
+struct record_buf {
+	char bytes[CTRACE_RECORD_MAX];
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__uint(value_size, CTRACE_RECORD_MAX);
+	__type(value, struct record_buf);
 } scratch SEC(".maps");
 
 /* Records the ring buffer had no room for; read by the loader at the end. */

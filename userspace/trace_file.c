@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "trace_file.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include "ctrace_record.h"
-
-const char TRUNCATED_MARK[] = "\xe2\x80\xa6[truncated]";
 
 static void write_iso_time(struct json_writer *w, uint64_t wall_ns)
 {
@@ -131,7 +130,7 @@ void te_name(struct trace_file *tf, const char *s, size_t n, unsigned flags)
 		jw_str(tf->w, "(unreadable)", 12, NULL);
 	else
 		jw_str(tf->w, s, n,
-		       (flags & CTRACE_STR_TRUNCATED) ? TRUNCATED_MARK : NULL);
+		       (flags & CTRACE_STR_TRUNCATED) ? JW_TRUNC_SUFFIX : NULL);
 }
 
 void te_key(struct trace_file *tf, const char *key)

@@ -67,7 +67,4 @@ void te_end(struct trace_file *tf);
 void te_metadata_name(struct trace_file *tf, const char *what, uint32_t pid,
 		      uint32_t tid, const char *name, size_t name_len);
 
-/* The visible markers for strings the probe could not fully copy. */
-extern const char TRUNCATED_MARK[];
-
 #endif
