@@ -11,6 +11,7 @@
  * queue depth and bytes handled are counters; a cache flush is an instant;
  * each worker's requests also go to a pseudo-process of their own.
  */
+#define _GNU_SOURCE /* pthread_setname_np */
 #include <ctrace.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -66,9 +67,10 @@ static void handle(struct request *r, int worker)
 
 static void *worker_main(void *arg)
 {
-	int worker = (int)(long)arg;
+	int worker = (int)(long)arg, handled = 0;
 
-	CTRACE_NEW_PID(&queue[worker], worker ? "worker pool B" : "worker pool A");
+	pthread_setname_np(pthread_self(), worker ? "worker-B" : "worker-A");
+
 	for (;;) {
 		struct request *r;
 
@@ -82,6 +84,13 @@ static void *worker_main(void *arg)
 		r = queue[q_head++ % QUEUE_LEN];
 		CTRACE_COUNTER_SET(NULL, "queue depth", q_tail - q_head);
 		pthread_mutex_unlock(&q_lock);
+		/* Every 100 requests, a fresh pseudo-process for this worker's next batch. */
+		if (handled++ % 100 == 0 && CTRACE_ENABLED()) {
+			char pname[64];
+
+			snprintf(pname, sizeof(pname), "worker %c: batch %d", 'A' + worker, handled / 100);
+			CTRACE_NEW_PID(&queue[worker], pname);
+		}
 		handle(r, worker);
 		CTRACE_SPAN_END(&r->span, "{\"status\":\"ok\"}");
 		free(r);

@@ -281,6 +281,9 @@ int main(int argc, char **argv)
 			strerror(-err));
 		goto out;
 	}
+	/* The trace starts before the first probe can fire. */
+	facts.start_wall_ns = now_ns(CLOCK_REALTIME);
+	facts.start_mono_ns = now_ns(CLOCK_MONOTONIC);
 	err = attach_process(skel, o.pid, &att, o.verbose);
 	if (err == -ENOENT) {
 		fprintf(stderr, "ctrace-bpf: process %d (%s) has no ctrace probes; looked in: %s."
@@ -307,8 +310,6 @@ int main(int argc, char **argv)
 
 	facts.tracer_version = CTRACE_BPF_VERSION;
 	facts.target = &target;
-	facts.start_wall_ns = now_ns(CLOCK_REALTIME);
-	facts.start_mono_ns = now_ns(CLOCK_MONOTONIC);
 	facts.probes_attached = (unsigned)att.n;
 	facts.objects_with_probes = att.objects_with_probes;
 	trace_file_begin(&tf, &w, &facts);
