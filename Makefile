@@ -116,7 +116,8 @@ unit-test: $(UNIT_TESTS)
 	$(Q)set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
 
 integration-test: all $(TEST_PROGS) $(INTEG_TESTS)
-	$(Q)./tests/run-integration $(INTEG_TESTS)
+	$(Q)CTRACE_BPF=$(BUILD)/ctrace-bpf CTRACE_TEST_PROGRAMS=$(BUILD)/tests/programs \
+		./tests/run-integration $(INTEG_TESTS)
 
 # The README's test command: everything, on a fresh machine too.
 test: deps-test
