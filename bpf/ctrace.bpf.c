@@ -40,6 +40,14 @@ struct {
 /* Records the ring buffer had no room for; read by the loader at the end. */
 __u64 dropped = 0;
 
+/*
+ * Wake the loader only once this many bytes wait in the ring buffer; it
+ * also polls on a short timeout, so a quiet program's events are still
+ * written promptly. One wake-up per record would cost the loader an
+ * epoll round trip per event. Set by the loader before load.
+ */
+const volatile __u64 wakeup_bytes = 256 * 1024;
+
 static __always_inline struct ctrace_record *record_start(__u16 kind)
 {
 	__u32 zero = 0;
@@ -92,7 +100,7 @@ static __always_inline int record_emit(struct ctrace_record *r, __u64 name_ptr,
 				       __u64 args_ptr)
 {
 	__u32 nlen, alen;
-	__u64 size;
+	__u64 size, flags;
 
 	nlen = copy_str(r->data, CTRACE_NAME_MAX - 1, name_ptr, &r->flags, 0);
 	if (nlen > CTRACE_NAME_MAX - 1)
@@ -106,7 +114,9 @@ static __always_inline int record_emit(struct ctrace_record *r, __u64 name_ptr,
 	size = sizeof(*r) + nlen + alen;
 	if (size > CTRACE_RECORD_MAX)
 		return 0;
-	if (bpf_ringbuf_output(&events, r, size, 0))
+	flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
+			BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_output(&events, r, size, flags))
 		__sync_fetch_and_add(&dropped, 1);
 	return 0;
 }

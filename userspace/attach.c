@@ -57,12 +57,61 @@ static void note_looked_in(struct attachment *a, const char *path)
 		 len ? ", " : "", path);
 }
 
-/* Attaches every ctrace site of one mapped object. Returns sites attached or -errno. */
+static bool site_attachable(struct ctrace_bpf *skel, int fd,
+			    const struct usdt_note *n)
+{
+	return !strcmp(n->provider, "ctrace") && program_for(skel, n->name) &&
+	       usdt_is_ctrace_site(fd, n->site_offset);
+}
+
+static int attach_site(struct ctrace_bpf *skel, int pid,
+		       const struct mapped_object *obj, const struct usdt_note *n,
+		       bool with_semaphore, struct attachment *a, bool verbose)
+{
+	uint64_t offset = n->site_offset + CTRACE_SITE_NOP5_OFFSET;
+	struct bpf_link *link;
+	LIBBPF_OPTS(bpf_uprobe_opts, opts);
+
+	opts.ref_ctr_offset = with_semaphore ? n->sema_offset : 0;
+	opts.bpf_cookie = n->site_vaddr;
+	link = bpf_program__attach_uprobe_opts(program_for(skel, n->name), pid,
+					       obj->host_path, offset, &opts);
+	if (!link) {
+		int err = -errno;
+
+		fprintf(stderr, "ctrace-bpf: cannot attach to ctrace:%s in %s: %s\n",
+			n->name, obj->path, strerror(-err));
+		return err;
+	}
+	if (add_link(a, link)) {
+		bpf_link__destroy(link);
+		return -ENOMEM;
+	}
+	if (verbose)
+		fprintf(stderr, "ctrace-bpf: attached ctrace:%s at %s+0x%llx%s\n",
+			n->name, obj->path, (unsigned long long)offset,
+			with_semaphore ? " (with the semaphore)" : "");
+	return 0;
+}
+
+/*
+ * Attaches every ctrace site of one mapped object. Returns sites attached
+ * or -errno.
+ *
+ * The semaphore must not turn on before every site is attached, or the
+ * program would run probe sites nobody listens to yet and their events
+ * would be lost (an event fired right after CTRACE_ENABLED() turned true
+ * must be in the trace). So every site is attached without the reference
+ * counter, and one site (the same for every tracer: the highest offset, so
+ * that two ctrace-bpf on one process agree and the kernel sees one
+ * ref_ctr_offset per uprobe) is attached last, with it.
+ */
 static int attach_object(struct ctrace_bpf *skel, int pid,
 			 const struct mapped_object *obj, struct attachment *a,
 			 bool verbose)
 {
 	struct usdt_note_list notes = { 0 };
+	const struct usdt_note *armer = NULL;
 	char err[256];
 	int fd, attached = 0, ret = 0;
 
@@ -78,14 +127,10 @@ static int attach_object(struct ctrace_bpf *skel, int pid,
 	}
 	for (size_t i = 0; i < notes.n; i++) {
 		const struct usdt_note *n = &notes.v[i];
-		struct bpf_program *prog;
-		struct bpf_link *link;
-		LIBBPF_OPTS(bpf_uprobe_opts, opts);
 
 		if (strcmp(n->provider, "ctrace"))
 			continue;
-		prog = program_for(skel, n->name);
-		if (!prog || !usdt_is_ctrace_site(fd, n->site_offset)) {
+		if (!site_attachable(skel, fd, n)) {
 			/* A newer header's probe, or a site not built by our header:
 			 * its arguments are not where our programs read them. */
 			a->skipped_sites++;
@@ -94,27 +139,20 @@ static int attach_object(struct ctrace_bpf *skel, int pid,
 					obj->path, n->name, (unsigned long long)n->site_vaddr);
 			continue;
 		}
-		opts.ref_ctr_offset = n->sema_offset;
-		opts.bpf_cookie = n->site_vaddr;
-		link = bpf_program__attach_uprobe_opts(prog, pid, obj->host_path,
-						       n->site_offset + CTRACE_SITE_NOP5_OFFSET,
-						       &opts);
-		if (!link) {
-			ret = -errno;
-			fprintf(stderr, "ctrace-bpf: cannot attach to ctrace:%s in %s: %s\n",
-				n->name, obj->path, strerror(errno));
-			break;
-		}
-		if (add_link(a, link)) {
-			bpf_link__destroy(link);
-			ret = -ENOMEM;
-			break;
-		}
-		attached++;
-		if (verbose)
-			fprintf(stderr, "ctrace-bpf: attached ctrace:%s at %s+0x%llx\n",
-				n->name, obj->path,
-				(unsigned long long)(n->site_offset + CTRACE_SITE_NOP5_OFFSET));
+		if (n->sema_offset && (!armer || n->site_offset > armer->site_offset))
+			armer = n;
+	}
+	for (size_t i = 0; i < notes.n && !ret; i++) {
+		const struct usdt_note *n = &notes.v[i];
+
+		if (n == armer || !site_attachable(skel, fd, n))
+			continue;
+		ret = attach_site(skel, pid, obj, n, false, a, verbose);
+		attached += !ret;
+	}
+	if (!ret && armer) {
+		ret = attach_site(skel, pid, obj, armer, true, a, verbose);
+		attached += !ret;
 	}
 	close(fd);
 	usdt_note_list_free(&notes);

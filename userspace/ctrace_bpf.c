@@ -275,6 +275,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ctrace-bpf: cannot open the BPF object: %s\n", strerror(errno));
 		goto out;
 	}
+	/* Wake the loader when an eighth of the ring buffer is in use. */
+	skel->rodata->wakeup_bytes = bpf_map__max_entries(skel->maps.events) / 8;
 	err = ctrace_bpf__load(skel);
 	if (err) {
 		fprintf(stderr, "ctrace-bpf: the kernel refused the BPF program: %s (run with -v for the verifier's log)\n",
@@ -341,7 +343,7 @@ int main(int argc, char **argv)
 
 	s.stats.stop_reason = "interrupted";
 	for (;;) {
-		err = ring_buffer__poll(rb, 100);
+		err = ring_buffer__poll(rb, 50);
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "ctrace-bpf: reading events failed: %s\n", strerror(-err));
 			s.stats.stop_reason = "error reading events";

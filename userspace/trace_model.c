@@ -116,11 +116,13 @@ static void resolve(struct trace_model *m, uint32_t tgid, uint32_t tid,
 	*tid_out = shown_tid(m, *pid, tgid, tid);
 }
 
-/* The args of an event as a cJSON object (never NULL). */
+/* The args of an event as a cJSON object; NULL when there are none. */
 static cJSON *args_of(const char *s, size_t n, unsigned flags)
 {
 	cJSON *o;
 
+	if (!n && !flags)
+		return NULL; /* the common case: no cJSON tree to build */
 	if (flags & CTRACE_STR_FAULT) {
 		o = cJSON_CreateObject();
 		cJSON_AddTrueToObject(o, "args_unreadable");
@@ -137,6 +139,8 @@ static cJSON *args_of(const char *s, size_t n, unsigned flags)
 /* Writes ,"args":{...} unless the object is empty; frees it. */
 static void write_args(struct trace_model *m, cJSON *o)
 {
+	if (!o)
+		return;
 	if (o->child) {
 		te_key(m->tf, "args");
 		jw_cjson(m->tf->w, o);
@@ -145,15 +149,18 @@ static void write_args(struct trace_model *m, cJSON *o)
 }
 
 /* Moves every member of `from` into `to` (keys may repeat; JSON allows it). */
-static void merge_args(cJSON *to, cJSON *from)
+static cJSON *merge_args(cJSON *to, cJSON *from)
 {
 	cJSON *item;
 
+	if (!to || !from)
+		return to ? to : from;
 	while ((item = from->child)) {
 		cJSON_DetachItemViaPointer(from, item);
 		cJSON_AddItemToObject(to, item->string, item);
 	}
 	cJSON_Delete(from);
+	return to;
 }
 
 static void free_span(struct open_span *s)
@@ -181,6 +188,8 @@ static void write_unfinished(struct trace_model *m, struct open_span *s,
 {
 	cJSON *args = args_of(s->args.s, s->args.n, s->args.flags);
 
+	if (!args)
+		args = cJSON_CreateObject();
 	cJSON_AddTrueToObject(args, "unfinished");
 	cJSON_AddStringToObject(args, "unfinished_reason", why);
 	write_complete(m, s, stop_ns, args);
@@ -235,8 +244,7 @@ static void span_end(struct trace_model *m, const struct ctrace_event *ev)
 	if (s->real_tid == ev->tid) {
 		cJSON *args = args_of(s->args.s, s->args.n, s->args.flags);
 
-		merge_args(args, end_args);
-		write_complete(m, s, ev->ts_ns, args);
+		write_complete(m, s, ev->ts_ns, merge_args(args, end_args));
 	} else {
 		/* Ended on another thread: an async pair on the span's process. */
 		char id[32];
