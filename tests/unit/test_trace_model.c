@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The loader's logic without the kernel: decoded events go into the trace
+ * model, the JSON it writes is read back with cJSON and checked event by
+ * event (contexts, ids, counters, span pairing, unfinished spans).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cjson/cJSON.h>
+
+#include "json_writer.h"
+#include "trace_file.h"
+#include "trace_model.h"
+
+/* cmocka 1.1.5 (Debian 12) has no assert_double_equal. */
+#define assert_near(a, b, eps)                                                 \
+	do {                                                                   \
+		double a_ = (a), b_ = (b);                                     \
+		if (!(fabs(a_ - b_) <= (eps)))                                 \
+			fail_msg("%.9g != %.9g", a_, b_);                      \
+	} while (0)
+
+/* A real pid so that /proc names resolve; tids that are not threads of it get fallback names. */
+#define TID2 4000001u
+
+struct harness {
+	FILE *tmp;
+	struct json_writer w;
+	struct trace_file tf;
+	struct trace_stats stats;
+	struct trace_model m;
+	struct proc_facts target;
+	struct trace_facts facts;
+	cJSON *doc;
+	uint32_t pid;
+};
+
+static int setup(void **state)
+{
+	struct harness *h = calloc(1, sizeof(*h));
+
+	h->pid = (uint32_t)getpid();
+	h->tmp = tmpfile();
+	assert_non_null(h->tmp);
+	assert_int_equal(jw_init(&h->w, fileno(h->tmp), 64), 0);
+	assert_int_equal(proc_facts_read((int)h->pid, &h->target), 0);
+	h->facts.tracer_version = "test";
+	h->facts.target = &h->target;
+	h->facts.start_wall_ns = 1;
+	h->facts.start_mono_ns = 1000;
+	trace_file_begin(&h->tf, &h->w, &h->facts);
+	trace_model_init(&h->m, &h->tf, &h->stats);
+	*state = h;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct harness *h = *state;
+
+	cJSON_Delete(h->doc);
+	jw_free(&h->w);
+	fclose(h->tmp);
+	proc_facts_free(&h->target);
+	free(h);
+	return 0;
+}
+
+/* Ends the trace and parses what was written. */
+static cJSON *finish(struct harness *h, uint64_t stop_ns)
+{
+	long size;
+	char *text;
+
+	trace_model_finish(&h->m, stop_ns);
+	h->stats.stop_mono_ns = stop_ns;
+	trace_file_end(&h->tf, &h->facts, &h->stats);
+	assert_int_equal(jw_flush(&h->w), 0);
+	size = ftell(h->tmp);
+	text = calloc(1, size + 1);
+	rewind(h->tmp);
+	assert_int_equal(fread(text, 1, size, h->tmp), size);
+	h->doc = cJSON_ParseWithOpts(text, NULL, 1);
+	if (!h->doc)
+		fail_msg("not JSON: %s", text);
+	free(text);
+	return cJSON_GetObjectItem(h->doc, "traceEvents");
+}
+
+static struct ctrace_event ev(uint16_t kind, uint64_t ts, uint32_t tgid,
+			      uint32_t tid)
+{
+	struct ctrace_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.kind = kind;
+	e.ts_ns = ts;
+	e.tgid = tgid;
+	e.tid = tid;
+	return e;
+}
+
+static void with_name(struct ctrace_event *e, const char *name)
+{
+	e->name = name;
+	e->name_len = strlen(name);
+}
+
+static void with_args(struct ctrace_event *e, const char *args)
+{
+	e->args = args;
+	e->args_len = strlen(args);
+}
+
+static void begin(struct harness *h, uint64_t ts, uint32_t tid, uint64_t marker,
+		  uint64_t span, const char *name, const char *args)
+{
+	struct ctrace_event e = ev(CTRACE_KIND_SPAN_BEGIN, ts, h->pid, tid);
+
+	e.arg[0] = marker;
+	e.arg[1] = span;
+	with_name(&e, name);
+	if (args)
+		with_args(&e, args);
+	trace_model_event(&h->m, &e);
+}
+
+static void end(struct harness *h, uint64_t ts, uint32_t tid, uint64_t span,
+		const char *args)
+{
+	struct ctrace_event e = ev(CTRACE_KIND_SPAN_END, ts, h->pid, tid);
+
+	e.arg[0] = span;
+	if (args)
+		with_args(&e, args);
+	trace_model_event(&h->m, &e);
+}
+
+static void counter(struct harness *h, uint16_t kind, uint64_t ts, uint64_t marker,
+		    const char *name, double v)
+{
+	struct ctrace_event e = ev(kind, ts, h->pid, h->pid);
+
+	e.arg[0] = marker;
+	memcpy(&e.arg[2], &v, sizeof(v));
+	with_name(&e, name);
+	trace_model_event(&h->m, &e);
+}
+
+static void new_pid(struct harness *h, uint64_t marker, const char *pname)
+{
+	struct ctrace_event e = ev(CTRACE_KIND_NEW_PID, 1, h->pid, h->pid);
+
+	e.arg[0] = marker;
+	with_name(&e, pname);
+	trace_model_event(&h->m, &e);
+}
+
+/* The n-th event (0-based) with this phase and name, or NULL. */
+static cJSON *find(cJSON *events, const char *ph, const char *name, int n)
+{
+	cJSON *e;
+
+	cJSON_ArrayForEach(e, events) {
+		cJSON *p = cJSON_GetObjectItem(e, "ph"), *nm = cJSON_GetObjectItem(e, "name");
+
+		if (p && nm && !strcmp(p->valuestring, ph) && !strcmp(nm->valuestring, name) && n-- == 0)
+			return e;
+	}
+	return NULL;
+}
+
+static double num(cJSON *o, const char *key)
+{
+	cJSON *v = cJSON_GetObjectItem(o, key);
+
+	if (!cJSON_IsNumber(v))
+		fail_msg("%s is not a number", key);
+	return v->valuedouble;
+}
+
+static const char *str(cJSON *o, const char *key)
+{
+	cJSON *v = cJSON_GetObjectItem(o, key);
+
+	if (!cJSON_IsString(v))
+		fail_msg("%s is not a string", key);
+	return v->valuestring;
+}
+
+static void test_same_thread_span_is_complete_event(void **state)
+{
+	struct harness *h = *state;
+	cJSON *events, *x, *args;
+
+	begin(h, 2000, h->pid, 0, 0x10, "outer", "{\"a\":1}");
+	begin(h, 2500, h->pid, 0, 0x20, "inner", NULL);
+	end(h, 3000, h->pid, 0x20, NULL);
+	end(h, 4000, h->pid, 0x10, "{\"b\":2}");
+	events = finish(h, 5000);
+
+	x = find(events, "X", "outer", 0);
+	assert_non_null(x);
+	assert_int_equal((int)num(x, "pid"), (int)h->pid);
+	assert_int_equal((int)num(x, "tid"), (int)h->pid);
+	assert_near(num(x, "ts"), 2.0, 1e-9);
+	assert_near(num(x, "dur"), 2.0, 1e-9);
+	args = cJSON_GetObjectItem(x, "args");
+	assert_int_equal((int)num(args, "a"), 1); /* begin's args */
+	assert_int_equal((int)num(args, "b"), 2); /* merged with end's */
+	x = find(events, "X", "inner", 0);
+	assert_non_null(x);
+	assert_near(num(x, "ts"), 2.5, 1e-9);
+	assert_near(num(x, "dur"), 0.5, 1e-9);
+	assert_null(cJSON_GetObjectItem(x, "args")); /* none given: none written */
+	assert_int_equal(h->stats.unfinished_spans, 0);
+}
+
+static void test_cross_thread_span_is_async_pair(void **state)
+{
+	struct harness *h = *state;
+	cJSON *events, *b, *e, *b2;
+
+	begin(h, 2000, h->pid, 0, 0x10, "request", NULL);
+	end(h, 3000, TID2, 0x10, "{\"status\":\"ok\"}");
+	begin(h, 4000, h->pid, 0, 0x10, "request", NULL); /* the address reused */
+	end(h, 5000, TID2, 0x10, NULL);
+	events = finish(h, 6000);
+
+	b = find(events, "b", "request", 0);
+	e = find(events, "e", "request", 0);
+	b2 = find(events, "b", "request", 1);
+	assert_non_null(b);
+	assert_non_null(e);
+	assert_non_null(b2);
+	assert_string_equal(str(b, "cat"), "ctrace.async");
+	assert_string_equal(str(b, "id"), str(e, "id"));
+	assert_string_not_equal(str(b, "id"), str(b2, "id")); /* unique per span */
+	assert_string_not_equal(str(b, "id"), "0x0"); /* DevTools ignores id 0 */
+	assert_int_equal((int)num(b, "tid"), (int)h->pid);
+	assert_int_equal((int)num(e, "tid"), (int)TID2);
+	assert_near(num(e, "ts"), 3.0, 1e-9);
+	assert_string_equal(str(cJSON_GetObjectItem(e, "args"), "status"), "ok");
+}
+
+static void test_unfinished_and_unmatched_spans(void **state)
+{
+	struct harness *h = *state;
+	cJSON *events, *x, *i, *md;
+
+	begin(h, 2000, h->pid, 0, 0x10, "never ends", "{\"k\":\"v\"}");
+	end(h, 2500, h->pid, 0x99, NULL); /* no begin */
+	events = finish(h, 7000);
+
+	x = find(events, "X", "never ends", 0);
+	assert_non_null(x);
+	assert_near(num(x, "dur"), 5.0, 1e-9); /* closed at the stop */
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(x, "args"), "unfinished")));
+	assert_string_equal(str(cJSON_GetObjectItem(x, "args"), "k"), "v");
+	i = find(events, "I", "ctrace: span end without begin", 0);
+	assert_non_null(i);
+	assert_string_equal(str(cJSON_GetObjectItem(i, "args"), "span"), "0x99");
+	md = cJSON_GetObjectItem(h->doc, "metadata");
+	assert_int_equal((int)num(md, "unfinished_spans"), 1);
+	assert_int_equal((int)num(md, "unmatched_span_ends"), 1);
+}
+
+static void test_counters_per_context(void **state)
+{
+	struct harness *h = *state;
+	cJSON *events, *c;
+	double expect_default[] = { 5, 7.5, 6.5 }, expect_pseudo[] = { 1, 2 };
+
+	counter(h, CTRACE_KIND_COUNTER_SET, 2000, 0, "c", 5);
+	new_pid(h, 0xabc, "pseudo");
+	counter(h, CTRACE_KIND_COUNTER_SET, 2100, 0xabc, "c", 1);
+	counter(h, CTRACE_KIND_COUNTER_ADD, 2200, 0, "c", 2.5);
+	counter(h, CTRACE_KIND_COUNTER_ADD, 2300, 0xabc, "c", 1);
+	counter(h, CTRACE_KIND_COUNTER_ADD, 2400, 0, "c", -1);
+	events = finish(h, 3000);
+
+	for (int k = 0, d = 0, p = 0; (c = find(events, "C", "c", k)); k++) {
+		double v = num(cJSON_GetObjectItem(c, "args"), "value");
+
+		assert_null(cJSON_GetObjectItem(c, "id")); /* one track per name */
+		if ((uint32_t)num(c, "pid") == h->pid)
+			assert_near(v, expect_default[d++], 0);
+		else
+			assert_near(v, expect_pseudo[p++], 0);
+		if (k == 4) {
+			assert_int_equal(d, 3);
+			assert_int_equal(p, 2);
+		}
+	}
+	assert_non_null(find(events, "C", "c", 4));
+}
+
+static void test_markers_and_contexts(void **state)
+{
+	struct harness *h = *state;
+	cJSON *events, *meta, *i1, *i2, *i3, *tn;
+	struct ctrace_event e;
+	uint32_t pseudo;
+
+	new_pid(h, 0xabc, "pseudo A");
+	e = ev(CTRACE_KIND_INSTANT, 2000, h->pid, h->pid);
+	e.arg[0] = 0xabc;
+	e.arg[2] = 'g';
+	with_name(&e, "in pseudo");
+	trace_model_event(&h->m, &e);
+	e = ev(CTRACE_KIND_DISCARD, 2100, h->pid, h->pid);
+	e.arg[0] = 0xabc;
+	trace_model_event(&h->m, &e);
+	e = ev(CTRACE_KIND_INSTANT, 2200, h->pid, h->pid);
+	e.arg[0] = 0xabc;
+	e.arg[2] = 'p';
+	with_name(&e, "after discard");
+	trace_model_event(&h->m, &e);
+	e = ev(CTRACE_KIND_INSTANT, 2300, h->pid, h->pid);
+	e.arg[2] = 'x'; /* not a scope: the thread scope */
+	with_name(&e, "odd scope");
+	trace_model_event(&h->m, &e);
+	events = finish(h, 3000);
+
+	i1 = find(events, "I", "in pseudo", 0);
+	assert_non_null(i1);
+	pseudo = (uint32_t)num(i1, "pid");
+	assert_true(pseudo >= CTRACE_PSEUDO_BASE && pseudo < 0x80000000u);
+	assert_true((uint32_t)num(i1, "tid") >= CTRACE_PSEUDO_BASE); /* a pseudo tid */
+	assert_string_equal(str(i1, "s"), "g");
+	meta = find(events, "M", "process_name", 0);
+	assert_non_null(meta);
+	/* The pseudo-process is named, with its own pid. */
+	for (int k = 0; (meta = find(events, "M", "process_name", k)); k++)
+		if ((uint32_t)num(meta, "pid") == pseudo)
+			break;
+	assert_non_null(meta);
+	assert_string_equal(str(cJSON_GetObjectItem(meta, "args"), "name"), "pseudo A");
+	/* The pseudo thread's name tells the real tid. */
+	for (int k = 0; (tn = find(events, "M", "thread_name", k)); k++)
+		if ((uint32_t)num(tn, "pid") == pseudo)
+			break;
+	assert_non_null(tn);
+	{
+		char want[32];
+
+		snprintf(want, sizeof(want), "(tid %u)", h->pid);
+		assert_non_null(strstr(str(cJSON_GetObjectItem(tn, "args"), "name"), want));
+	}
+	i2 = find(events, "I", "after discard", 0);
+	assert_int_equal((uint32_t)num(i2, "pid"), h->pid);
+	assert_string_equal(str(i2, "s"), "p");
+	i3 = find(events, "I", "odd scope", 0);
+	assert_string_equal(str(i3, "s"), "t");
+}
+
+static void test_hostile_strings_stay_valid(void **state)
+{
+	struct harness *h = *state;
+	cJSON *events, *i;
+	struct ctrace_event e = ev(CTRACE_KIND_INSTANT, 2000, h->pid, h->pid);
+	static const char bad_name[] = "q\"b\\\x01\xff\xc0\x80z";
+
+	e.name = bad_name;
+	e.name_len = sizeof(bad_name) - 1;
+	e.arg[2] = 't';
+	with_args(&e, "[1,2");
+	trace_model_event(&h->m, &e);
+	e = ev(CTRACE_KIND_INSTANT, 2100, h->pid, h->pid);
+	with_name(&e, "cut");
+	e.name_flags = CTRACE_STR_TRUNCATED;
+	e.args_flags = CTRACE_STR_FAULT;
+	trace_model_event(&h->m, &e);
+	counter(h, CTRACE_KIND_COUNTER_SET, 2200, 0, "nan", NAN);
+	events = finish(h, 3000);
+
+	i = find(events, "I", "q\"b\\\x01\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdz", 0);
+	assert_non_null(i);
+	assert_string_equal(str(cJSON_GetObjectItem(i, "args"), "raw"), "[1,2");
+	i = find(events, "I", "cut\xe2\x80\xa6[truncated]", 0);
+	assert_non_null(i);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(i, "args"), "args_unreadable")));
+	i = find(events, "C", "nan", 0);
+	assert_string_equal(str(cJSON_GetObjectItem(i, "args"), "value"), "NaN");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_same_thread_span_is_complete_event, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cross_thread_span_is_async_pair, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unfinished_and_unmatched_spans, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_counters_per_context, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_markers_and_contexts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hostile_strings_stay_valid, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("trace_model", tests, NULL, NULL);
+}
