@@ -49,7 +49,8 @@ static struct text text_copy(const char *s, size_t n, unsigned flags)
 {
 	struct text t = { xcalloc(n + 1), n, flags };
 
-	memcpy(t.s, s, n);
+	if (n)
+		memcpy(t.s, s, n);
 	return t;
 }
 
@@ -305,7 +306,8 @@ static void counter(struct trace_model *m, const struct ctrace_event *ev)
 	/* Key: context pid, name flags, name bytes. */
 	memcpy(key, &pid, sizeof(pid));
 	key[sizeof(pid)] = (char)ev->name_flags;
-	memcpy(key + sizeof(pid) + 1, ev->name, ev->name_len);
+	if (ev->name_len)
+		memcpy(key + sizeof(pid) + 1, ev->name, ev->name_len);
 	klen = sizeof(pid) + 1 + ev->name_len;
 	slot = key_map_get(&m->counters, key, klen);
 	if (!slot) {
