@@ -45,7 +45,7 @@ UNIT_TESTS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(wildcard tests/
 INTEG_TESTS := $(patsubst tests/integration/%.c,$(BUILD)/tests/integration/%,$(wildcard tests/integration/test_*.c))
 TEST_HELPER_OBJS := $(patsubst tests/lib/%.c,$(BUILD)/tests/lib/%.o,$(wildcard tests/lib/*.c))
 
-.PHONY: all clean test unit-test integration-test install deps deps-test demo bench
+.PHONY: all clean test unit-test header-test integration-test install deps deps-test demo bench
 all: $(BUILD)/ctrace-bpf $(EXAMPLES)
 
 # vmlinux.h is generated from the running kernel's BTF (CO-RE: the object
@@ -115,6 +115,10 @@ deps-test:
 unit-test: $(UNIT_TESTS)
 	$(Q)set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
 
+# The public header in every compiler/standard/optimization/link mode.
+header-test:
+	$(Q)./tests/header/compile_matrix
+
 integration-test: all $(TEST_PROGS) $(INTEG_TESTS)
 	$(Q)CTRACE_BPF=$(BUILD)/ctrace-bpf CTRACE_TEST_PROGRAMS=$(BUILD)/tests/programs \
 		./tests/run-integration $(INTEG_TESTS)
@@ -122,6 +126,7 @@ integration-test: all $(TEST_PROGS) $(INTEG_TESTS)
 # The README's test command: everything, on a fresh machine too.
 test: deps-test
 	$(Q)$(MAKE) --no-print-directory unit-test
+	$(Q)$(MAKE) --no-print-directory header-test
 	$(Q)$(MAKE) --no-print-directory integration-test
 
 demo: deps

@@ -28,6 +28,8 @@
 #ifndef CTRACE_H
 #define CTRACE_H
 
+#include <stddef.h> /* NULL, for the default context */
+
 #include "../usdt/ctrace_site.h"
 
 #define CTRACE_VERSION_MAJOR 0
