@@ -286,6 +286,14 @@ int main(int argc, char **argv)
 	/* The trace starts before the first probe can fire. */
 	facts.start_wall_ns = now_ns(CLOCK_REALTIME);
 	facts.start_mono_ns = now_ns(CLOCK_MONOTONIC);
+	{
+		/* /proc gives the target's start on CLOCK_BOOTTIME; say it on the other two clocks. */
+		uint64_t since_start = now_ns(CLOCK_BOOTTIME) - target.start_boottime_ns;
+
+		facts.target_start_wall_ns = facts.start_wall_ns - since_start;
+		facts.target_start_mono_ns = facts.start_mono_ns > since_start ?
+						     facts.start_mono_ns - since_start : 0;
+	}
 	err = attach_process(skel, o.pid, &att, o.verbose);
 	if (err == -ENOENT) {
 		fprintf(stderr, "ctrace-bpf: process %d (%s) has no ctrace probes; looked in: %s."

@@ -68,6 +68,9 @@ static void write_facts(struct json_writer *w, const struct trace_facts *f)
 	}
 	jw_lit(w, "]");
 	write_kv_u64(w, "start_boottime_ns", t->start_boottime_ns);
+	write_kv_u64(w, "start_monotonic_ns", f->target_start_mono_ns);
+	jw_lit(w, ",\"start_wall_time\":");
+	write_iso_time(w, f->target_start_wall_ns);
 	jw_lit(w, "}");
 	write_kv_u64(w, "probes_attached", f->probes_attached);
 	write_kv_u64(w, "objects_with_probes", f->objects_with_probes);
@@ -123,14 +126,33 @@ void te_begin(struct trace_file *tf, const char *ph, uint32_t pid, uint32_t tid,
 	}
 }
 
+/*
+ * Chrome DevTools' trace engine takes a trace holding an event with one of
+ * these names for a recording of Chrome itself and drops every other
+ * process: a traced program must not be able to blank the trace that way.
+ */
+static bool reserved_name(const char *s, size_t n)
+{
+	static const char *const names[] = {
+		"TracingStartedInBrowser", "TracingStartedInPage",
+		"TracingSessionIdForWorker", "CpuProfile",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (n == strlen(names[i]) && !memcmp(s, names[i], n))
+			return true;
+	return false;
+}
+
 void te_name(struct trace_file *tf, const char *s, size_t n, unsigned flags)
 {
+	const char *suffix = (flags & CTRACE_STR_TRUNCATED) ? JW_TRUNC_SUFFIX : NULL;
+
 	jw_lit(tf->w, ",\"name\":");
 	if (flags & CTRACE_STR_FAULT)
 		jw_str(tf->w, "(unreadable)", 12, NULL);
 	else
-		jw_str(tf->w, s, n,
-		       (flags & CTRACE_STR_TRUNCATED) ? JW_TRUNC_SUFFIX : NULL);
+		jw_str(tf->w, s, n, reserved_name(s, n) ? " (renamed by ctrace)" : suffix);
 }
 
 void te_key(struct trace_file *tf, const char *key)

@@ -23,6 +23,8 @@ struct trace_facts {
 	const struct proc_facts *target;
 	uint64_t start_wall_ns;  /* CLOCK_REALTIME at attach */
 	uint64_t start_mono_ns;  /* CLOCK_MONOTONIC at the same moment */
+	uint64_t target_start_wall_ns; /* when the target started, both ways */
+	uint64_t target_start_mono_ns;
 	unsigned probes_attached;
 	unsigned objects_with_probes;
 };
