@@ -380,7 +380,12 @@ static void test_hostile_strings_stay_valid(void **state)
 	e.args_flags = CTRACE_STR_FAULT;
 	trace_model_event(&h->m, &e);
 	counter(h, CTRACE_KIND_COUNTER_SET, 2200, 0, "nan", NAN);
+	counter(h, CTRACE_KIND_COUNTER_SET, 2300, 0, "CpuProfile", 1);
 	events = finish(h, 3000);
+
+	/* DevTools would drop every process for an event of this name. */
+	assert_null(find(events, "C", "CpuProfile", 0));
+	assert_non_null(find(events, "C", "CpuProfile (renamed by ctrace)", 0));
 
 	i = find(events, "I", "q\"b\\\x01\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdz", 0);
 	assert_non_null(i);
