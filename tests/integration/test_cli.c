@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_cli - the command line of ctrace-bpf: each error is one line on
+ * stderr and a non-zero exit; --help; and every way of stopping (-d, SIGINT,
+ * SIGTERM) leaves a complete trace while the target goes on running.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include "trace_run.h"
+
+/* Freed by the teardown, also when a test fails. */
+static struct trace_run r;
+static struct tr_cmd c;
+
+static int free_all(void **state)
+{
+	(void)state;
+	tr_free(&r);
+	tr_cmd_free(&c);
+	return 0;
+}
+
+/* stderr holds exactly one non-empty line. */
+static void assert_one_line(const char *err)
+{
+	size_t n = strlen(err);
+
+	if (n < 2 || err[n - 1] != '\n' || strchr(err, '\n') != err + n - 1)
+		fail_msg("expected one line on stderr, got:\n%s", err);
+}
+
+/* Runs the tracer with argv (after its name) to completion. */
+static void run_tracer(struct tr_cmd *cmd, const char *const *args)
+{
+	const char *argv[16];
+	size_t n = 0;
+
+	argv[n++] = tr_tracer();
+	while (*args && n < 15)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	tr_cmd_free(cmd);
+	assert_int_equal(tr_cmd_run(cmd, argv, 20000), 0);
+}
+
+static void test_help(void **state)
+{
+	const char *const args[] = { "--help", NULL };
+
+	(void)state;
+	run_tracer(&c, args);
+	assert_int_equal(c.exit, 0);
+	assert_non_null(strstr(c.out, "-p"));
+	assert_non_null(strstr(c.out, "Examples"));
+	assert_non_null(strstr(c.out, "ctrace-bpf -p "));
+}
+
+/* A pid that no process has (checked with kill(pid, 0)). */
+static int free_pid(void)
+{
+	for (int pid = 4000000; pid > 1000; pid -= 7919)
+		if (kill(pid, 0) < 0 && errno == ESRCH)
+			return pid;
+	fail_msg("no free pid found");
+	return 0;
+}
+
+static void test_no_such_pid(void **state)
+{
+	char pid[24], out[64];
+	const char *const args[] = { "-p", pid, "-o", out, NULL };
+
+	(void)state;
+	snprintf(pid, sizeof(pid), "%d", free_pid());
+	snprintf(out, sizeof(out), "/tmp/ctrace-test-nopid-%d.json", (int)getpid());
+	unlink(out);
+	run_tracer(&c, args);
+	assert_int_not_equal(c.exit, 0);
+	assert_one_line(c.err);
+	assert_non_null(strstr(c.err, pid));
+	assert_int_not_equal(access(out, F_OK), 0); /* no file left behind */
+}
+
+static void test_non_numeric_pid(void **state)
+{
+	const char *const args[] = { "-p", "abc", NULL };
+	const char *const args2[] = { "-p", "12x", NULL };
+
+	(void)state;
+	run_tracer(&c, args);
+	assert_int_not_equal(c.exit, 0);
+	assert_one_line(c.err);
+	assert_non_null(strstr(c.err, "abc"));
+	run_tracer(&c, args2);
+	assert_int_not_equal(c.exit, 0);
+	assert_one_line(c.err);
+}
+
+/* A running process built without ctrace: the message says where it looked. */
+static void test_no_probes(void **state)
+{
+	const char *const sleep_args[] = { "10", NULL };
+	char pid[24], link[64], exe[4096];
+	const char *const args[] = { "-p", pid, "-o", "/dev/null", NULL };
+	ssize_t n = 0;
+
+	(void)state;
+	tr_require_root();
+	if (tr_init(&r) < 0 || tr_start_program(&r, "/bin/sleep", sleep_args) < 0)
+		fail_msg("%s", r.error);
+	snprintf(pid, sizeof(pid), "%d", (int)r.prog.pid);
+	/* wait for the exec, then learn the binary's real path */
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)r.prog.pid);
+	for (int i = 0; i < 1000; i++) {
+		n = readlink(link, exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = '\0';
+		if (n > 0 && strstr(exe, "sleep"))
+			break;
+		usleep(1000);
+	}
+	assert_true(n > 0);
+	run_tracer(&c, args);
+	assert_int_not_equal(c.exit, 0);
+	assert_one_line(c.err);
+	if (!strstr(c.err, exe))
+		fail_msg("the message does not name %s, where it looked: %s", exe, c.err);
+}
+
+static void test_unwritable_output(void **state)
+{
+	const char *const prog_args[] = { "20", NULL };
+	const char *const args[] = { "-o", "/proc/nonexistent/x.json", NULL };
+
+	(void)state;
+	tr_require_root();
+	/* the tracer adds -o TMP first; the second -o is the one that counts */
+	if (tr_init(&r) < 0 || tr_start_program(&r, "ticker", prog_args) < 0 ||
+	    tr_wait_line(&r, "ready", 10000) < 0 || tr_start_tracer(&r, args) < 0 ||
+	    tr_wait_tracer(&r, 20000) < 0)
+		fail_msg("%s", r.error);
+	assert_int_not_equal(r.tracer_exit, 0);
+	assert_one_line(r.tracer_stderr);
+	assert_non_null(strstr(r.tracer_stderr, "/proc/nonexistent/x.json"));
+}
+
+/* A trace of ticker that stopped while ticker kept running. */
+static void check_stopped_trace(struct trace_run *run)
+{
+	cJSON *ticks[1];
+
+	if (tr_load_trace(run) < 0)
+		fail_msg("%s", run->error);
+	assert_non_null(cJSON_GetObjectItem(run->trace, "metadata"));
+	assert_true(tr_find_all(run, "I", "tick", ticks, 1) == 1);
+	assert_true(tr_find(run, "C", "ticks") != NULL);
+	/* the target is still there: the tracer stopped on its own */
+	assert_false(run->prog.reaped);
+	assert_int_equal(kill(run->prog.pid, 0), 0);
+	/* and it detached: the program sees its semaphore fall back to 0 */
+	if (tr_wait_line(run, "disarmed", 5000) < 0)
+		fail_msg("the target still sees a tracer after the tracer exited: %s", run->error);
+}
+
+/* First and last ts of the "tick" instants, in seconds. */
+static void tick_span(const struct trace_run *run, double *first, double *last)
+{
+	cJSON *ev;
+
+	*first = 1e300;
+	*last = 0;
+	cJSON_ArrayForEach(ev, run->events) {
+		const char *name = tr_str(ev, "name");
+		double ts = tr_num(ev, "ts") / 1e6;
+
+		if (name && !strcmp(name, "tick")) {
+			*first = ts < *first ? ts : *first;
+			*last = ts > *last ? ts : *last;
+		}
+	}
+}
+
+static void test_duration(void **state)
+{
+	const char *const prog_args[] = { "20", NULL };
+	const char *const args[] = { "-d", "1", NULL };
+	double first, last;
+
+	(void)state;
+	tr_require_root();
+	if (tr_init(&r) < 0 || tr_start_program(&r, "ticker", prog_args) < 0 ||
+	    tr_wait_line(&r, "ready", 10000) < 0 || tr_start_tracer(&r, args) < 0 ||
+	    tr_wait_tracer(&r, 15000) < 0)
+		fail_msg("%s", r.error);
+	if (r.tracer_exit != 0)
+		fail_msg("ctrace-bpf -d 1 exited %d: %s", r.tracer_exit, r.tracer_stderr);
+	/* setup and detach add to the 1 s; a stop at the target's end (20 s) or
+	 * a -d ignored would be far out */
+	if (r.tracer_seconds < 0.95 || r.tracer_seconds > 4)
+		fail_msg("ctrace-bpf -d 1 ran %.2f s", r.tracer_seconds);
+	check_stopped_trace(&r);
+	tick_span(&r, &first, &last);
+	if (last - first < 0.5 || last - first > 1.6)
+		fail_msg("ticks were traced for %.2f s with -d 1", last - first);
+}
+
+/* Stopping with a signal (SIGINT as Ctrl-C, SIGTERM as kill). */
+static void stop_with(int sig)
+{
+	const char *const prog_args[] = { "20", NULL };
+
+	tr_require_root();
+	if (tr_init(&r) < 0 || tr_start_program(&r, "ticker", prog_args) < 0 ||
+	    tr_wait_line(&r, "ready", 10000) < 0 || tr_start_tracer(&r, NULL) < 0 ||
+	    tr_wait_line(&r, "armed", 10000) < 0)
+		fail_msg("%s", r.error);
+	usleep(300 * 1000); /* ticks while traced */
+	kill(r.tracer.pid, sig);
+	if (tr_wait_tracer(&r, 10000) < 0)
+		fail_msg("%s", r.error);
+	if (r.tracer_exit != 0)
+		fail_msg("ctrace-bpf exited %d after %s: %s", r.tracer_exit,
+			 strsignal(sig), r.tracer_stderr);
+	check_stopped_trace(&r);
+}
+
+static void test_sigint(void **state)
+{
+	(void)state;
+	stop_with(SIGINT);
+}
+
+static void test_sigterm(void **state)
+{
+	(void)state;
+	stop_with(SIGTERM);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_help, free_all),
+		cmocka_unit_test_teardown(test_no_such_pid, free_all),
+		cmocka_unit_test_teardown(test_non_numeric_pid, free_all),
+		cmocka_unit_test_teardown(test_no_probes, free_all),
+		cmocka_unit_test_teardown(test_unwritable_output, free_all),
+		cmocka_unit_test_teardown(test_duration, free_all),
+		cmocka_unit_test_teardown(test_sigint, free_all),
+		cmocka_unit_test_teardown(test_sigterm, free_all),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
