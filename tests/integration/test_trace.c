@@ -471,9 +471,18 @@ static void test_devtools_agrees(void **state)
 	assert_string_equal(tr_str(procs, key), "every_macro");
 	snprintf(key, sizeof(key), "%.0f", pseudo_pid());
 	assert_string_equal(tr_str(procs, key), "pseudo A");
+	/* every thread name of ours, as ours (test_names checks the names) */
 	threads = cJSON_GetObjectItem(sum, "threads");
-	snprintf(key, sizeof(key), "%ld:%ld", run.pid, run.worker_tid);
-	assert_string_equal(tr_str(threads, key), "worker-1");
+	cJSON_ArrayForEach(ev, run.events) {
+		if (!strcmp(tr_str(ev, "ph"), "M") && !strcmp(tr_str(ev, "name"), "thread_name")) {
+			const char *ours = tr_str(cJSON_GetObjectItem(ev, "args"), "name");
+
+			snprintf(key, sizeof(key), "%.0f:%.0f", tr_num(ev, "pid"), tr_num(ev, "tid"));
+			if (!tr_str(threads, key) || strcmp(tr_str(threads, key), ours))
+				fail_msg("DevTools names thread %s \"%s\", the trace says \"%s\"",
+					 key, tr_str(threads, key) ? tr_str(threads, key) : "(none)", ours);
+		}
+	}
 }
 
 /* The cross-thread span, paired by the engine's own b/e matcher. */
