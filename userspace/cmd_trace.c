@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * ctrace-bpf - attach to the ctrace probes of a running process and write
- * what they report as a Chrome Trace Event JSON file (Perfetto UI,
- * chrome://tracing).
+ * cmd_trace.c - `ctrace-bpf -p PID`: attach to the ctrace probes of a running
+ * process and write what they report as a Chrome Trace Event JSON file
+ * (Perfetto UI, chrome://tracing).
  *
  * The journey of one event: include/ctrace.h (the probe site) -> bpf/ctrace.bpf.c
  * (a ring-buffer record) -> record_decode.c -> trace_model.c -> trace_file.c
@@ -22,18 +22,18 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "attach.h"
+#include "commands.h"
 #include "ctrace.skel.h"
 #include "json_writer.h"
+#include "output_file.h"
 #include "preflight.h"
 #include "proc_info.h"
 #include "record_decode.h"
 #include "trace_file.h"
 #include "trace_model.h"
 
-#define CTRACE_BPF_VERSION "0.1.0"
-
 static const char usage_text[] =
-	"Usage: ctrace-bpf -p PID [-o FILE] [-d SECONDS] [-v]\n"
+	"Usage: ctrace-bpf -p PID [-o FILE] [-d SECONDS] [-b SIZE] [-v]\n"
 	"\n"
 	"Attaches to the ctrace probes (include/ctrace.h) of a running process and\n"
 	"writes a Chrome Trace Event JSON file, for Perfetto UI or chrome://tracing.\n"
@@ -44,6 +44,8 @@ static const char usage_text[] =
 	"  -o, --output FILE    where to write the trace (default ctrace-PID.json;\n"
 	"                       - for standard output)\n"
 	"  -d, --duration SECS  stop after this many seconds (decimals allowed)\n"
+	"  -b, --buffer-size SIZE  ring buffer between kernel and tracer, e.g. 64K,\n"
+	"                       16M (default 8M; rounded up to a power of two)\n"
 	"  -v, --verbose        say what is attached; show libbpf's messages\n"
 	"  -h, --help           this text\n"
 	"  -V, --version        the version\n"
@@ -60,8 +62,33 @@ struct options {
 	int pid;
 	const char *output;
 	double duration;
+	unsigned long buffer_size;
 	bool verbose;
 };
+
+/* "64K", "16M", "1G" or bytes -> bytes, rounded up to a power of two; 0 if invalid. */
+static unsigned long parse_size(const char *s)
+{
+	unsigned long long v, p = 4096;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return 0;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	}
+	if (*end == 'i' || *end == 'b' || *end == 'B')
+		end += (*end == 'i' && (end[1] == 'B' || end[1] == 'b')) ? 2 : 1;
+	if (*end || v < 4096 || v > (1ull << 30))
+		return 0;
+	while (p < v)
+		p <<= 1;
+	return (unsigned long)p;
+}
 
 static volatile sig_atomic_t stop_signal;
 
@@ -96,6 +123,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "duration", required_argument, NULL, 'd' },
+		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -105,7 +133,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 	char *end;
 
 	memset(o, 0, sizeof(*o));
-	while ((c = getopt_long(argc, argv, "p:o:d:vhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:o:d:b:vhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p': {
 			long v;
@@ -129,11 +157,19 @@ static void parse_args(int argc, char **argv, struct options *o)
 				exit(2);
 			}
 			break;
+		case 'b':
+			o->buffer_size = parse_size(optarg);
+			if (!o->buffer_size) {
+				fprintf(stderr, "ctrace-bpf: -b needs a size from 4K to 1G, like 64K or 16M, not '%s'\n", optarg);
+				exit(2);
+			}
+			break;
 		case 'v':
 			o->verbose = true;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
+			fputs(commands_usage, stdout);
 			exit(0);
 		case 'V':
 			printf("ctrace-bpf %s (libbpf %s)\n", CTRACE_BPF_VERSION, libbpf_version_string());
@@ -153,39 +189,9 @@ static void parse_args(int argc, char **argv, struct options *o)
 	}
 }
 
-/*
- * Opens the output without following a symlink planted at its name; run via
- * sudo, a file we create is handed to the invoking user.
- */
-static int open_output(const char *path)
-{
-	struct stat st;
-	bool existed;
-	int fd;
-
-	if (!strcmp(path, "-"))
-		return dup(STDOUT_FILENO);
-	existed = lstat(path, &st) == 0;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		fprintf(stderr, "ctrace-bpf: cannot write the trace to %s: %s%s\n", path,
-			strerror(errno),
-			errno == ELOOP ? " (it is a symbolic link; give another path)" : "; choose another path with -o");
-		return -1;
-	}
-	if (!existed && geteuid() == 0 && getenv("SUDO_UID")) {
-		uid_t uid = (uid_t)strtoul(getenv("SUDO_UID"), NULL, 10);
-		gid_t gid = getenv("SUDO_GID") ? (gid_t)strtoul(getenv("SUDO_GID"), NULL, 10) : (gid_t)-1;
-
-		if (fchown(fd, uid, gid) != 0) {
-			/* not fatal: the trace is still written */
-		}
-	}
-	return fd;
-}
-
 struct session {
 	int pid;
+	uint64_t drops_reported;
 	struct trace_stats stats;
 	struct trace_model model;
 	bool verbose;
@@ -231,6 +237,18 @@ static int on_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* Says in the trace, at about the time it happened, that records were lost. */
+static void report_drops(struct session *s, const struct ctrace_bpf *skel, int pid)
+{
+	uint64_t total = skel->bss->dropped;
+
+	if (total == s->drops_reported)
+		return;
+	trace_model_drops(&s->model, (uint32_t)pid, now_ns(CLOCK_MONOTONIC),
+			  total - s->drops_reported, total);
+	s->drops_reported = total;
+}
+
 /* True once the target has exited (a pidfd turns readable, zombie or not). */
 static bool target_gone(int pidfd, int pid)
 {
@@ -241,7 +259,7 @@ static bool target_gone(int pidfd, int pid)
 	return kill(pid, 0) != 0 && errno == ESRCH;
 }
 
-int main(int argc, char **argv)
+int cmd_trace(int argc, char **argv)
 {
 	struct options o;
 	struct proc_facts target;
@@ -273,6 +291,11 @@ int main(int argc, char **argv)
 	skel = ctrace_bpf__open();
 	if (!skel) {
 		fprintf(stderr, "ctrace-bpf: cannot open the BPF object: %s\n", strerror(errno));
+		goto out;
+	}
+	if (o.buffer_size &&
+	    bpf_map__set_max_entries(skel->maps.events, (__u32)o.buffer_size)) {
+		fprintf(stderr, "ctrace-bpf: cannot size the ring buffer to %lu bytes\n", o.buffer_size);
 		goto out;
 	}
 	/* Wake the loader when an eighth of the ring buffer is in use. */
@@ -310,7 +333,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	out_fd = open_output(o.output);
+	out_fd = output_open(o.output);
 	if (out_fd < 0)
 		goto out;
 	if (jw_init(&w, out_fd, 1 << 20) < 0) {
@@ -357,6 +380,7 @@ int main(int argc, char **argv)
 			s.stats.stop_reason = "error reading events";
 			break;
 		}
+		report_drops(&s, skel, o.pid);
 		if (stop_signal) {
 			s.stats.stop_reason = stop_signal == SIGINT ? "SIGINT" :
 					      stop_signal == SIGTERM ? "SIGTERM" : "SIGHUP";
@@ -379,6 +403,7 @@ int main(int argc, char **argv)
 	/* Detach first, so that nothing new arrives, then take what is left. */
 	attachment_free(&att);
 	ring_buffer__consume(rb);
+	report_drops(&s, skel, o.pid);
 	s.stats.stop_mono_ns = now_ns(CLOCK_MONOTONIC);
 	s.stats.dropped = skel->bss->dropped;
 	trace_model_finish(&s.model, s.stats.stop_mono_ns);

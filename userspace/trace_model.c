@@ -368,6 +368,22 @@ void trace_model_event(struct trace_model *m, const struct ctrace_event *ev)
 	}
 }
 
+void trace_model_drops(struct trace_model *m, uint32_t pid, uint64_t ts_ns,
+		       uint64_t lost, uint64_t total)
+{
+	static const char name[] = "ctrace: events dropped";
+
+	trace_model_add_process(m, pid);
+	te_begin(m->tf, "I", pid, pid, ts_ns);
+	te_name(m->tf, name, sizeof(name) - 1, 0);
+	jw_lit(m->tf->w, ",\"cat\":\"ctrace\",\"s\":\"g\",\"args\":{\"dropped\":");
+	jw_u64(m->tf->w, lost);
+	jw_lit(m->tf->w, ",\"dropped_total\":");
+	jw_u64(m->tf->w, total);
+	jw_lit(m->tf->w, ",\"why\":\"the ring buffer was full: raise --buffer-size\"}");
+	te_end(m->tf);
+}
+
 struct finish_ctx {
 	struct trace_model *m;
 	uint64_t stop_ns;

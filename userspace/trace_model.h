@@ -47,6 +47,12 @@ void trace_model_init(struct trace_model *m, struct trace_file *tf,
 /* Names a real process in the trace (process_name metadata) once. */
 void trace_model_add_process(struct trace_model *m, uint32_t pid);
 void trace_model_event(struct trace_model *m, const struct ctrace_event *ev);
+/*
+ * Says in the trace, where it happened, that the ring buffer lost `lost`
+ * records (a global instant "ctrace: events dropped" on the process).
+ */
+void trace_model_drops(struct trace_model *m, uint32_t pid, uint64_t ts_ns,
+		       uint64_t lost, uint64_t total);
 /* Closes every open span at stop_ns (marked unfinished) and frees all. */
 void trace_model_finish(struct trace_model *m, uint64_t stop_ns);
 

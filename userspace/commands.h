@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* commands.h - the subcommands of ctrace-bpf; main() in ctrace_bpf.c picks one. */
+#ifndef CTRACE_COMMANDS_H
+#define CTRACE_COMMANDS_H
+
+#define CTRACE_BPF_VERSION "0.1.0"
+
+/* Each takes the arguments after the subcommand's name (argv[0] is its name) and returns the exit code. */
+int cmd_trace(int argc, char **argv);
+/* ctrace-bpf list (-p PID | PATH): the USDT probes of a process or file. */
+int cmd_list(int argc, char **argv);
+/* ctrace-bpf fix FILE: closes a trace that was cut short so viewers open it. */
+int cmd_fix(int argc, char **argv);
+
+/* The lines --help adds about the other subcommands. */
+extern const char commands_usage[];
+
+#endif

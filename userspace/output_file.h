@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * output_file.h - opens the trace's output the way a tool running as root
+ * must: never through a symbolic link planted at its name, never over a
+ * file that belongs to someone else, and (run via sudo) leaving a new file
+ * to the user who ran sudo.
+ */
+#ifndef CTRACE_OUTPUT_FILE_H
+#define CTRACE_OUTPUT_FILE_H
+
+/* A writable fd ("-": a copy of standard output), or -1 after one line on stderr. */
+int output_open(const char *path);
+
+#endif
