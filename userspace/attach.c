@@ -3,47 +3,93 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/bpf.h>
 #include "ctrace.skel.h"
 #include "ctrace_site.h"
 #include "proc_maps.h"
 #include "usdt_notes.h"
 
-/* The BPF program for each probe name of provider "ctrace". */
-static struct bpf_program *program_for(struct ctrace_bpf *skel, const char *name)
-{
-	static const struct {
-		const char *probe;
-		size_t off; /* offset of the program pointer in skel->progs */
-	} table[] = {
-#define P(n) { #n, offsetof(struct ctrace_bpf, progs.ctrace_##n) }
-		P(span_begin), P(span_end), P(instant), P(counter_set),
-		P(counter_add), P(new_pid), P(discard),
-#undef P
-	};
+/*
+ * uprobe_multi links (Linux 6.6) postdate the UAPI headers and libbpf of
+ * Debian 12 (libbpf 1.1), so the attach type and the BPF_LINK_CREATE
+ * layout are spelled out here, as in the kernel's include/uapi/linux/bpf.h.
+ */
+#define CTRACE_TRACE_UPROBE_MULTI 48 /* enum bpf_attach_type */
 
-	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
-		if (!strcmp(table[i].probe, name))
-			return *(struct bpf_program **)((char *)skel + table[i].off);
-	return NULL;
+struct uprobe_multi_link_attr {
+	__u32 prog_fd;
+	__u32 target_fd;
+	__u32 attach_type;
+	__u32 flags;
+	__aligned_u64 path;
+	__aligned_u64 offsets;
+	__aligned_u64 ref_ctr_offsets;
+	__aligned_u64 cookies;
+	__u32 cnt;
+	__u32 multi_flags;
+	__u32 pid;
+};
+
+enum { KIND_COUNT = 7 };
+
+/* The BPF program for each probe name of provider "ctrace", by kind index. */
+static const struct {
+	const char *probe;
+	size_t off; /* offset of the program pointer in the skeleton */
+} programs[KIND_COUNT] = {
+#define P(n) { #n, offsetof(struct ctrace_bpf, progs.ctrace_##n) }
+	P(span_begin), P(span_end), P(instant), P(counter_set),
+	P(counter_add), P(new_pid), P(discard),
+#undef P
+};
+
+static struct bpf_program *program_at(struct ctrace_bpf *skel, int i)
+{
+	return *(struct bpf_program **)((char *)skel + programs[i].off);
 }
 
-static int add_link(struct attachment *a, struct bpf_link *l)
+static int kind_of(const char *probe)
 {
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 16;
-		struct bpf_link **v = realloc(a->links, cap * sizeof(*v));
+	for (int i = 0; i < KIND_COUNT; i++)
+		if (!strcmp(programs[i].probe, probe))
+			return i;
+	return -1;
+}
 
-		if (!v)
-			return -ENOMEM;
-		a->links = v;
-		a->cap = cap;
-	}
-	a->links[a->n++] = l;
+void attach_prepare_multi(struct ctrace_bpf *skel)
+{
+	for (int i = 0; i < KIND_COUNT; i++)
+		bpf_program__set_expected_attach_type(program_at(skel, i),
+						      CTRACE_TRACE_UPROBE_MULTI);
+}
+
+void attachment_init(struct attachment *a, bool multi, bool verbose)
+{
+	memset(a, 0, sizeof(*a));
+	a->multi = multi;
+	a->verbose = verbose;
+	key_map_init(&a->seen);
+}
+
+static int grow(void **v, size_t *cap, size_t n, size_t elem)
+{
+	if (n < *cap)
+		return 0;
+	size_t c = *cap ? *cap * 2 : 16;
+	void *p = realloc(*v, c * elem);
+
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = c;
 	return 0;
 }
 
@@ -57,66 +103,59 @@ static void note_looked_in(struct attachment *a, const char *path)
 		 len ? ", " : "", path);
 }
 
-static bool site_attachable(struct ctrace_bpf *skel, int fd,
-			    const struct usdt_note *n)
+/* One object's attachable sites, grouped by kind. */
+struct site_set {
+	uint64_t *offsets[KIND_COUNT]; /* uprobe offsets (the guarded nop5) */
+	uint64_t *cookies[KIND_COUNT];
+	size_t n[KIND_COUNT], cap[KIND_COUNT];
+	int armer_kind;                /* the site that carries the semaphore */
+	uint64_t armer_offset, armer_sema, armer_cookie;
+};
+
+static void site_set_free(struct site_set *s)
 {
-	return !strcmp(n->provider, "ctrace") && program_for(skel, n->name) &&
-	       usdt_is_ctrace_site(fd, n->site_offset);
+	for (int i = 0; i < KIND_COUNT; i++) {
+		free(s->offsets[i]);
+		free(s->cookies[i]);
+	}
 }
 
-static int attach_site(struct ctrace_bpf *skel, int pid,
-		       const struct mapped_object *obj, const struct usdt_note *n,
-		       bool with_semaphore, struct attachment *a, bool verbose)
+static int site_set_add(struct site_set *s, int kind, uint64_t offset, uint64_t cookie)
 {
-	uint64_t offset = n->site_offset + CTRACE_SITE_NOP5_OFFSET;
-	struct bpf_link *link;
-	LIBBPF_OPTS(bpf_uprobe_opts, opts);
+	size_t cap = s->cap[kind];
 
-	opts.ref_ctr_offset = with_semaphore ? n->sema_offset : 0;
-	opts.bpf_cookie = n->site_vaddr;
-	link = bpf_program__attach_uprobe_opts(program_for(skel, n->name), pid,
-					       obj->host_path, offset, &opts);
-	if (!link) {
-		int err = -errno;
-
-		fprintf(stderr, "ctrace-bpf: cannot attach to ctrace:%s in %s: %s\n",
-			n->name, obj->path, strerror(-err));
-		return err;
-	}
-	if (add_link(a, link)) {
-		bpf_link__destroy(link);
+	if (grow((void **)&s->offsets[kind], &cap, s->n[kind], sizeof(uint64_t)))
 		return -ENOMEM;
-	}
-	if (verbose)
-		fprintf(stderr, "ctrace-bpf: attached ctrace:%s at %s+0x%llx%s\n",
-			n->name, obj->path, (unsigned long long)offset,
-			with_semaphore ? " (with the semaphore)" : "");
+	cap = s->cap[kind];
+	if (grow((void **)&s->cookies[kind], &cap, s->n[kind], sizeof(uint64_t)))
+		return -ENOMEM;
+	s->cap[kind] = cap;
+	s->offsets[kind][s->n[kind]] = offset;
+	s->cookies[kind][s->n[kind]++] = cookie;
 	return 0;
 }
 
 /*
- * Attaches every ctrace site of one mapped object. Returns sites attached
- * or -errno.
- *
- * The semaphore must not turn on before every site is attached, or the
- * program would run probe sites nobody listens to yet and their events
- * would be lost (an event fired right after CTRACE_ENABLED() turned true
- * must be in the trace). So every site is attached without the reference
- * counter, and one site (the same for every tracer: the highest offset, so
- * that two ctrace-bpf on one process agree and the kernel sees one
- * ref_ctr_offset per uprobe) is attached last, with it.
+ * Collects the sites of one object. The semaphore must not turn on before
+ * every site is attached, or the program would run sites nobody listens to
+ * yet and their events would be lost (an event fired right after
+ * CTRACE_ENABLED() turned true must be in the trace). So every site is
+ * attached without the reference counter, and one site is attached last,
+ * with it: the same one for every tracer (the highest offset), so that two
+ * ctrace-bpf on one process agree and the kernel sees one ref_ctr_offset
+ * per uprobe.
  */
-static int attach_object(struct ctrace_bpf *skel, int pid,
-			 const struct mapped_object *obj, struct attachment *a,
-			 bool verbose)
+static int collect_sites(const struct mapped_object *obj, struct attachment *a,
+			 struct site_set *set)
 {
 	struct usdt_note_list notes = { 0 };
-	const struct usdt_note *armer = NULL;
 	char err[256];
-	int fd, attached = 0, ret = 0;
+	int fd, ret = 0;
 
+	memset(set, 0, sizeof(*set));
+	set->armer_kind = -1;
 	if (usdt_notes_read(obj->host_path, &notes, err, sizeof(err)) < 0) {
-		if (verbose)
+		if (a->verbose)
 			fprintf(stderr, "ctrace-bpf: %s: %s\n", obj->path, err);
 		return 0;
 	}
@@ -125,56 +164,172 @@ static int attach_object(struct ctrace_bpf *skel, int pid,
 		usdt_note_list_free(&notes);
 		return 0;
 	}
-	for (size_t i = 0; i < notes.n; i++) {
+	for (size_t i = 0; i < notes.n && !ret; i++) {
 		const struct usdt_note *n = &notes.v[i];
+		uint64_t offset = n->site_offset + CTRACE_SITE_NOP5_OFFSET;
+		int kind;
 
 		if (strcmp(n->provider, "ctrace"))
 			continue;
-		if (!site_attachable(skel, fd, n)) {
+		kind = kind_of(n->name);
+		if (kind < 0 || !usdt_is_ctrace_site(fd, n->site_offset)) {
 			/* A newer header's probe, or a site not built by our header:
 			 * its arguments are not where our programs read them. */
 			a->skipped_sites++;
-			if (verbose)
+			if (a->verbose)
 				fprintf(stderr, "ctrace-bpf: %s: skipping ctrace:%s at 0x%llx (not a site this version knows)\n",
 					obj->path, n->name, (unsigned long long)n->site_vaddr);
 			continue;
 		}
-		if (n->sema_offset && (!armer || n->site_offset > armer->site_offset))
-			armer = n;
-	}
-	for (size_t i = 0; i < notes.n && !ret; i++) {
-		const struct usdt_note *n = &notes.v[i];
-
-		if (n == armer || !site_attachable(skel, fd, n))
-			continue;
-		ret = attach_site(skel, pid, obj, n, false, a, verbose);
-		attached += !ret;
-	}
-	if (!ret && armer) {
-		ret = attach_site(skel, pid, obj, armer, true, a, verbose);
-		attached += !ret;
+		if (n->sema_offset && offset > set->armer_offset) {
+			/* The previous armer becomes an ordinary site. */
+			if (set->armer_kind >= 0)
+				ret = site_set_add(set, set->armer_kind, set->armer_offset,
+						   set->armer_cookie);
+			set->armer_kind = kind;
+			set->armer_offset = offset;
+			set->armer_sema = n->sema_offset;
+			set->armer_cookie = n->site_vaddr;
+		} else {
+			ret = site_set_add(set, kind, offset, n->site_vaddr);
+		}
 	}
 	close(fd);
 	usdt_note_list_free(&notes);
-	return ret < 0 ? ret : attached;
+	return ret;
 }
 
-int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a,
-		   bool verbose)
+static int link_multi(struct ctrace_bpf *skel, int kind, const char *path,
+		      const uint64_t *offsets, const uint64_t *ref_ctrs,
+		      const uint64_t *cookies, size_t cnt, int pid)
+{
+	struct uprobe_multi_link_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_fd = (__u32)bpf_program__fd(program_at(skel, kind));
+	attr.attach_type = CTRACE_TRACE_UPROBE_MULTI;
+	attr.path = (uintptr_t)path;
+	attr.offsets = (uintptr_t)offsets;
+	attr.ref_ctr_offsets = (uintptr_t)ref_ctrs;
+	attr.cookies = (uintptr_t)cookies;
+	attr.cnt = (__u32)cnt;
+	attr.pid = (__u32)pid;
+	return (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+}
+
+static int link_perf(struct ctrace_bpf *skel, int kind, const char *path,
+		     uint64_t offset, uint64_t ref_ctr, uint64_t cookie, int pid,
+		     struct attachment *a)
+{
+	struct bpf_link *link;
+	LIBBPF_OPTS(bpf_uprobe_opts, opts);
+
+	opts.ref_ctr_offset = ref_ctr;
+	opts.bpf_cookie = cookie;
+	link = bpf_program__attach_uprobe_opts(program_at(skel, kind), pid, path,
+					       offset, &opts);
+	if (!link)
+		return -errno;
+	if (grow((void **)&a->links, &a->cap_links, a->n_links, sizeof(*a->links))) {
+		bpf_link__destroy(link);
+		return -ENOMEM;
+	}
+	a->links[a->n_links++] = link;
+	return 0;
+}
+
+/* Attaches `cnt` sites of one kind (one link in multi mode). */
+static int attach_sites(struct ctrace_bpf *skel, int pid,
+			const struct mapped_object *obj, int kind,
+			const uint64_t *offsets, const uint64_t *cookies,
+			size_t cnt, uint64_t sema, struct attachment *a)
+{
+	int err = 0;
+
+	if (!cnt)
+		return 0;
+	if (a->multi) {
+		uint64_t *refs = calloc(cnt, sizeof(*refs));
+		int fd;
+
+		if (!refs)
+			return -ENOMEM;
+		refs[cnt - 1] = sema;
+		fd = link_multi(skel, kind, obj->host_path, offsets, refs, cookies, cnt, pid);
+		err = fd < 0 ? -errno : 0;
+		free(refs);
+		if (fd >= 0 && grow((void **)&a->link_fds, &a->cap_fds, a->n_fds, sizeof(int))) {
+			close(fd);
+			return -ENOMEM;
+		}
+		if (fd >= 0)
+			a->link_fds[a->n_fds++] = fd;
+		/* The kernel does not know uprobe_multi links (or this program type for them). */
+		if (err == -EINVAL || err == -EOPNOTSUPP || err == -524 /* ENOTSUPP */)
+			if (a->sites == 0)
+				return -EOPNOTSUPP;
+	} else {
+		for (size_t i = 0; i < cnt && !err; i++)
+			err = link_perf(skel, kind, obj->host_path, offsets[i],
+					i == cnt - 1 ? sema : 0, cookies[i], pid, a);
+	}
+	if (err) {
+		fprintf(stderr, "ctrace-bpf: cannot attach to ctrace:%s in %s: %s\n",
+			programs[kind].probe, obj->path, strerror(-err));
+		return err;
+	}
+	a->sites += (unsigned)cnt;
+	if (a->verbose)
+		for (size_t i = 0; i < cnt; i++)
+			fprintf(stderr, "ctrace-bpf: attached ctrace:%s at %s+0x%llx%s\n",
+				programs[kind].probe, obj->path,
+				(unsigned long long)offsets[i],
+				sema && i == cnt - 1 ? " (with the semaphore)" : "");
+	return 0;
+}
+
+/* Attaches every ctrace site of one mapped object. Returns sites attached or -errno. */
+static int attach_object(struct ctrace_bpf *skel, int pid,
+			 const struct mapped_object *obj, struct attachment *a)
+{
+	struct site_set set;
+	unsigned before = a->sites;
+	int err;
+
+	err = collect_sites(obj, a, &set);
+	for (int k = 0; k < KIND_COUNT && !err; k++)
+		err = attach_sites(skel, pid, obj, k, set.offsets[k], set.cookies[k],
+				   set.n[k], 0, a);
+	if (!err && set.armer_kind >= 0)
+		err = attach_sites(skel, pid, obj, set.armer_kind, &set.armer_offset,
+				   &set.armer_cookie, 1, set.armer_sema, a);
+	site_set_free(&set);
+	return err ? err : (int)(a->sites - before);
+}
+
+int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a)
 {
 	struct mapped_object_list objs = { 0 };
+	unsigned before = a->sites;
 	int ret;
 
-	memset(a, 0, sizeof(*a));
 	ret = proc_maps_objects(pid, &objs);
 	if (ret < 0)
 		return ret;
 	for (size_t i = 0; i < objs.n; i++) {
+		const struct mapped_object *o = &objs.v[i];
+		unsigned long long key[3] = { (unsigned long long)pid, o->inode,
+					      ((unsigned long long)o->dev_major << 32) | o->dev_minor };
 		int n;
 
-		note_looked_in(a, objs.v[i].path);
-		n = attach_object(skel, pid, &objs.v[i], a, verbose);
+		if (key_map_get(&a->seen, key, sizeof(key)))
+			continue;
+		key_map_put(&a->seen, key, sizeof(key), (void *)1);
+		note_looked_in(a, o->path);
+		n = attach_object(skel, pid, o, a);
 		if (n < 0) {
+			/* Forget it, so that a retry (e.g. without multi) searches it again. */
+			key_map_del(&a->seen, key, sizeof(key));
 			mapped_object_list_free(&objs);
 			return n;
 		}
@@ -182,15 +337,17 @@ int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a,
 			a->objects_with_probes++;
 	}
 	mapped_object_list_free(&objs);
-	return a->n ? 0 : -ENOENT;
+	return (int)(a->sites - before);
 }
 
 void attachment_free(struct attachment *a)
 {
-	/* Detaching decrements the semaphores: CTRACE_ENABLED() turns false. */
-	for (size_t i = 0; i < a->n; i++)
+	for (size_t i = 0; i < a->n_links; i++)
 		bpf_link__destroy(a->links[i]);
+	for (size_t i = 0; i < a->n_fds; i++)
+		close(a->link_fds[i]);
 	free(a->links);
-	a->links = NULL;
-	a->n = a->cap = 0;
+	free(a->link_fds);
+	key_map_free(&a->seen);
+	attachment_init(a, a->multi, a->verbose);
 }

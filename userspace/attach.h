@@ -11,24 +11,47 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "key_map.h"
+
 struct ctrace_bpf;
 struct bpf_link;
 
 struct attachment {
-	struct bpf_link **links;
-	size_t n, cap;
+	/*
+	 * multi: the programs were loaded for uprobe_multi links (kernel >= 6.6):
+	 * one link per probe kind and object, attached and detached in one step
+	 * each, and the program is bound before the uprobes are registered.
+	 * Otherwise one perf-event uprobe per site (libbpf's way).
+	 */
+	bool multi;
+	bool verbose;
+	struct bpf_link **links; /* perf-event uprobes */
+	size_t n_links, cap_links;
+	int *link_fds;           /* uprobe_multi links */
+	size_t n_fds, cap_fds;
+	struct key_map seen;     /* {pid, dev, inode} of objects already searched */
+	unsigned sites;          /* probe sites attached */
 	unsigned objects_with_probes; /* ELF objects that had ctrace probes */
 	unsigned skipped_sites;       /* ctrace notes whose bytes are not our site */
 	char looked_in[4096];         /* objects searched, for the error message */
 };
 
+void attachment_init(struct attachment *a, bool multi, bool verbose);
+
 /*
- * 0 when at least one probe is attached; -ENOENT when the process has no
- * ctrace probes (looked_in says where we looked); -ESRCH when it is gone;
- * other -errno when the kernel refused (a message was printed).
+ * Attaches the ctrace sites of every object `pid` has mapped that was not
+ * searched before (call again to pick up libraries loaded later). Returns
+ * the number of sites newly attached (0: none new), -ESRCH when the
+ * process is gone, -EOPNOTSUPP when uprobe_multi links are refused (reload
+ * the programs without multi and start again), other -errno when the kernel
+ * refused (a message was printed).
  */
-int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a,
-		   bool verbose);
+int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a);
+
+/* Detaches everything: the semaphores drop, CTRACE_ENABLED() turns false. */
 void attachment_free(struct attachment *a);
+
+/* Prepares the programs of an opened (not yet loaded) skeleton for uprobe_multi links. */
+void attach_prepare_multi(struct ctrace_bpf *skel);
 
 #endif

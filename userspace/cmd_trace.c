@@ -259,21 +259,92 @@ static bool target_gone(int pidfd, int pid)
 	return kill(pid, 0) != 0 && errno == ESRCH;
 }
 
+/*
+ * Opens and loads the BPF programs: for uprobe_multi links when `multi`
+ * (one link per probe kind and object: fast to attach and to detach, and
+ * the program is bound before any uprobe is registered), else for one
+ * perf-event uprobe per site.
+ */
+static struct ctrace_bpf *load_programs(const struct options *o, bool multi)
+{
+	struct ctrace_bpf *skel = ctrace_bpf__open();
+	int err;
+
+	if (!skel) {
+		fprintf(stderr, "ctrace-bpf: cannot open the BPF object: %s\n", strerror(errno));
+		return NULL;
+	}
+	if (o->buffer_size &&
+	    bpf_map__set_max_entries(skel->maps.events, (__u32)o->buffer_size)) {
+		fprintf(stderr, "ctrace-bpf: cannot size the ring buffer to %lu bytes\n", o->buffer_size);
+		goto fail;
+	}
+	/* Wake the loader when an eighth of the ring buffer is in use. */
+	skel->rodata->wakeup_bytes = bpf_map__max_entries(skel->maps.events) / 8;
+	if (multi)
+		attach_prepare_multi(skel);
+	err = ctrace_bpf__load(skel);
+	if (err) {
+		if (multi)
+			goto fail; /* quietly: the caller tries without */
+		fprintf(stderr, "ctrace-bpf: the kernel refused the BPF program: %s (run with -v for the verifier's log)\n",
+			strerror(-err));
+		goto fail;
+	}
+	return skel;
+fail:
+	ctrace_bpf__destroy(skel);
+	return NULL;
+}
+
+/* Loads the programs and attaches to every ctrace site of the process. */
+static int load_and_attach(const struct options *o, struct ctrace_bpf **skel_out,
+			   struct attachment *att)
+{
+	/* CTRACE_NO_MULTI=1 forces one perf-event uprobe per site (to compare). */
+	int first = getenv("CTRACE_NO_MULTI") ? 0 : 1;
+
+	for (int multi = first; multi >= 0; multi--) {
+		struct ctrace_bpf *skel = load_programs(o, multi);
+		int err;
+
+		if (!skel) {
+			if (multi)
+				continue;
+			return -EINVAL;
+		}
+		attachment_init(att, multi, o->verbose);
+		err = attach_process(skel, o->pid, att);
+		if (err == -EOPNOTSUPP && multi) {
+			if (o->verbose)
+				fputs("ctrace-bpf: no uprobe_multi links on this kernel: one uprobe per site\n", stderr);
+			attachment_free(att);
+			ctrace_bpf__destroy(skel);
+			continue;
+		}
+		*skel_out = skel;
+		return err < 0 ? err : 0;
+	}
+	return -EINVAL;
+}
+
 int cmd_trace(int argc, char **argv)
 {
 	struct options o;
 	struct proc_facts target;
 	struct trace_facts facts = { 0 };
 	struct session s = { 0 };
-	struct attachment att = { 0 };
+	struct attachment att;
 	struct ctrace_bpf *skel = NULL;
 	struct ring_buffer *rb = NULL;
 	struct json_writer w = { 0 };
-	struct trace_file tf;
+	struct trace_file tf = { 0 };
 	char default_out[64];
+	bool created = false;
 	int out_fd = -1, pidfd = -1, err, exit_code = 1;
-	uint64_t deadline = 0;
+	uint64_t deadline = 0, next_scan = 0;
 
+	attachment_init(&att, false, false);
 	parse_args(argc, argv, &o);
 	verbose_libbpf = o.verbose;
 	libbpf_set_print(libbpf_print);
@@ -287,25 +358,11 @@ int cmd_trace(int argc, char **argv)
 	}
 	if (!preflight_privileges() || !preflight_kernel())
 		goto out;
+	/* Before attaching: a bad output path must not touch the target at all. */
+	out_fd = output_open(o.output, &created);
+	if (out_fd < 0)
+		goto out;
 
-	skel = ctrace_bpf__open();
-	if (!skel) {
-		fprintf(stderr, "ctrace-bpf: cannot open the BPF object: %s\n", strerror(errno));
-		goto out;
-	}
-	if (o.buffer_size &&
-	    bpf_map__set_max_entries(skel->maps.events, (__u32)o.buffer_size)) {
-		fprintf(stderr, "ctrace-bpf: cannot size the ring buffer to %lu bytes\n", o.buffer_size);
-		goto out;
-	}
-	/* Wake the loader when an eighth of the ring buffer is in use. */
-	skel->rodata->wakeup_bytes = bpf_map__max_entries(skel->maps.events) / 8;
-	err = ctrace_bpf__load(skel);
-	if (err) {
-		fprintf(stderr, "ctrace-bpf: the kernel refused the BPF program: %s (run with -v for the verifier's log)\n",
-			strerror(-err));
-		goto out;
-	}
 	/* The trace starts before the first probe can fire. */
 	facts.start_wall_ns = now_ns(CLOCK_REALTIME);
 	facts.start_mono_ns = now_ns(CLOCK_MONOTONIC);
@@ -317,25 +374,19 @@ int cmd_trace(int argc, char **argv)
 		facts.target_start_mono_ns = facts.start_mono_ns > since_start ?
 						     facts.start_mono_ns - since_start : 0;
 	}
-	err = attach_process(skel, o.pid, &att, o.verbose);
-	if (err == -ENOENT) {
+	err = load_and_attach(&o, &skel, &att);
+	if (err == -ESRCH) {
+		fprintf(stderr, "ctrace-bpf: process %d exited before it could be traced\n", o.pid);
+		goto out;
+	}
+	if (err)
+		goto out; /* said why */
+	if (!att.sites) {
 		fprintf(stderr, "ctrace-bpf: process %d (%s) has no ctrace probes; looked in: %s."
 			" Build it with include/ctrace.h and use its CTRACE_* macros.\n",
 			o.pid, target.comm, att.looked_in[0] ? att.looked_in : "(no mapped files)");
 		goto out;
 	}
-	if (err == -ESRCH) {
-		fprintf(stderr, "ctrace-bpf: process %d exited before it could be traced\n", o.pid);
-		goto out;
-	}
-	if (err) {
-		fprintf(stderr, "ctrace-bpf: could not attach to process %d: %s\n", o.pid, strerror(-err));
-		goto out;
-	}
-
-	out_fd = output_open(o.output);
-	if (out_fd < 0)
-		goto out;
 	if (jw_init(&w, out_fd, 1 << 20) < 0) {
 		fputs("ctrace-bpf: out of memory\n", stderr);
 		goto out;
@@ -343,12 +394,13 @@ int cmd_trace(int argc, char **argv)
 
 	facts.tracer_version = CTRACE_BPF_VERSION;
 	facts.target = &target;
-	facts.probes_attached = (unsigned)att.n;
+	facts.probes_attached = att.sites;
 	facts.objects_with_probes = att.objects_with_probes;
 	trace_file_begin(&tf, &w, &facts);
 	s.pid = o.pid;
 	s.verbose = o.verbose;
 	trace_model_init(&s.model, &tf, &s.stats);
+	trace_model_learn_threads(&s.model, (uint32_t)o.pid);
 	trace_model_add_process(&s.model, (uint32_t)o.pid);
 
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, &s, NULL);
@@ -368,25 +420,40 @@ int cmd_trace(int argc, char **argv)
 	pidfd = (int)syscall(SYS_pidfd_open, o.pid, 0);
 	if (o.duration > 0)
 		deadline = facts.start_mono_ns + (uint64_t)(o.duration * 1e9);
-	fprintf(stderr, "ctrace-bpf: tracing process %d (%s): %zu probes in %u objects; writing %s; Ctrl-C to stop\n",
-		o.pid, target.comm, att.n, att.objects_with_probes,
+	fprintf(stderr, "ctrace-bpf: tracing process %d (%s): %u probes in %u objects; writing %s; Ctrl-C to stop\n",
+		o.pid, target.comm, att.sites, att.objects_with_probes,
 		strcmp(o.output, "-") ? o.output : "standard output");
 
 	s.stats.stop_reason = "interrupted";
 	for (;;) {
+		uint64_t now;
+
 		err = ring_buffer__poll(rb, 50);
+		/*
+		 * The BPF side wakes us only once a batch is waiting: take what
+		 * is there on every round anyway, so events arrive within ~50 ms.
+		 */
+		if (err >= 0 || err == -EINTR)
+			err = ring_buffer__consume(rb);
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "ctrace-bpf: reading events failed: %s\n", strerror(-err));
 			s.stats.stop_reason = "error reading events";
 			break;
 		}
 		report_drops(&s, skel, o.pid);
+		now = now_ns(CLOCK_MONOTONIC);
+		if (now >= next_scan) {
+			/* Libraries loaded since (dlopen), and the names of new threads. */
+			attach_process(skel, o.pid, &att);
+			trace_model_learn_threads(&s.model, (uint32_t)o.pid);
+			next_scan = now + 100 * 1000000ull;
+		}
 		if (stop_signal) {
 			s.stats.stop_reason = stop_signal == SIGINT ? "SIGINT" :
 					      stop_signal == SIGTERM ? "SIGTERM" : "SIGHUP";
 			break;
 		}
-		if (deadline && now_ns(CLOCK_MONOTONIC) >= deadline) {
+		if (deadline && now >= deadline) {
 			s.stats.stop_reason = "duration elapsed";
 			break;
 		}
@@ -400,11 +467,14 @@ int cmd_trace(int argc, char **argv)
 		}
 	}
 
-	/* Detach first, so that nothing new arrives, then take what is left. */
+	/*
+	 * The stop is now: spans still open end here. Then detach, so that
+	 * nothing new arrives, and take what is left.
+	 */
+	s.stats.stop_mono_ns = now_ns(CLOCK_MONOTONIC);
 	attachment_free(&att);
 	ring_buffer__consume(rb);
 	report_drops(&s, skel, o.pid);
-	s.stats.stop_mono_ns = now_ns(CLOCK_MONOTONIC);
 	s.stats.dropped = skel->bss->dropped;
 	trace_model_finish(&s.model, s.stats.stop_mono_ns);
 	trace_file_end(&tf, &facts, &s.stats);
@@ -429,6 +499,9 @@ out:
 	jw_free(&w);
 	if (out_fd >= 0)
 		close(out_fd);
+	/* Tracing never started: leave no empty file behind. */
+	if (exit_code && created && !tf.events)
+		unlink(o.output);
 	if (pidfd >= 0)
 		close(pidfd);
 	proc_facts_free(&target);

@@ -27,13 +27,14 @@ static int refuse(int fd, const char *path, const char *why)
 	return -1;
 }
 
-int output_open(const char *path)
+int output_open(const char *path, bool *created_out)
 {
 	const int flags = O_WRONLY | O_NOFOLLOW | O_CLOEXEC;
 	bool created = true;
 	struct stat st;
 	int fd;
 
+	*created_out = false;
 	if (!strcmp(path, "-"))
 		return fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
 	/* O_EXCL tells a file we create from one that was there. */
@@ -67,5 +68,6 @@ int output_open(const char *path)
 		if (fchown(fd, sudo_uid(), g && *g ? (gid_t)strtoul(g, NULL, 10) : (gid_t)-1) != 0)
 			fprintf(stderr, "ctrace-bpf: note: %s stays owned by root: %s\n", path, strerror(errno));
 	}
+	*created_out = created;
 	return fd;
 }

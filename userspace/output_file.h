@@ -8,7 +8,13 @@
 #ifndef CTRACE_OUTPUT_FILE_H
 #define CTRACE_OUTPUT_FILE_H
 
-/* A writable fd ("-": a copy of standard output), or -1 after one line on stderr. */
-int output_open(const char *path);
+#include <stdbool.h>
+
+/*
+ * A writable fd ("-": a copy of standard output), or -1 after one line on
+ * stderr. *created tells whether the file is new (to remove it if tracing
+ * cannot start).
+ */
+int output_open(const char *path, bool *created);
 
 #endif

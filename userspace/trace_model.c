@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "trace_model.h"
 
+#include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +55,9 @@ static struct text text_copy(const char *s, size_t n, unsigned flags)
 	return t;
 }
 
+static bool thread_comm(struct trace_model *m, uint32_t tgid, uint32_t tid,
+			char *buf, size_t len);
+
 void trace_model_init(struct trace_model *m, struct trace_file *tf,
 		      struct trace_stats *stats)
 {
@@ -65,6 +69,7 @@ void trace_model_init(struct trace_model *m, struct trace_file *tf,
 	key_map_init(&m->procs);
 	key_map_init(&m->counters);
 	key_map_init(&m->spans);
+	key_map_init(&m->names);
 	m->next_pseudo = CTRACE_PSEUDO_BASE;
 	m->next_async_id = 1; /* DevTools ignores async id 0 */
 }
@@ -77,9 +82,44 @@ void trace_model_add_process(struct trace_model *m, uint32_t pid)
 	if (key_map_get(&m->procs, &key, sizeof(key)))
 		return;
 	key_map_put(&m->procs, &key, sizeof(key), (void *)1);
-	if (!proc_thread_comm((int)pid, (int)pid, comm, sizeof(comm)))
+	if (!thread_comm(m, pid, pid, comm, sizeof(comm)))
 		snprintf(comm, sizeof(comm), "process %" PRIu32, pid);
 	te_metadata_name(m->tf, "process_name", pid, pid, comm, strlen(comm));
+}
+
+void trace_model_learn_threads(struct trace_model *m, uint32_t pid)
+{
+	char path[48], comm[32];
+	struct dirent *d;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return;
+	while ((d = readdir(dir))) {
+		struct pair_key key = { pid, strtoull(d->d_name, NULL, 10) };
+
+		if (!key.b || key_map_get(&m->names, &key, sizeof(key)))
+			continue;
+		if (proc_thread_comm((int)pid, (int)key.b, comm, sizeof(comm)))
+			key_map_put(&m->names, &key, sizeof(key), strdup(comm));
+	}
+	closedir(dir);
+}
+
+/* The name of a real thread: from the cache, else from /proc now. */
+static bool thread_comm(struct trace_model *m, uint32_t tgid, uint32_t tid,
+			char *buf, size_t len)
+{
+	struct pair_key key = { tgid, tid };
+	const char *known = key_map_get(&m->names, &key, sizeof(key));
+
+	if (known) {
+		snprintf(buf, len, "%s", known);
+		return true;
+	}
+	return proc_thread_comm((int)tgid, (int)tid, buf, len);
 }
 
 /* The tid to show for real thread `tid` of `tgid` in process `pid`. */
@@ -95,7 +135,7 @@ static uint32_t shown_tid(struct trace_model *m, uint32_t pid, uint32_t tgid,
 	t = xcalloc(sizeof(*t));
 	t->tid = pid == tgid ? tid : m->next_pseudo++;
 	key_map_put(&m->threads, &key, sizeof(key), t);
-	if (!proc_thread_comm((int)tgid, (int)tid, comm, sizeof(comm)))
+	if (!thread_comm(m, tgid, tid, comm, sizeof(comm)))
 		snprintf(comm, sizeof(comm), "thread");
 	if (pid == tgid && strcmp(comm, "thread"))
 		snprintf(name, sizeof(name), "%s", comm);
@@ -421,4 +461,6 @@ void trace_model_finish(struct trace_model *m, uint64_t stop_ns)
 	key_map_each(&m->counters, free_value, NULL);
 	key_map_free(&m->counters);
 	key_map_free(&m->procs);
+	key_map_each(&m->names, free_value, NULL);
+	key_map_free(&m->names);
 }

@@ -38,12 +38,19 @@ struct trace_model {
 	struct key_map procs;    /* {real pid} -> (void *)1 once named */
 	struct key_map counters; /* {context pid, name} -> double * */
 	struct key_map spans;    /* {tgid, span address} -> struct open_span * */
+	struct key_map names;    /* {tgid, tid} -> thread name (malloc'd) seen in /proc */
 	uint32_t next_pseudo;
 	uint64_t next_async_id;
 };
 
 void trace_model_init(struct trace_model *m, struct trace_file *tf,
 		      struct trace_stats *stats);
+/*
+ * Remembers the names of the threads `pid` has now. Called every 100 ms or
+ * so: events are decoded in batches, and a thread may be gone by the time
+ * its first event is, taking its name in /proc with it.
+ */
+void trace_model_learn_threads(struct trace_model *m, uint32_t pid);
 /* Names a real process in the trace (process_name metadata) once. */
 void trace_model_add_process(struct trace_model *m, uint32_t pid);
 void trace_model_event(struct trace_model *m, const struct ctrace_event *ev);
