@@ -1,6 +1,8 @@
 # ctrace-bpf - build the BPF object, its skeleton, the loader, the examples and
 # the tests. `make V=1` shows the full commands.
 .DELETE_ON_ERROR:
+# Keep intermediate objects (tests/lib/*.o): relinking must not find them gone.
+.SECONDARY:
 .SUFFIXES:
 
 BUILD    ?= build

@@ -197,7 +197,14 @@ static cJSON *merge_args(cJSON *to, cJSON *from)
 	if (!to || !from)
 		return to ? to : from;
 	while ((item = from->child)) {
+		cJSON *same = cJSON_GetObjectItemCaseSensitive(to, item->string);
+
 		cJSON_DetachItemViaPointer(from, item);
+		/* The same key and value at both ends (e.g. args_unreadable) once. */
+		if (same && cJSON_Compare(same, item, 1)) {
+			cJSON_Delete(item);
+			continue;
+		}
 		cJSON_AddItemToObject(to, item->string, item);
 	}
 	cJSON_Delete(from);
