@@ -210,3 +210,18 @@ int BPF_KPROBE(ctrace_discard, __u64 marker)
 	r->arg[0] = marker;
 	return record_emit(r, 0, 0);
 }
+
+/* The end of a CTRACE_SCOPE: its start travels as the ticks it lasted. */
+SEC("uprobe")
+int BPF_KPROBE(ctrace_scope, __u64 marker, __u64 name, __u64 args, __u64 ticks)
+{
+	struct ctrace_record *r = record_start(CTRACE_KIND_SCOPE);
+
+	if (!r)
+		return 0;
+	r->arg[0] = marker;
+	r->arg[1] = name;
+	r->arg[2] = args;
+	r->arg[3] = ticks;
+	return record_emit(r, name, args);
+}

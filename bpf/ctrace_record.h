@@ -29,7 +29,8 @@ enum ctrace_kind {
 	CTRACE_KIND_COUNTER_ADD = 5, /* arg: marker, name*, double bits */
 	CTRACE_KIND_NEW_PID = 6,    /* arg: marker, pname* */
 	CTRACE_KIND_DISCARD = 7,    /* arg: marker */
-	CTRACE_KIND_MAX = 7,
+	CTRACE_KIND_SCOPE = 8,      /* arg: marker, name*, args*, TSC ticks since its start */
+	CTRACE_KIND_MAX = 8,
 };
 
 /* Per-string status bits; the name's are in flags bits 0-1, args' in 2-3. */

@@ -109,4 +109,82 @@ struct ctrace_span {
 			CTRACE__SITE1(discard, CTRACE__PTR(marker));           \
 	} while (0)
 
+/*
+ * CTRACE_SCOPE(marker, name, args): a span from here to the end of the
+ * enclosing block, the cheapest way to trace a function:
+ *
+ *   void parse(void) { CTRACE_SCOPE(NULL, "parse", NULL); ... }
+ *
+ * It costs one probe hit, not two: while traced, the start reads the time
+ * stamp counter (rdtsc, no syscall) and the end fires one probe carrying
+ * the ticks elapsed; ctrace-bpf turns them into the span's start. A scope
+ * entered before the tracer attached is not traced. The cleanup attribute
+ * (C, gcc and clang) or a destructor (C++) ends it on every way out.
+ */
+struct ctrace_scope {
+	const volatile void *marker;
+	const char *name;
+	const char *args;
+	unsigned long long tsc; /* 0: not traced */
+};
+
+static __inline__ unsigned long long ctrace__rdtsc(void)
+{
+	unsigned int lo, hi;
+
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((unsigned long long)hi << 32) | lo;
+}
+
+static __inline__ void ctrace__scope_end(struct ctrace_scope *s)
+{
+	if (__builtin_expect(s->tsc != 0, 0)) {
+		unsigned long long ticks = ctrace__rdtsc() - s->tsc;
+
+		CTRACE__SITE4(scope, CTRACE__PTR(s->marker), CTRACE__PTR(s->name),
+			      CTRACE__PTR(s->args), ticks);
+	}
+}
+
+/* The start: evaluates nothing and reads no clock while untraced. */
+#define CTRACE__SCOPE_BEGIN(s, marker_, name_, args_)                          \
+	do {                                                                   \
+		(s).marker = 0;                                                \
+		(s).name = 0;                                                  \
+		(s).args = 0;                                                  \
+		(s).tsc = 0;                                                   \
+		if (CTRACE__ARMED()) {                                         \
+			(s).marker = (marker_);                                \
+			(s).name = (name_);                                    \
+			(s).args = (args_);                                    \
+			(s).tsc = ctrace__rdtsc();                             \
+		}                                                              \
+	} while (0)
+
+#define CTRACE__CAT2(a, b) a##b
+#define CTRACE__CAT(a, b) CTRACE__CAT2(a, b)
+#ifdef __COUNTER__
+#define CTRACE__UNIQUE(prefix) CTRACE__CAT(prefix, __COUNTER__)
+#else
+#define CTRACE__UNIQUE(prefix) CTRACE__CAT(prefix, __LINE__)
+#endif
+
+#ifdef __cplusplus
+/* C++: a destructor ends the scope. */
+struct ctrace_scope_guard {
+	struct ctrace_scope s;
+	~ctrace_scope_guard() { ctrace__scope_end(&s); }
+};
+#define CTRACE__SCOPE_VAR(var, marker, name, args)                             \
+	ctrace_scope_guard var;                                                \
+	CTRACE__SCOPE_BEGIN(var.s, marker, name, args)
+#else
+/* C: the cleanup attribute ends the scope (gcc and clang). */
+#define CTRACE__SCOPE_VAR(var, marker, name, args)                             \
+	struct ctrace_scope var __attribute__((cleanup(ctrace__scope_end)));   \
+	CTRACE__SCOPE_BEGIN(var, marker, name, args)
+#endif
+#define CTRACE_SCOPE(marker, name, args)                                       \
+	CTRACE__SCOPE_VAR(CTRACE__UNIQUE(ctrace__scope_), marker, name, args)
+
 #endif /* CTRACE_H */

@@ -38,7 +38,7 @@ struct uprobe_multi_link_attr {
 	__u32 pid;
 };
 
-enum { KIND_COUNT = 7 };
+enum { KIND_COUNT = 8 };
 
 /* The BPF program for each probe name of provider "ctrace", by kind index. */
 static const struct {
@@ -47,7 +47,7 @@ static const struct {
 } programs[KIND_COUNT] = {
 #define P(n) { #n, offsetof(struct ctrace_bpf, progs.ctrace_##n) }
 	P(span_begin), P(span_end), P(instant), P(counter_set),
-	P(counter_add), P(new_pid), P(discard),
+	P(counter_add), P(new_pid), P(discard), P(scope),
 #undef P
 };
 

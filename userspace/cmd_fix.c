@@ -1,12 +1,308 @@
 // SPDX-License-Identifier: MIT
-/* cmd_fix.c - `ctrace-bpf fix`: being written (see commands.h). */
+/*
+ * cmd_fix.c - `ctrace-bpf fix FILE [-o OUT]`: closes a trace that was cut
+ * short (tracer killed, disk full) so that viewers open it. The repair itself
+ * is trace_fix.c; this is the command line and the file handling.
+ *
+ * In place, the repaired trace is written to a temporary file next to FILE
+ * and renamed over it: a crash or a full disk during the repair leaves FILE
+ * as it was. The same rules as for the trace's output apply, since this too
+ * may run as root: no writing through a symbolic link, nor over a file of
+ * another user.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "commands.h"
+#include "output_file.h"
+#include "trace_fix.h"
+
+static const char usage_text[] =
+	"Usage: ctrace-bpf fix FILE [-o OUT]\n"
+	"\n"
+	"Repairs a trace that was cut short (ctrace-bpf was killed, the disk was full):\n"
+	"keeps every complete event, drops the cut-off rest, and closes the file with\n"
+	"metadata saying \"truncated\": true and how many events were recovered.\n"
+	"FILE is rewritten in place (through a temporary file), or the result goes to\n"
+	"OUT (- for standard output). A trace that is already complete is left alone.\n"
+	"\n"
+	"  -o, --output OUT   write the repaired trace here instead\n"
+	"  -h, --help         this text\n";
+
+/* The user who ran sudo, or -1. */
+static uid_t sudo_uid(void)
+{
+	const char *s = getenv("SUDO_UID");
+
+	return s && *s ? (uid_t)strtoul(s, NULL, 10) : (uid_t)-1;
+}
+
+static void say_result(const char *file, const char *out, const struct trace_fix_result *r)
+{
+	fprintf(stderr, "ctrace-bpf: repaired %s%s%s: kept %llu events%s; dropped %llu bytes%s",
+		file, out ? " into " : "", out ? (strcmp(out, "-") ? out : "standard output") : "",
+		(unsigned long long)r->events,
+		r->context_kept ? " and the context" : " (the context was cut: not kept)",
+		(unsigned long long)r->bytes_dropped,
+		r->tail_cut ? " (the event the cut fell in)" : "");
+	if (r->damaged_lines)
+		fprintf(stderr, ", %llu damaged lines", (unsigned long long)r->damaged_lines);
+	fputs(". Open it in Perfetto UI (https://ui.perfetto.dev) or chrome://tracing\n", stderr);
+}
+
+/* One line about a failed repair; 1 (the exit code). */
+static int say_failure(const char *file, const struct trace_fix_result *r)
+{
+	switch (r->status) {
+	case TRACE_FIX_NOT_OURS:
+		fprintf(stderr, "ctrace-bpf: cannot repair %s: %s\n", file, r->why);
+		break;
+	case TRACE_FIX_READ_ERROR:
+		fprintf(stderr, "ctrace-bpf: reading %s failed: %s\n", file, strerror(r->err));
+		break;
+	case TRACE_FIX_WRITE_ERROR:
+		fprintf(stderr, "ctrace-bpf: writing the repaired %s failed: %s; %s is unchanged\n",
+			file, strerror(r->err), file);
+		break;
+	default:
+		break;
+	}
+	return 1;
+}
+
+/* Copies the whole of in to out_fd (a complete trace given -o). */
+static int copy_all(FILE *in, int out_fd)
+{
+	char buf[65536];
+	size_t n;
+
+	rewind(in);
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		for (size_t off = 0; off < n;) {
+			ssize_t w = write(out_fd, buf + off, n - off);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				return -1;
+			off += (size_t)w;
+		}
+	return ferror(in) ? -1 : 0;
+}
+
+static int fix_to(const char *file, const char *out)
+{
+	struct trace_fix_result r;
+	struct stat in_st, out_st;
+	FILE *in = fopen(file, "re");
+	int out_fd = -1, null_fd = -1, ret = 1;
+	bool created = false;
+
+	if (!in) {
+		fprintf(stderr, "ctrace-bpf: cannot read %s: %s\n", file, strerror(errno));
+		return 1;
+	}
+	/* Opening OUT truncates it: it must not be FILE itself. */
+	if (strcmp(out, "-") && stat(out, &out_st) == 0 && fstat(fileno(in), &in_st) == 0 &&
+	    in_st.st_dev == out_st.st_dev && in_st.st_ino == out_st.st_ino) {
+		fprintf(stderr, "ctrace-bpf: %s and %s are the same file; leave out -o to repair it in place\n",
+			file, out);
+		fclose(in);
+		return 1;
+	}
+	/*
+	 * A first pass decides, writing nothing: OUT may be a pipe, where what
+	 * was written for a trace found complete at its end cannot be taken back.
+	 */
+	null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (null_fd < 0 || trace_fix(in, null_fd, &r) == TRACE_FIX_WRITE_ERROR) {
+		fprintf(stderr, "ctrace-bpf: cannot open /dev/null: %s\n", strerror(errno));
+		goto out;
+	}
+	if (r.status != TRACE_FIX_REPAIRED && r.status != TRACE_FIX_COMPLETE) {
+		say_failure(file, &r);
+		goto out;
+	}
+	out_fd = output_open(out, &created);
+	if (out_fd < 0)
+		goto out;
+	rewind(in);
+	if (r.status == TRACE_FIX_COMPLETE) {
+		if (copy_all(in, out_fd) < 0)
+			fprintf(stderr, "ctrace-bpf: copying %s to %s failed: %s\n", file, out, strerror(errno));
+		else
+			ret = 0;
+		if (ret == 0)
+			fprintf(stderr, "ctrace-bpf: %s is complete, nothing to repair; copied it unchanged to %s\n",
+				file, out);
+	} else if (trace_fix(in, out_fd, &r) == TRACE_FIX_REPAIRED) {
+		say_result(file, out, &r);
+		ret = 0;
+	} else {
+		say_failure(file, &r);
+	}
+	if (out_fd >= 0 && close(out_fd) != 0 && ret == 0) {
+		fprintf(stderr, "ctrace-bpf: writing %s failed: %s\n", out, strerror(errno));
+		ret = 1;
+	}
+	/* Never leave a half-written OUT behind that looks like a trace. */
+	if (out_fd >= 0 && ret != 0 && strcmp(out, "-") && stat(out, &out_st) == 0 &&
+	    S_ISREG(out_st.st_mode) && (created || out_st.st_size > 0))
+		unlink(out);
+out:
+	if (null_fd >= 0)
+		close(null_fd);
+	fclose(in);
+	return ret;
+}
+
+/*
+ * False when a process still has the file open for writing: the tracer is
+ * still running, and a repair now would be overwritten (a read lease is
+ * granted only when no one has it open for writing). Undecided -> true.
+ */
+static bool nobody_writing(int fd)
+{
+	if (fcntl(fd, F_SETLEASE, F_RDLCK) == 0) {
+		fcntl(fd, F_SETLEASE, F_UNLCK);
+		return true;
+	}
+	return errno != EAGAIN;
+}
+
+static int fix_in_place(const char *file)
+{
+	struct trace_fix_result r;
+	struct stat st, fst;
+	char *tmp = NULL, *slash;
+	FILE *in = NULL;
+	int fd = -1, tmp_fd = -1, ret = 1;
+
+	if (lstat(file, &st) != 0) {
+		fprintf(stderr, "ctrace-bpf: cannot read %s: %s\n", file, strerror(errno));
+		return 1;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		fprintf(stderr, "ctrace-bpf: will not rewrite %s: it is a symbolic link; give the file it points to, or -o OUT\n",
+			file);
+		return 1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fprintf(stderr, "ctrace-bpf: %s is not a regular file; give -o OUT to write the repaired trace elsewhere\n",
+			file);
+		return 1;
+	}
+	if (st.st_uid != geteuid() && st.st_uid != sudo_uid()) {
+		fprintf(stderr, "ctrace-bpf: will not rewrite %s: it belongs to another user (uid %u); give -o OUT\n",
+			file, (unsigned)st.st_uid);
+		return 1;
+	}
+	fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* The file checked above must be the file opened. */
+	if (fd < 0 || fstat(fd, &fst) != 0 || fst.st_ino != st.st_ino || fst.st_dev != st.st_dev) {
+		fprintf(stderr, "ctrace-bpf: cannot read %s: %s\n", file,
+			fd < 0 ? strerror(errno) : "it changed while being opened");
+		goto out;
+	}
+	if (!nobody_writing(fd)) {
+		fprintf(stderr, "ctrace-bpf: %s is still open for writing (is ctrace-bpf still tracing into it?);"
+			" stop the tracer first\n", file);
+		goto out;
+	}
+	in = fdopen(fd, "r");
+	if (!in)
+		goto out;
+	fd = -1;
+
+	/* The temporary file goes next to FILE: rename() cannot cross file systems. */
+	slash = strrchr(file, '/');
+	if (asprintf(&tmp, "%.*s.ctrace-fix-XXXXXX", slash ? (int)(slash - file + 1) : 0, file) < 0) {
+		tmp = NULL;
+		goto out;
+	}
+	tmp_fd = mkostemp(tmp, O_CLOEXEC);
+	if (tmp_fd < 0) {
+		fprintf(stderr, "ctrace-bpf: cannot repair %s: cannot create a file next to it: %s;"
+			" give -o OUT\n", file, strerror(errno));
+		free(tmp);
+		tmp = NULL;
+		goto out;
+	}
+	switch (trace_fix(in, tmp_fd, &r)) {
+	case TRACE_FIX_REPAIRED:
+		/* The repaired file keeps the original's owner and mode. */
+		if (fchmod(tmp_fd, st.st_mode & 07777) != 0 ||
+		    (geteuid() == 0 && fchown(tmp_fd, st.st_uid, st.st_gid) != 0) ||
+		    fsync(tmp_fd) != 0) {
+			r.err = errno;
+			r.status = TRACE_FIX_WRITE_ERROR;
+			say_failure(file, &r);
+			break;
+		}
+		if (rename(tmp, file) != 0) {
+			fprintf(stderr, "ctrace-bpf: cannot replace %s: %s; it is unchanged\n", file, strerror(errno));
+			break;
+		}
+		free(tmp);
+		tmp = NULL; /* renamed: nothing to remove */
+		say_result(file, NULL, &r);
+		ret = 0;
+		break;
+	case TRACE_FIX_COMPLETE:
+		fprintf(stderr, "ctrace-bpf: %s is complete, nothing to repair; left it as it is\n", file);
+		ret = 0;
+		break;
+	default:
+		say_failure(file, &r);
+		break;
+	}
+out:
+	if (tmp_fd >= 0)
+		close(tmp_fd);
+	if (tmp)
+		unlink(tmp);
+	free(tmp);
+	if (in)
+		fclose(in);
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
 
 int cmd_fix(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fputs("ctrace-bpf: 'fix' is not available in this build yet\n", stderr);
-	return 2;
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *out = NULL;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			fputs("ctrace-bpf: see ctrace-bpf fix --help\n", stderr);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		fputs(optind >= argc ? "ctrace-bpf: which trace? ctrace-bpf fix FILE [-o OUT]\n" :
+				       "ctrace-bpf: fix takes one FILE; see ctrace-bpf fix --help\n",
+		      stderr);
+		return 2;
+	}
+	return out ? fix_to(argv[optind], out) : fix_in_place(argv[optind]);
 }

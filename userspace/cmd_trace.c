@@ -191,6 +191,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 
 struct session {
 	int pid;
+	struct tsc_clock tsc;
 	uint64_t drops_reported;
 	struct trace_stats stats;
 	struct trace_model model;
@@ -400,6 +401,8 @@ int cmd_trace(int argc, char **argv)
 	s.pid = o.pid;
 	s.verbose = o.verbose;
 	trace_model_init(&s.model, &tf, &s.stats);
+	tsc_clock_init(&s.tsc);
+	s.model.tsc = &s.tsc;
 	trace_model_learn_threads(&s.model, (uint32_t)o.pid);
 	trace_model_add_process(&s.model, (uint32_t)o.pid);
 
@@ -446,6 +449,7 @@ int cmd_trace(int argc, char **argv)
 			/* Libraries loaded since (dlopen), and the names of new threads. */
 			attach_process(skel, o.pid, &att);
 			trace_model_learn_threads(&s.model, (uint32_t)o.pid);
+			tsc_clock_update(&s.tsc);
 			next_scan = now + 100 * 1000000ull;
 		}
 		if (stop_signal) {

@@ -16,6 +16,7 @@ static const struct {
 	[CTRACE_KIND_COUNTER_ADD] = { "counter_add", 1, -1 },
 	[CTRACE_KIND_NEW_PID] = { "new_pid", 1, -1 },
 	[CTRACE_KIND_DISCARD] = { "discard", -1, -1 },
+	[CTRACE_KIND_SCOPE] = { "scope", 1, 2 },
 };
 
 const char *record_kind_probe(unsigned kind)

@@ -317,6 +317,19 @@ static void span_end(struct trace_model *m, const struct ctrace_event *ev)
 	free_span(s);
 }
 
+static void scope(struct trace_model *m, const struct ctrace_event *ev)
+{
+	struct open_span s = { 0 };
+	uint64_t dur = m->tsc ? tsc_clock_ticks_to_ns(m->tsc, ev->arg[3]) : 0;
+
+	s.ts_ns = dur < ev->ts_ns ? ev->ts_ns - dur : 0;
+	resolve(m, ev->tgid, ev->tid, ev->arg[0], &s.pid, &s.tid);
+	s.name.s = (char *)ev->name;
+	s.name.n = ev->name_len;
+	s.name.flags = ev->name_flags;
+	write_complete(m, &s, ev->ts_ns, args_of(ev->args, ev->args_len, ev->args_flags));
+}
+
 static void instant(struct trace_model *m, const struct ctrace_event *ev)
 {
 	uint32_t pid, tid;
@@ -411,6 +424,7 @@ void trace_model_event(struct trace_model *m, const struct ctrace_event *ev)
 	case CTRACE_KIND_COUNTER_ADD: counter(m, ev); break;
 	case CTRACE_KIND_NEW_PID: new_pid(m, ev); break;
 	case CTRACE_KIND_DISCARD: discard(m, ev); break;
+	case CTRACE_KIND_SCOPE: scope(m, ev); break;
 	default: m->stats->bad_records++; break;
 	}
 }

@@ -10,6 +10,8 @@
  *                                          a unique "id"
  *   span still open at the stop        -> "X" to the stop, args.unfinished
  *   span_end with no begin             -> "I" "ctrace: span end without begin"
+ *   scope (CTRACE_SCOPE's end)         -> "X" on its thread, its start from
+ *                                          the TSC ticks it carries
  *   instant                            -> "I" with "s": "g", "p" or "t"
  *   counter_set / counter_add          -> "C", args {"value": v}, no "id"
  *   new_pid                            -> a pseudo-process, "process_name"
@@ -27,6 +29,7 @@
 #include "key_map.h"
 #include "record_decode.h"
 #include "trace_file.h"
+#include "tsc_clock.h"
 
 #define CTRACE_PSEUDO_BASE 0x40000000u
 
@@ -39,6 +42,7 @@ struct trace_model {
 	struct key_map counters; /* {context pid, name} -> double * */
 	struct key_map spans;    /* {tgid, span address} -> struct open_span * */
 	struct key_map names;    /* {tgid, tid} -> thread name (malloc'd) seen in /proc */
+	const struct tsc_clock *tsc; /* for CTRACE_SCOPE; NULL: scopes have no start */
 	uint32_t next_pseudo;
 	uint64_t next_async_id;
 };

@@ -32,6 +32,7 @@ int main(int argc, char **argv)
 	(void)argv;
 #endif
 
+	CTRACE_SCOPE(&marker, name_of("scope"), args);
 	CTRACE_SPAN_BEGIN(NULL, &sp, name_of("span"), args);
 	CTRACE_INSTANT(&marker, name_of("instant"), CTRACE_SCOPE_GLOBAL, NULL);
 	CTRACE_INSTANT(NULL, "p", CTRACE_SCOPE_PROCESS, args);

@@ -91,6 +91,9 @@ static void test_kind_table(void **state)
 	(void)state;
 	assert_string_equal(record_kind_probe(CTRACE_KIND_SPAN_BEGIN), "span_begin");
 	assert_string_equal(record_kind_probe(CTRACE_KIND_DISCARD), "discard");
+	assert_string_equal(record_kind_probe(CTRACE_KIND_SCOPE), "scope");
+	assert_int_equal(record_name_arg(CTRACE_KIND_SCOPE), 1);
+	assert_int_equal(record_args_arg(CTRACE_KIND_SCOPE), 2);
 	assert_null(record_kind_probe(0));
 	assert_null(record_kind_probe(CTRACE_KIND_MAX + 1));
 	assert_int_equal(record_name_arg(CTRACE_KIND_SPAN_BEGIN), 2);

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+/*
+ * scopes - CTRACE_SCOPE under the tracer: "outer" (about 20 ms) holds two
+ * "inner" scopes of about 5 ms each, one with args; a scope left by an
+ * early return still ends. Prints "ready pid=N main_tid=N", waits for the
+ * tracer, runs, exits 0.
+ */
+#define _GNU_SOURCE
+#include <ctrace.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+static int inner(int i)
+{
+	CTRACE_SCOPE(NULL, "inner", i ? "{\"i\":1}" : NULL);
+	sleep_ms(5);
+	if (i)
+		return 1; /* the scope ends on this way out too */
+	sleep_ms(0);
+	return 0;
+}
+
+static void outer(void)
+{
+	CTRACE_SCOPE(NULL, "outer", NULL);
+	sleep_ms(5);
+	inner(0);
+	inner(1);
+	sleep_ms(5);
+}
+
+int main(void)
+{
+	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)gettid());
+	fflush(stdout);
+	for (int i = 0; !CTRACE_ENABLED(); i++) {
+		if (i > 10000)
+			return 3;
+		usleep(1000);
+	}
+	outer();
+	return 0;
+}

@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: MIT
+/* trace_fix.c - see trace_fix.h. */
+#include "trace_fix.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cjson/cJSON.h>
+#include "json_writer.h"
+
+#define CONTEXT_PREFIX "{\"context\":"
+#define EVENTS_LINE "\"traceEvents\":["
+#define METADATA_PREFIX "\"metadata\":"
+
+/* One line at a time, without its '\n', never longer than TRACE_FIX_LINE_MAX. */
+struct line_reader {
+	FILE *in;
+	char *buf;
+	size_t cap;
+	size_t len;      /* bytes kept in buf */
+	size_t raw_len;  /* bytes the line had in the file (without '\n') */
+	bool newline;    /* it ended with '\n' (else with the end of the file) */
+	bool too_long;   /* raw_len > TRACE_FIX_LINE_MAX: buf holds only a start */
+};
+
+/* 1: a line; 0: end of file with no byte; -1: read error or out of memory. */
+static int read_line(struct line_reader *r)
+{
+	int c;
+
+	r->len = r->raw_len = 0;
+	r->newline = r->too_long = false;
+	while ((c = getc_unlocked(r->in)) != EOF) {
+		if (c == '\n') {
+			r->newline = true;
+			break;
+		}
+		r->raw_len++;
+		if (r->len >= TRACE_FIX_LINE_MAX) {
+			r->too_long = true; /* keep counting, stop storing */
+			continue;
+		}
+		if (r->len + 1 >= r->cap) {
+			size_t cap = r->cap ? r->cap * 2 : 4096;
+			char *nb = realloc(r->buf, cap);
+
+			if (!nb) {
+				errno = ENOMEM;
+				return -1;
+			}
+			r->buf = nb;
+			r->cap = cap;
+		}
+		r->buf[r->len++] = (char)c;
+	}
+	if (ferror(r->in))
+		return -1;
+	if (r->buf)
+		r->buf[r->len] = '\0';
+	return r->raw_len || r->newline;
+}
+
+/*
+ * Length of the strict JSON number at s (RFC 8259: -?(0|[1-9][0-9]*)
+ * (\.[0-9]+)?([eE][+-]?[0-9]+)?), 0 if there is none. What follows must not
+ * continue it: cJSON would read "01" or "1.e5" with strtod and accept them.
+ */
+static size_t number_len(const char *s, size_t n)
+{
+	size_t i = 0;
+
+#define DIGIT(k) ((k) < n && s[k] >= '0' && s[k] <= '9')
+	if (i < n && s[i] == '-')
+		i++;
+	if (!DIGIT(i))
+		return 0;
+	if (s[i] == '0')
+		i++;
+	else
+		while (DIGIT(i))
+			i++;
+	if (i < n && s[i] == '.') {
+		if (!DIGIT(i + 1))
+			return 0;
+		for (i++; DIGIT(i); i++)
+			;
+	}
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		i++;
+		if (i < n && (s[i] == '+' || s[i] == '-'))
+			i++;
+		if (!DIGIT(i))
+			return 0;
+		while (DIGIT(i))
+			i++;
+	}
+	if (i < n && strchr("0123456789.eE+-", s[i]))
+		return 0;
+#undef DIGIT
+	return i;
+}
+
+/*
+ * The forms cJSON is lenient about, refused: bytes below 0x20 (raw control
+ * bytes in strings, and whitespace other than space, which we never write),
+ * invalid UTF-8, numbers that are not strict JSON numbers.
+ */
+static bool strict_scan(const char *s, size_t n)
+{
+	bool in_string = false;
+	size_t i = 0;
+
+	while (i < n) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c < 0x20)
+			return false;
+		if (c >= 0x80) {
+			int32_t cp;
+
+			i += jw_utf8_next((const unsigned char *)s + i, n - i, &cp);
+			if (cp < 0)
+				return false;
+			continue;
+		}
+		if (in_string) {
+			if (c == '\\')
+				i++; /* cJSON checks the escape itself */
+			else if (c == '"')
+				in_string = false;
+			i++;
+		} else if (c == '"') {
+			in_string = true;
+			i++;
+		} else if (c == '-' || (c >= '0' && c <= '9')) {
+			size_t len = number_len(s + i, n - i);
+
+			if (!len)
+				return false;
+			i += len;
+		} else {
+			i++;
+		}
+	}
+	return !in_string;
+}
+
+bool trace_fix_line_is_object(const char *s, size_t n)
+{
+	const char *end = NULL;
+	cJSON *v;
+	bool ok;
+
+	if (n < 2 || s[0] != '{' || s[n - 1] != '}' || !strict_scan(s, n))
+		return false;
+	v = cJSON_ParseWithLengthOpts(s, n, &end, 0);
+	ok = v && cJSON_IsObject(v) && end == s + n;
+	cJSON_Delete(v);
+	return ok;
+}
+
+static bool is_prefix_of(const char *s, size_t n, const char *whole)
+{
+	return n <= strlen(whole) && !memcmp(s, whole, n);
+}
+
+__attribute__((format(printf, 2, 3)))
+static enum trace_fix_status not_ours(struct trace_fix_result *res, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(res->why, sizeof(res->why), fmt, ap);
+	va_end(ap);
+	return res->status = TRACE_FIX_NOT_OURS;
+}
+
+/*
+ * After the "]," line: the file is complete if a whole metadata object
+ * follows and then nothing but the final newline.
+ */
+static bool complete_after_events(struct line_reader *lr)
+{
+	char *obj;
+	bool ok;
+	int got;
+
+	if (lr->len != 2 || memcmp(lr->buf, "],", 2) || !lr->newline)
+		return false;
+	if (read_line(lr) <= 0 || lr->too_long ||
+	    !is_prefix_of(METADATA_PREFIX, strlen(METADATA_PREFIX), lr->buf))
+		return false;
+	/* "metadata":{...}} is an object once it gets its opening brace. */
+	obj = malloc(lr->len + 2);
+	if (!obj)
+		return false;
+	obj[0] = '{';
+	memcpy(obj + 1, lr->buf, lr->len + 1);
+	ok = trace_fix_line_is_object(obj, lr->len + 1);
+	free(obj);
+	while (ok && (got = read_line(lr)) > 0)
+		ok = lr->raw_len == strspn(lr->buf ? lr->buf : "", " \t\r");
+	return ok && !ferror(lr->in);
+}
+
+/* The closing metadata: the context's facts, then what the repair did. */
+static void write_closing(struct json_writer *w, const char *ctx, size_t ctx_len,
+			  const struct trace_fix_result *res)
+{
+	jw_lit(w, "\n],\n\"metadata\":{");
+	/* ctx is "{members}": copy the members (it was checked to be an object). */
+	if (ctx && ctx_len > 2) {
+		jw_raw(w, ctx + 1, ctx_len - 2);
+		jw_lit(w, ",");
+	}
+	jw_lit(w, "\"stop_reason\":\"cut short; repaired by ctrace-bpf fix\",\"truncated\":true");
+	jw_lit(w, ",\"events_recovered\":");
+	jw_u64(w, res->events);
+	jw_lit(w, ",\"damaged_lines_dropped\":");
+	jw_u64(w, res->damaged_lines);
+	jw_lit(w, ",\"bytes_dropped\":");
+	jw_u64(w, res->bytes_dropped);
+	jw_lit(w, "}}\n");
+}
+
+/* Copies the event lines to w until the "]" line or the end of the input. */
+static int copy_events(struct line_reader *lr, struct json_writer *w,
+		       struct trace_fix_result *res, bool *end_seen)
+{
+	int got;
+
+	*end_seen = false;
+	while ((got = read_line(lr)) > 0) {
+		size_t len = lr->len;
+
+		if (!lr->too_long && len > 0 && lr->buf[0] == ']') {
+			*end_seen = true;
+			return 0;
+		}
+		if (lr->raw_len == 0)
+			continue; /* the empty line of an empty event list */
+		if (len > 0 && lr->buf[len - 1] == ',')
+			len--; /* the separator: the cut may fall right after it */
+		if (!lr->too_long && trace_fix_line_is_object(lr->buf, len)) {
+			jw_lit(w, res->events ? ",\n" : "");
+			jw_raw(w, lr->buf, len);
+			res->events++;
+		} else if (lr->newline) {
+			res->damaged_lines++;
+			res->bytes_dropped += lr->raw_len + 1;
+		} else {
+			res->bytes_dropped += lr->raw_len; /* the event the cut fell in */
+		}
+		if (!lr->newline)
+			break;
+	}
+	if (got < 0)
+		return -1;
+	res->tail_cut = true;
+	return 0;
+}
+
+enum trace_fix_status trace_fix(FILE *in, int out_fd, struct trace_fix_result *res)
+{
+	const size_t sig_len = strlen(TRACE_FIX_SIGNATURE);
+	const size_t ctx_prefix = strlen(CONTEXT_PREFIX);
+	struct line_reader lr = { .in = in };
+	struct json_writer w;
+	char *ctx = NULL;
+	size_t ctx_len = 0;
+	bool end_seen = false;
+	int got;
+
+	memset(res, 0, sizeof(*res));
+	if (jw_init(&w, out_fd, 0) < 0) {
+		res->err = ENOMEM;
+		return res->status = TRACE_FIX_WRITE_ERROR;
+	}
+
+	/* Line 1: the signature, then the context object and a comma. */
+	got = read_line(&lr);
+	if (got < 0)
+		goto read_error;
+	if (got == 0) {
+		not_ours(res, "the file is empty: the tracer stopped before it wrote anything");
+		goto done;
+	}
+	if (lr.too_long || !is_prefix_of(lr.buf, lr.len < sig_len ? lr.len : sig_len,
+					 TRACE_FIX_SIGNATURE)) {
+		not_ours(res, "it is not a ctrace-bpf trace (those begin with %s)", TRACE_FIX_SIGNATURE);
+		goto done;
+	}
+	if (lr.len < sig_len) {
+		not_ours(res, "only %zu bytes: the tracer stopped before it wrote its first line",
+			 lr.raw_len);
+		goto done;
+	}
+	/* The comma after the context may be missing: the cut fell right before it. */
+	ctx_len = lr.len - ctx_prefix - (lr.buf[lr.len - 1] == ',');
+	if (!lr.too_long && trace_fix_line_is_object(lr.buf + ctx_prefix, ctx_len)) {
+		ctx = malloc(ctx_len);
+		if (!ctx) {
+			errno = ENOMEM;
+			goto read_error;
+		}
+		memcpy(ctx, lr.buf + ctx_prefix, ctx_len);
+		res->context_kept = true;
+	} else {
+		ctx_len = 0;
+	}
+	if (ctx)
+		jw_lit(&w, CONTEXT_PREFIX), jw_raw(&w, ctx, ctx_len), jw_lit(&w, ",\n");
+	else
+		jw_lit(&w, "{");
+	jw_lit(&w, EVENTS_LINE "\n");
+	if (!lr.newline) {
+		res->tail_cut = true;
+		res->bytes_dropped = lr.raw_len;
+		goto close;
+	}
+
+	/* Line 2: the start of the event list. */
+	got = read_line(&lr);
+	if (got < 0)
+		goto read_error;
+	if (got == 0 || (!lr.newline && is_prefix_of(lr.buf, lr.len, EVENTS_LINE))) {
+		res->tail_cut = true;
+		res->bytes_dropped += lr.raw_len;
+		goto close;
+	}
+	if (lr.too_long || strcmp(lr.buf, EVENTS_LINE)) {
+		not_ours(res, "its second line is not %s", EVENTS_LINE);
+		goto done;
+	}
+
+	if (copy_events(&lr, &w, res, &end_seen) < 0)
+		goto read_error;
+	if (end_seen && !res->damaged_lines && res->context_kept &&
+	    complete_after_events(&lr)) {
+		res->status = TRACE_FIX_COMPLETE;
+		goto done;
+	}
+	if (ferror(in))
+		goto read_error;
+close:
+	write_closing(&w, ctx, ctx_len, res);
+	if (jw_flush(&w) < 0) {
+		res->err = w.err;
+		res->status = TRACE_FIX_WRITE_ERROR;
+	} else {
+		res->status = TRACE_FIX_REPAIRED;
+	}
+	goto done;
+read_error:
+	res->err = errno ? errno : EIO;
+	res->status = TRACE_FIX_READ_ERROR;
+done:
+	jw_free(&w);
+	free(lr.buf);
+	free(ctx);
+	return res->status;
+}
