@@ -44,12 +44,11 @@ static uid_t sudo_uid(void)
 
 static void say_result(const char *file, const char *out, const struct trace_fix_result *r)
 {
-	fprintf(stderr, "ctrace-bpf: repaired %s%s%s: kept %llu events%s; dropped %llu bytes%s",
+	fprintf(stderr, "ctrace-bpf: repaired %s%s%s: kept %llu events%s; dropped %llu bytes of cut-off text",
 		file, out ? " into " : "", out ? (strcmp(out, "-") ? out : "standard output") : "",
 		(unsigned long long)r->events,
 		r->context_kept ? " and the context" : " (the context was cut: not kept)",
-		(unsigned long long)r->bytes_dropped,
-		r->tail_cut ? " (the event the cut fell in)" : "");
+		(unsigned long long)r->bytes_dropped);
 	if (r->damaged_lines)
 		fprintf(stderr, ", %llu damaged lines", (unsigned long long)r->damaged_lines);
 	fputs(". Open it in Perfetto UI (https://ui.perfetto.dev) or chrome://tracing\n", stderr);
@@ -95,6 +94,28 @@ static int copy_all(FILE *in, int out_fd)
 	return ferror(in) ? -1 : 0;
 }
 
+/* A seekable copy of a stream that is not (a pipe); closes in. NULL on error. */
+static FILE *spool(FILE *in)
+{
+	FILE *copy = tmpfile();
+	char buf[65536];
+	size_t n;
+
+	while (copy && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, n, copy) != n) {
+			fclose(copy);
+			copy = NULL;
+		}
+	if (copy && (ferror(in) || fflush(copy) != 0)) {
+		fclose(copy);
+		copy = NULL;
+	}
+	fclose(in);
+	if (copy)
+		rewind(copy);
+	return copy;
+}
+
 static int fix_to(const char *file, const char *out)
 {
 	struct trace_fix_result r;
@@ -105,6 +126,11 @@ static int fix_to(const char *file, const char *out)
 
 	if (!in) {
 		fprintf(stderr, "ctrace-bpf: cannot read %s: %s\n", file, strerror(errno));
+		return 1;
+	}
+	/* Two passes need to read FILE twice: a pipe is kept in a temporary file first. */
+	if (lseek(fileno(in), 0, SEEK_CUR) < 0 && !(in = spool(in))) {
+		fprintf(stderr, "ctrace-bpf: cannot keep a copy of %s to read it twice: %s\n", file, strerror(errno));
 		return 1;
 	}
 	/* Opening OUT truncates it: it must not be FILE itself. */
