@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -146,6 +147,35 @@ static void child_run(int fd, const struct identity *id, char *const argv[])
 	child_fail(fd, STEP_EXEC, errno);
 }
 
+/* True if some directory of PATH has an entry named cmd (as execvp searches). */
+static bool in_path(const char *cmd)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+	struct stat st;
+
+	for (path = path ? path : "/bin:/usr/bin"; *path;) {
+		size_t len = strcspn(path, ":");
+
+		/* An empty entry is the current directory, as for execvp. */
+		snprintf(buf, sizeof(buf), "%.*s%s%s", (int)len, path, len ? "/" : "", cmd);
+		if (stat(buf, &st) == 0)
+			return true;
+		path += len + (path[len] == ':');
+	}
+	return false;
+}
+
+/*
+ * execvp says EACCES when a directory of PATH could not be searched, even if
+ * the command is nowhere: that is "not found" to a person.
+ */
+static void fix_not_found(const char *cmd, struct child_report *r)
+{
+	if (r->step == STEP_EXEC && r->err == EACCES && !strchr(cmd, '/') && !in_path(cmd))
+		r->err = ENOENT;
+}
+
 static void report_child_failure(const char *cmd, const struct identity *id,
 				 const struct child_report *r)
 {
@@ -163,6 +193,8 @@ static void report_child_failure(const char *cmd, const struct identity *id,
 	}
 	if (r->err == ENOENT && !strchr(cmd, '/'))
 		fprintf(stderr, "ctrace-bpf: %s: command not found\n", cmd);
+	else if (r->err == ENOENT && access(cmd, F_OK) == 0)
+		fprintf(stderr, "ctrace-bpf: %s: its interpreter (#! line or ELF loader) does not exist\n", cmd);
 	else if (r->err == ENOENT)
 		fprintf(stderr, "ctrace-bpf: %s: no such file\n", cmd);
 	else if (r->err == EACCES)
@@ -375,6 +407,7 @@ static int failed_before_exec(int fd, const char *cmd, const struct identity *id
 		n = read(fd, &report, sizeof(report));
 	while (n < 0 && errno == EINTR);
 	if (n == (ssize_t)sizeof(report)) {
+		fix_not_found(cmd, &report);
 		report_child_failure(cmd, id, &report);
 		return -child_errno(&report);
 	}
