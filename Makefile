@@ -38,7 +38,7 @@ SKEL     := $(BUILD)/ctrace.skel.h
 # The loader: every userspace/*.c; ctrace_bpf.c holds main().
 LOADER_SRCS := $(wildcard userspace/*.c)
 LOADER_OBJS := $(patsubst userspace/%.c,$(BUILD)/userspace/%.o,$(LOADER_SRCS))
-LIB_OBJS    := $(filter-out $(BUILD)/userspace/ctrace_bpf.o $(BUILD)/userspace/cmd_%.o,$(LOADER_OBJS))
+LIB_OBJS    := $(filter-out $(BUILD)/userspace/ctrace_bpf.o $(BUILD)/userspace/trace_options.o $(BUILD)/userspace/cmd_%.o,$(LOADER_OBJS))
 
 # Programs that use include/ctrace.h: the bundled example and the test targets.
 EXAMPLES    := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))

@@ -11,6 +11,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include "ctrace_record.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -37,6 +38,25 @@ struct {
 	__type(value, struct record_buf);
 } scratch SEC(".maps");
 
+/*
+ * The processes being traced (tgid -> 1). The loader puts its targets in;
+ * with follow_forks the fork tracepoint adds their children before they
+ * run; with exe_ino any process that execs that file is added. When
+ * filter_by_map is set, the probes were attached to every process that maps
+ * the file (pid -1) and only these tgids are recorded.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} traced_tgids SEC(".maps");
+
+const volatile bool filter_by_map = false;
+const volatile bool follow_forks = false;
+const volatile __u64 exe_ino = 0; /* --exe: the program's inode and device */
+const volatile __u32 exe_dev = 0;
+
 /* Records the ring buffer had no room for; read by the loader at the end. */
 __u64 dropped = 0;
 
@@ -57,6 +77,12 @@ static __always_inline struct ctrace_record *record_start(__u16 kind)
 	if (!r)
 		return 0;
 	pid_tgid = bpf_get_current_pid_tgid();
+	if (filter_by_map) {
+		__u32 tgid = pid_tgid >> 32;
+
+		if (!bpf_map_lookup_elem(&traced_tgids, &tgid))
+			return 0;
+	}
 	r->ts_ns = bpf_ktime_get_ns();
 	r->tgid = pid_tgid >> 32;
 	r->tid = (__u32)pid_tgid;
@@ -224,4 +250,62 @@ int BPF_KPROBE(ctrace_scope, __u64 marker, __u64 name, __u64 args, __u64 ticks)
 	r->arg[2] = args;
 	r->arg[3] = ticks;
 	return record_emit(r, name, args);
+}
+
+/* Sends a record about a process (no probe strings) right away. */
+static __always_inline void process_record(__u16 kind, __u64 a0, __u64 a1,
+					   const char *path)
+{
+	struct ctrace_record *r = record_start(kind);
+	long n = 0;
+
+	if (!r)
+		return;
+	r->arg[0] = a0;
+	r->arg[1] = a1;
+	if (path) {
+		n = bpf_probe_read_kernel_str(r->data, CTRACE_NAME_MAX, path);
+		n = n > 0 ? n - 1 : 0;
+		if (n > CTRACE_NAME_MAX - 1)
+			n = CTRACE_NAME_MAX - 1;
+	}
+	r->name_len = n;
+	if (bpf_ringbuf_output(&events, r, sizeof(*r) + (n & (CTRACE_NAME_MAX - 1)),
+			       BPF_RB_FORCE_WAKEUP))
+		__sync_fetch_and_add(&dropped, 1);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(ctrace_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 parent_tgid = BPF_CORE_READ(parent, tgid);
+	__u32 child_tgid = BPF_CORE_READ(child, tgid);
+	__u8 one = 1;
+
+	/* A new thread is not a new process; only followed parents count. */
+	if (child_tgid == parent_tgid || !follow_forks ||
+	    !bpf_map_lookup_elem(&traced_tgids, &parent_tgid))
+		return 0;
+	bpf_map_update_elem(&traced_tgids, &child_tgid, &one, BPF_ANY);
+	process_record(CTRACE_KIND_FORK, parent_tgid, child_tgid, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(ctrace_exec, struct task_struct *p, pid_t old_pid,
+	     struct linux_binprm *bprm)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u8 one = 1;
+
+	if (!bpf_map_lookup_elem(&traced_tgids, &tgid)) {
+		struct inode *ino = BPF_CORE_READ(bprm, file, f_inode);
+
+		if (!exe_ino || BPF_CORE_READ(ino, i_ino) != exe_ino ||
+		    BPF_CORE_READ(ino, i_sb, s_dev) != exe_dev)
+			return 0;
+		bpf_map_update_elem(&traced_tgids, &tgid, &one, BPF_ANY);
+	}
+	process_record(CTRACE_KIND_EXEC, tgid, 0, BPF_CORE_READ(bprm, filename));
+	return 0;
 }

@@ -30,7 +30,10 @@ enum ctrace_kind {
 	CTRACE_KIND_NEW_PID = 6,    /* arg: marker, pname* */
 	CTRACE_KIND_DISCARD = 7,    /* arg: marker */
 	CTRACE_KIND_SCOPE = 8,      /* arg: marker, name*, args*, TSC ticks since its start */
-	CTRACE_KIND_MAX = 8,
+	/* Not probes: what the kernel tells about the traced processes. */
+	CTRACE_KIND_FORK = 9,       /* arg: parent tgid, child tgid */
+	CTRACE_KIND_EXEC = 10,      /* arg: old tgid; name: the new program's path */
+	CTRACE_KIND_MAX = 10,
 };
 
 /* Per-string status bits; the name's are in flags bits 0-1, args' in 2-3. */

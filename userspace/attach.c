@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -307,6 +309,26 @@ static int attach_object(struct ctrace_bpf *skel, int pid,
 	return err ? err : (int)(a->sites - before);
 }
 
+/* Attaches one object unless done before (for this pid, or for all in global mode). */
+static int attach_once(struct ctrace_bpf *skel, int pid, const struct mapped_object *o,
+		       struct attachment *a)
+{
+	unsigned long long key[3] = { a->global ? 0 : (unsigned long long)pid, o->inode,
+				      ((unsigned long long)o->dev_major << 32) | o->dev_minor };
+	int n;
+
+	if (key_map_get(&a->seen, key, sizeof(key)))
+		return 0;
+	key_map_put(&a->seen, key, sizeof(key), (void *)1);
+	note_looked_in(a, o->path);
+	n = attach_object(skel, a->global ? -1 : pid, o, a);
+	if (n < 0) /* forget it, so that a retry (e.g. without multi) searches it again */
+		key_map_del(&a->seen, key, sizeof(key));
+	else if (n > 0)
+		a->objects_with_probes++;
+	return n;
+}
+
 int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a)
 {
 	struct mapped_object_list objs = { 0 };
@@ -317,27 +339,34 @@ int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a)
 	if (ret < 0)
 		return ret;
 	for (size_t i = 0; i < objs.n; i++) {
-		const struct mapped_object *o = &objs.v[i];
-		unsigned long long key[3] = { (unsigned long long)pid, o->inode,
-					      ((unsigned long long)o->dev_major << 32) | o->dev_minor };
-		int n;
+		int n = attach_once(skel, pid, &objs.v[i], a);
 
-		if (key_map_get(&a->seen, key, sizeof(key)))
-			continue;
-		key_map_put(&a->seen, key, sizeof(key), (void *)1);
-		note_looked_in(a, o->path);
-		n = attach_object(skel, pid, o, a);
 		if (n < 0) {
-			/* Forget it, so that a retry (e.g. without multi) searches it again. */
-			key_map_del(&a->seen, key, sizeof(key));
 			mapped_object_list_free(&objs);
 			return n;
 		}
-		if (n > 0)
-			a->objects_with_probes++;
 	}
 	mapped_object_list_free(&objs);
 	return (int)(a->sites - before);
+}
+
+int attach_file(struct ctrace_bpf *skel, const char *path, struct attachment *a)
+{
+	struct mapped_object o;
+	struct stat st;
+	unsigned before = a->sites;
+	int n;
+
+	memset(&o, 0, sizeof(o));
+	if (stat(path, &st) != 0)
+		return -errno;
+	snprintf(o.path, sizeof(o.path), "%s", path);
+	snprintf(o.host_path, sizeof(o.host_path), "%s", path);
+	o.inode = st.st_ino;
+	o.dev_major = major(st.st_dev);
+	o.dev_minor = minor(st.st_dev);
+	n = attach_once(skel, -1, &o, a);
+	return n < 0 ? n : (int)(a->sites - before);
 }
 
 void attachment_free(struct attachment *a)

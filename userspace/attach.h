@@ -25,6 +25,12 @@ struct attachment {
 	 */
 	bool multi;
 	bool verbose;
+	/*
+	 * global: attach to every process that maps an object (pid -1), the BPF
+	 * side keeping only the traced tgids (--follow, --exe): a child is
+	 * traced from its first instruction, with no attach to wait for.
+	 */
+	bool global;
 	struct bpf_link **links; /* perf-event uprobes */
 	size_t n_links, cap_links;
 	int *link_fds;           /* uprobe_multi links */
@@ -47,6 +53,9 @@ void attachment_init(struct attachment *a, bool multi, bool verbose);
  * refused (a message was printed).
  */
 int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a);
+
+/* --exe: attaches the sites of the ELF file at `path` for every process (global mode). */
+int attach_file(struct ctrace_bpf *skel, const char *path, struct attachment *a);
 
 /* Detaches everything: the semaphores drop, CTRACE_ENABLED() turns false. */
 void attachment_free(struct attachment *a);

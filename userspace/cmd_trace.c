@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmd_trace.c - `ctrace-bpf -p PID`: attach to the ctrace probes of a running
- * process and write what they report as a Chrome Trace Event JSON file
- * (Perfetto UI, chrome://tracing).
+ * cmd_trace.c - `ctrace-bpf -p PID`, `--exe PATH`, `-- CMD`: attach to the
+ * ctrace probes of processes and write what they report as a Chrome Trace
+ * Event JSON file (Perfetto UI, chrome://tracing).
  *
  * The journey of one event: include/ctrace.h (the probe site) -> bpf/ctrace.bpf.c
  * (a ring-buffer record) -> record_decode.c -> trace_model.c -> trace_file.c
@@ -10,85 +10,30 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include "attach.h"
 #include "commands.h"
 #include "ctrace.skel.h"
 #include "json_writer.h"
+#include "launch.h"
 #include "output_file.h"
 #include "preflight.h"
 #include "proc_info.h"
 #include "record_decode.h"
+#include "targets.h"
 #include "trace_file.h"
 #include "trace_model.h"
-
-static const char usage_text[] =
-	"Usage: ctrace-bpf -p PID [-o FILE] [-d SECONDS] [-b SIZE] [-v]\n"
-	"\n"
-	"Attaches to the ctrace probes (include/ctrace.h) of a running process and\n"
-	"writes a Chrome Trace Event JSON file, for Perfetto UI or chrome://tracing.\n"
-	"Tracing stops on Ctrl-C, SIGTERM, after -d SECONDS, or when the process\n"
-	"exits; every way of stopping leaves a complete file.\n"
-	"\n"
-	"  -p, --pid PID        the process to trace\n"
-	"  -o, --output FILE    where to write the trace (default ctrace-PID.json;\n"
-	"                       - for standard output)\n"
-	"  -d, --duration SECS  stop after this many seconds (decimals allowed)\n"
-	"  -b, --buffer-size SIZE  ring buffer between kernel and tracer, e.g. 64K,\n"
-	"                       16M (default 8M; rounded up to a power of two)\n"
-	"  -v, --verbose        say what is attached; show libbpf's messages\n"
-	"  -h, --help           this text\n"
-	"  -V, --version        the version\n"
-	"\n"
-	"Needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE).\n"
-	"\n"
-	"Examples:\n"
-	"  sudo ctrace-bpf -p 1234                  # until Ctrl-C or exit, to ctrace-1234.json\n"
-	"  sudo ctrace-bpf -p $(pidof myserver) -d 10 -o server.json\n"
-	"  sudo ctrace-bpf -p 1234 -o - | gzip > trace.json.gz\n"
-	"Then open the file at https://ui.perfetto.dev (Open trace file).\n";
-
-struct options {
-	int pid;
-	const char *output;
-	double duration;
-	unsigned long buffer_size;
-	bool verbose;
-};
-
-/* "64K", "16M", "1G" or bytes -> bytes, rounded up to a power of two; 0 if invalid. */
-static unsigned long parse_size(const char *s)
-{
-	unsigned long long v, p = 4096;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return 0;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	}
-	if (*end == 'i' || *end == 'b' || *end == 'B')
-		end += (*end == 'i' && (end[1] == 'B' || end[1] == 'b')) ? 2 : 1;
-	if (*end || v < 4096 || v > (1ull << 30))
-		return 0;
-	while (p < v)
-		p <<= 1;
-	return (unsigned long)p;
-}
+#include "trace_options.h"
 
 static volatile sig_atomic_t stop_signal;
 
@@ -101,9 +46,7 @@ static bool verbose_libbpf;
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (level == LIBBPF_DEBUG || (!verbose_libbpf && level != LIBBPF_WARN))
-		return 0;
-	if (!verbose_libbpf)
+	if (!verbose_libbpf || level == LIBBPF_DEBUG)
 		return 0;
 	return vfprintf(stderr, fmt, ap);
 }
@@ -116,86 +59,17 @@ static uint64_t now_ns(clockid_t clock)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-/* Parses the command line; exits with a one-line message when it is wrong. */
-static void parse_args(int argc, char **argv, struct options *o)
-{
-	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "buffer-size", required_argument, NULL, 'b' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ 0 },
-	};
-	int c;
-	char *end;
-
-	memset(o, 0, sizeof(*o));
-	while ((c = getopt_long(argc, argv, "p:o:d:b:vhV", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p': {
-			long v;
-
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || v <= 0 || v > 0x7fffffff) {
-				fprintf(stderr, "ctrace-bpf: -p needs a process id (a positive number), not '%s'\n", optarg);
-				exit(2);
-			}
-			o->pid = (int)v;
-			break;
-		}
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'd':
-			o->duration = strtod(optarg, &end);
-			if (*end || end == optarg || !(o->duration > 0) || o->duration > 1e9) {
-				fprintf(stderr, "ctrace-bpf: -d needs a duration in seconds, like 10 or 0.5, not '%s'\n", optarg);
-				exit(2);
-			}
-			break;
-		case 'b':
-			o->buffer_size = parse_size(optarg);
-			if (!o->buffer_size) {
-				fprintf(stderr, "ctrace-bpf: -b needs a size from 4K to 1G, like 64K or 16M, not '%s'\n", optarg);
-				exit(2);
-			}
-			break;
-		case 'v':
-			o->verbose = true;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			fputs(commands_usage, stdout);
-			exit(0);
-		case 'V':
-			printf("ctrace-bpf %s (libbpf %s)\n", CTRACE_BPF_VERSION, libbpf_version_string());
-			exit(0);
-		default:
-			fputs("ctrace-bpf: see ctrace-bpf --help\n", stderr);
-			exit(2);
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "ctrace-bpf: unexpected argument '%s'; see ctrace-bpf --help\n", argv[optind]);
-		exit(2);
-	}
-	if (!o->pid) {
-		fputs("ctrace-bpf: which process? give its pid with -p PID (see ctrace-bpf --help)\n", stderr);
-		exit(2);
-	}
-}
-
 struct session {
-	int pid;
-	struct tsc_clock tsc;
-	uint64_t drops_reported;
+	struct trace_options *o;
+	struct ctrace_bpf *skel;
+	struct attachment att;
+	struct target_set targets;
 	struct trace_stats stats;
 	struct trace_model model;
-	bool verbose;
+	struct tsc_clock tsc;
+	uint64_t drops_reported;
+	int pending[64]; /* processes the kernel told of (fork/exec), to attach */
+	int n_pending;
 };
 
 /* Strings the probe could not read (a page not yet faulted in) are read again from /proc. */
@@ -230,6 +104,9 @@ static int on_record(void *ctx, void *data, size_t size)
 		s->stats.bad_records++;
 		return 0;
 	}
+	if ((ev.kind == CTRACE_KIND_FORK || ev.kind == CTRACE_KIND_EXEC) &&
+	    s->n_pending < (int)(sizeof(s->pending) / sizeof(s->pending[0])))
+		s->pending[s->n_pending++] = (int)(ev.kind == CTRACE_KIND_FORK ? ev.arg[1] : ev.arg[0]);
 	late_read(s, &ev, record_name_arg(ev.kind), &ev.name, &ev.name_len,
 		  &ev.name_flags, name_buf, sizeof(name_buf));
 	late_read(s, &ev, record_args_arg(ev.kind), &ev.args, &ev.args_len,
@@ -239,9 +116,9 @@ static int on_record(void *ctx, void *data, size_t size)
 }
 
 /* Says in the trace, at about the time it happened, that records were lost. */
-static void report_drops(struct session *s, const struct ctrace_bpf *skel, int pid)
+static void report_drops(struct session *s, int pid)
 {
-	uint64_t total = skel->bss->dropped;
+	uint64_t total = s->skel->bss->dropped;
 
 	if (total == s->drops_reported)
 		return;
@@ -250,23 +127,14 @@ static void report_drops(struct session *s, const struct ctrace_bpf *skel, int p
 	s->drops_reported = total;
 }
 
-/* True once the target has exited (a pidfd turns readable, zombie or not). */
-static bool target_gone(int pidfd, int pid)
-{
-	struct pollfd p = { pidfd, POLLIN, 0 };
-
-	if (pidfd >= 0)
-		return poll(&p, 1, 0) > 0;
-	return kill(pid, 0) != 0 && errno == ESRCH;
-}
-
 /*
  * Opens and loads the BPF programs: for uprobe_multi links when `multi`
  * (one link per probe kind and object: fast to attach and to detach, and
  * the program is bound before any uprobe is registered), else for one
  * perf-event uprobe per site.
  */
-static struct ctrace_bpf *load_programs(const struct options *o, bool multi)
+static struct ctrace_bpf *load_programs(const struct trace_options *o, bool multi,
+					bool global, const struct stat *exe)
 {
 	struct ctrace_bpf *skel = ctrace_bpf__open();
 	int err;
@@ -282,15 +150,21 @@ static struct ctrace_bpf *load_programs(const struct options *o, bool multi)
 	}
 	/* Wake the loader when an eighth of the ring buffer is in use. */
 	skel->rodata->wakeup_bytes = bpf_map__max_entries(skel->maps.events) / 8;
+	skel->rodata->filter_by_map = global;
+	skel->rodata->follow_forks = o->follow;
+	if (exe) {
+		/* The kernel's s_dev encoding: major << 20 | minor. */
+		skel->rodata->exe_ino = exe->st_ino;
+		skel->rodata->exe_dev = (__u32)((major(exe->st_dev) << 20) | minor(exe->st_dev));
+	}
 	if (multi)
 		attach_prepare_multi(skel);
 	err = ctrace_bpf__load(skel);
 	if (err) {
-		if (multi)
-			goto fail; /* quietly: the caller tries without */
-		fprintf(stderr, "ctrace-bpf: the kernel refused the BPF program: %s (run with -v for the verifier's log)\n",
-			strerror(-err));
-		goto fail;
+		if (!multi)
+			fprintf(stderr, "ctrace-bpf: the kernel refused the BPF program: %s (run with -v for the verifier's log)\n",
+				strerror(-err));
+		goto fail; /* with multi, quietly: the caller tries without */
 	}
 	return skel;
 fail:
@@ -298,67 +172,154 @@ fail:
 	return NULL;
 }
 
-/* Loads the programs and attaches to every ctrace site of the process. */
-static int load_and_attach(const struct options *o, struct ctrace_bpf **skel_out,
-			   struct attachment *att)
+/* Marks a process as traced for the BPF side and the loop; attaches its objects. */
+static int add_target(struct session *s, int pid)
 {
+	__u32 key = (__u32)pid;
+	__u8 one = 1;
+	int err = targets_add(&s->targets, pid);
+
+	if (err < 0)
+		return err;
+	bpf_map_update_elem(bpf_map__fd(s->skel->maps.traced_tgids), &key, &one, BPF_ANY);
+	err = attach_process(s->skel, pid, &s->att);
+	return err == -ESRCH ? 0 : err; /* gone already: its exit ends it */
+}
+
+/* Loads the programs and attaches to every starting target. */
+static int load_and_attach(struct session *s, const struct stat *exe)
+{
+	const struct trace_options *o = s->o;
+	bool global = o->follow || o->exe;
 	/* CTRACE_NO_MULTI=1 forces one perf-event uprobe per site (to compare). */
 	int first = getenv("CTRACE_NO_MULTI") ? 0 : 1;
 
 	for (int multi = first; multi >= 0; multi--) {
-		struct ctrace_bpf *skel = load_programs(o, multi);
-		int err;
+		int err = 0;
 
-		if (!skel) {
+		s->skel = load_programs(o, multi, global, exe);
+		if (!s->skel) {
 			if (multi)
 				continue;
 			return -EINVAL;
 		}
-		attachment_init(att, multi, o->verbose);
-		err = attach_process(skel, o->pid, att);
+		attachment_init(&s->att, multi, o->verbose);
+		s->att.global = global;
+		targets_free(&s->targets);
+		if (o->exe)
+			err = attach_file(s->skel, o->exe, &s->att);
+		for (int i = 0; i < o->n_pids && err >= 0; i++) {
+			err = add_target(s, o->pids[i]);
+			if (err == 0 && !targets_has(&s->targets, o->pids[i]))
+				err = -ESRCH;
+		}
 		if (err == -EOPNOTSUPP && multi) {
 			if (o->verbose)
 				fputs("ctrace-bpf: no uprobe_multi links on this kernel: one uprobe per site\n", stderr);
-			attachment_free(att);
-			ctrace_bpf__destroy(skel);
+			attachment_free(&s->att);
+			ctrace_bpf__destroy(s->skel);
+			s->skel = NULL;
 			continue;
 		}
-		*skel_out = skel;
+		if (err >= 0) {
+			/* Processes are followed and exec'd from now on. */
+			if (!bpf_program__attach(s->skel->progs.ctrace_exec) ||
+			    (o->follow && !bpf_program__attach(s->skel->progs.ctrace_fork))) {
+				fprintf(stderr, "ctrace-bpf: cannot watch the sched_process tracepoints: %s\n",
+					strerror(errno));
+				return -errno;
+			}
+		}
 		return err < 0 ? err : 0;
 	}
 	return -EINVAL;
 }
 
+/* --exe: the processes already running the program join the trace. */
+static void find_exe_processes(struct session *s, const struct stat *exe)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *d;
+	char path[300];
+	struct stat st;
+
+	if (!proc)
+		return;
+	while ((d = readdir(proc))) {
+		int pid = atoi(d->d_name);
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+		if (stat(path, &st) == 0 && st.st_ino == exe->st_ino && st.st_dev == exe->st_dev)
+			add_target(s, pid);
+	}
+	closedir(proc);
+}
+
+static const char *signal_reason(int sig)
+{
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP";
+}
+
 int cmd_trace(int argc, char **argv)
 {
-	struct options o;
+	struct trace_options o;
 	struct proc_facts target;
 	struct trace_facts facts = { 0 };
-	struct session s = { 0 };
-	struct attachment att;
-	struct ctrace_bpf *skel = NULL;
+	struct session s;
 	struct ring_buffer *rb = NULL;
 	struct json_writer w = { 0 };
 	struct trace_file tf = { 0 };
-	char default_out[64];
-	bool created = false;
-	int out_fd = -1, pidfd = -1, err, exit_code = 1;
+	struct launch launched = { 0 };
+	struct stat exe_st;
+	char default_out[300];
+	bool created = false, started = false;
+	int out_fd = -1, err, exit_code = 1, first_pid = 0;
 	uint64_t deadline = 0, next_scan = 0;
 
-	attachment_init(&att, false, false);
-	parse_args(argc, argv, &o);
+	memset(&s, 0, sizeof(s));
+	memset(&target, 0, sizeof(target));
+	attachment_init(&s.att, false, false);
+	trace_options_parse(argc, argv, &o);
+	s.o = &o;
 	verbose_libbpf = o.verbose;
 	libbpf_set_print(libbpf_print);
-	if (!o.output) {
-		snprintf(default_out, sizeof(default_out), "ctrace-%d.json", o.pid);
-		o.output = default_out;
+
+	if (o.n_pids) {
+		first_pid = o.pids[0];
+		for (int i = 0; i < o.n_pids; i++)
+			if (kill(o.pids[i], 0) != 0 && errno == ESRCH) {
+				fprintf(stderr, "ctrace-bpf: no process with pid %d (is it still running? try: pgrep -a NAME)\n",
+					o.pids[i]);
+				return 1;
+			}
 	}
-	if (proc_facts_read(o.pid, &target) < 0) {
-		fprintf(stderr, "ctrace-bpf: no process with pid %d (is it still running? try: pgrep -a NAME)\n", o.pid);
+	if (o.exe && stat(o.exe, &exe_st) != 0) {
+		fprintf(stderr, "ctrace-bpf: --exe %s: %s\n", o.exe, strerror(errno));
 		return 1;
 	}
 	if (!preflight_privileges() || !preflight_kernel())
-		goto out;
+		return 1;
+	if (o.command) {
+		/* Held before its first instruction, its libraries mapped. */
+		if (launch_start(&launched, o.command) < 0)
+			return 127;
+		first_pid = launched.pid;
+		o.pids[o.n_pids++] = launched.pid;
+	}
+	if (!o.output) {
+		if (first_pid)
+			snprintf(default_out, sizeof(default_out), "ctrace-%d.json", first_pid);
+		else
+			snprintf(default_out, sizeof(default_out), "ctrace-%s.json",
+				 strrchr(o.exe, '/') ? strrchr(o.exe, '/') + 1 : o.exe);
+		o.output = default_out;
+	}
+	if (first_pid)
+		proc_facts_read(first_pid, &target);
+	else
+		snprintf(target.exe, sizeof(target.exe), "%s", o.exe);
 	/* Before attaching: a bad output path must not touch the target at all. */
 	out_fd = output_open(o.output, &created);
 	if (out_fd < 0)
@@ -367,7 +328,7 @@ int cmd_trace(int argc, char **argv)
 	/* The trace starts before the first probe can fire. */
 	facts.start_wall_ns = now_ns(CLOCK_REALTIME);
 	facts.start_mono_ns = now_ns(CLOCK_MONOTONIC);
-	{
+	if (target.start_boottime_ns) {
 		/* /proc gives the target's start on CLOCK_BOOTTIME; say it on the other two clocks. */
 		uint64_t since_start = now_ns(CLOCK_BOOTTIME) - target.start_boottime_ns;
 
@@ -375,38 +336,48 @@ int cmd_trace(int argc, char **argv)
 		facts.target_start_mono_ns = facts.start_mono_ns > since_start ?
 						     facts.start_mono_ns - since_start : 0;
 	}
-	err = load_and_attach(&o, &skel, &att);
-	if (err == -ESRCH) {
-		fprintf(stderr, "ctrace-bpf: process %d exited before it could be traced\n", o.pid);
-		goto out;
-	}
-	if (err)
-		goto out; /* said why */
-	if (!att.sites) {
-		fprintf(stderr, "ctrace-bpf: process %d (%s) has no ctrace probes; looked in: %s."
-			" Build it with include/ctrace.h and use its CTRACE_* macros.\n",
-			o.pid, target.comm, att.looked_in[0] ? att.looked_in : "(no mapped files)");
-		goto out;
-	}
 	if (jw_init(&w, out_fd, 1 << 20) < 0) {
 		fputs("ctrace-bpf: out of memory\n", stderr);
 		goto out;
 	}
-
 	facts.tracer_version = CTRACE_BPF_VERSION;
 	facts.target = &target;
-	facts.probes_attached = att.sites;
-	facts.objects_with_probes = att.objects_with_probes;
 	trace_file_begin(&tf, &w, &facts);
-	s.pid = o.pid;
-	s.verbose = o.verbose;
 	trace_model_init(&s.model, &tf, &s.stats);
 	tsc_clock_init(&s.tsc);
 	s.model.tsc = &s.tsc;
-	trace_model_learn_threads(&s.model, (uint32_t)o.pid);
-	trace_model_add_process(&s.model, (uint32_t)o.pid);
+	/* Thread names now: a short-lived program may be gone before its events are read. */
+	for (int i = 0; i < o.n_pids; i++)
+		trace_model_learn_threads(&s.model, (uint32_t)o.pids[i]);
 
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, &s, NULL);
+	err = load_and_attach(&s, o.exe ? &exe_st : NULL);
+	if (err == -ESRCH) {
+		fprintf(stderr, "ctrace-bpf: the process exited before it could be traced\n");
+		goto out;
+	}
+	if (err)
+		goto out; /* said why */
+	if (o.exe)
+		find_exe_processes(&s, &exe_st);
+	if (!s.att.sites) {
+		if (o.exe)
+			fprintf(stderr, "ctrace-bpf: %s has no ctrace probes. Build it with include/ctrace.h and use its CTRACE_* macros.\n",
+				o.exe);
+		else
+			fprintf(stderr, "ctrace-bpf: process %d (%s) has no ctrace probes; looked in: %s."
+				" Build it with include/ctrace.h and use its CTRACE_* macros.\n",
+				first_pid, target.comm, s.att.looked_in[0] ? s.att.looked_in : "(no mapped files)");
+		goto out;
+	}
+	facts.probes_attached = s.att.sites;
+	facts.objects_with_probes = s.att.objects_with_probes;
+	started = true;
+	for (size_t i = 0; i < s.targets.n; i++) {
+		trace_model_learn_threads(&s.model, (uint32_t)s.targets.v[i].pid);
+		trace_model_add_process(&s.model, (uint32_t)s.targets.v[i].pid);
+	}
+
+	rb = ring_buffer__new(bpf_map__fd(s.skel->maps.events), on_record, &s, NULL);
 	if (!rb) {
 		fprintf(stderr, "ctrace-bpf: cannot read the ring buffer: %s\n", strerror(errno));
 		goto out;
@@ -420,12 +391,18 @@ int cmd_trace(int argc, char **argv)
 		sigaction(SIGHUP, &sa, NULL);
 		signal(SIGPIPE, SIG_IGN); /* a closed pipe is a write error we report */
 	}
-	pidfd = (int)syscall(SYS_pidfd_open, o.pid, 0);
 	if (o.duration > 0)
 		deadline = facts.start_mono_ns + (uint64_t)(o.duration * 1e9);
-	fprintf(stderr, "ctrace-bpf: tracing process %d (%s): %u probes in %u objects; writing %s; Ctrl-C to stop\n",
-		o.pid, target.comm, att.sites, att.objects_with_probes,
-		strcmp(o.output, "-") ? o.output : "standard output");
+	if (o.exe)
+		fprintf(stderr, "ctrace-bpf: tracing every process running %s (%zu now): %u probes; writing %s; Ctrl-C to stop\n",
+			o.exe, s.targets.n, s.att.sites, strcmp(o.output, "-") ? o.output : "standard output");
+	else
+		fprintf(stderr, "ctrace-bpf: tracing process %d (%s)%s: %u probes in %u objects; writing %s; Ctrl-C to stop\n",
+			first_pid, target.comm, s.targets.n > 1 ? " and others" : "",
+			s.att.sites, s.att.objects_with_probes,
+			strcmp(o.output, "-") ? o.output : "standard output");
+	if (o.command && launch_resume(&launched) < 0)
+		fprintf(stderr, "ctrace-bpf: the command died before it started\n");
 
 	s.stats.stop_reason = "interrupted";
 	for (;;) {
@@ -443,26 +420,40 @@ int cmd_trace(int argc, char **argv)
 			s.stats.stop_reason = "error reading events";
 			break;
 		}
-		report_drops(&s, skel, o.pid);
+		report_drops(&s, first_pid);
+		/* Processes the kernel told of: a followed child, an exec. */
+		for (int i = 0; i < s.n_pending; i++) {
+			int pid = s.pending[i];
+
+			if (targets_has(&s.targets, pid))
+				attach_process(s.skel, pid, &s.att); /* exec: the new image */
+			else
+				add_target(&s, pid);
+			trace_model_learn_threads(&s.model, (uint32_t)pid);
+		}
+		s.n_pending = 0;
 		now = now_ns(CLOCK_MONOTONIC);
 		if (now >= next_scan) {
 			/* Libraries loaded since (dlopen), and the names of new threads. */
-			attach_process(skel, o.pid, &att);
-			trace_model_learn_threads(&s.model, (uint32_t)o.pid);
+			for (size_t i = 0; i < s.targets.n; i++) {
+				if (s.targets.v[i].gone)
+					continue;
+				attach_process(s.skel, s.targets.v[i].pid, &s.att);
+				trace_model_learn_threads(&s.model, (uint32_t)s.targets.v[i].pid);
+			}
 			tsc_clock_update(&s.tsc);
 			next_scan = now + 100 * 1000000ull;
 		}
 		if (stop_signal) {
-			s.stats.stop_reason = stop_signal == SIGINT ? "SIGINT" :
-					      stop_signal == SIGTERM ? "SIGTERM" : "SIGHUP";
+			s.stats.stop_reason = signal_reason(stop_signal);
 			break;
 		}
 		if (deadline && now >= deadline) {
 			s.stats.stop_reason = "duration elapsed";
 			break;
 		}
-		if (target_gone(pidfd, o.pid)) {
-			s.stats.stop_reason = "target exited";
+		if (!o.exe && targets_all_gone(&s.targets)) {
+			s.stats.stop_reason = s.targets.n > 1 ? "every traced process exited" : "target exited";
 			break;
 		}
 		if (w.err) {
@@ -476,10 +467,10 @@ int cmd_trace(int argc, char **argv)
 	 * nothing new arrives, and take what is left.
 	 */
 	s.stats.stop_mono_ns = now_ns(CLOCK_MONOTONIC);
-	attachment_free(&att);
+	attachment_free(&s.att);
 	ring_buffer__consume(rb);
-	report_drops(&s, skel, o.pid);
-	s.stats.dropped = skel->bss->dropped;
+	report_drops(&s, first_pid);
+	s.stats.dropped = s.skel->bss->dropped;
 	trace_model_finish(&s.model, s.stats.stop_mono_ns);
 	trace_file_end(&tf, &facts, &s.stats);
 	s.stats.events_written = tf.events;
@@ -487,7 +478,7 @@ int cmd_trace(int argc, char **argv)
 		fprintf(stderr, "ctrace-bpf: writing %s failed: %s\n", o.output, strerror(w.err));
 		goto out;
 	}
-	if (out_fd >= 0 && strcmp(o.output, "-") && fsync(out_fd) != 0 && errno != EINVAL) {
+	if (strcmp(o.output, "-") && fsync(out_fd) != 0 && errno != EINVAL) {
 		fprintf(stderr, "ctrace-bpf: writing %s failed: %s\n", o.output, strerror(errno));
 		goto out;
 	}
@@ -497,17 +488,33 @@ int cmd_trace(int argc, char **argv)
 		s.stats.dropped ? " (the ring buffer was full)" : "");
 	exit_code = 0;
 out:
-	attachment_free(&att);
+	attachment_free(&s.att);
 	ring_buffer__free(rb);
-	ctrace_bpf__destroy(skel);
+	ctrace_bpf__destroy(s.skel);
 	jw_free(&w);
 	if (out_fd >= 0)
 		close(out_fd);
-	/* Tracing never started: leave no empty file behind. */
-	if (exit_code && created && !tf.events)
+	/* Tracing never started: leave no file behind. */
+	if (exit_code && created && !started)
 		unlink(o.output);
-	if (pidfd >= 0)
-		close(pidfd);
+	if (tf.w && exit_code)
+		trace_model_finish(&s.model, 0); /* frees */
+	targets_free(&s.targets);
 	proc_facts_free(&target);
+	if (o.command) {
+		int code;
+
+		if (exit_code) {
+			launch_abort(&launched);
+			return exit_code;
+		}
+		/* Launch mode ends with the command's own exit code. */
+		if (!launch_reap(&launched, &code)) {
+			fprintf(stderr, "ctrace-bpf: stopped tracing; %s (pid %d) goes on running\n",
+				o.command[0], launched.pid);
+			return 0;
+		}
+		return code;
+	}
 	return exit_code;
 }

@@ -17,6 +17,9 @@ static const struct {
 	[CTRACE_KIND_NEW_PID] = { "new_pid", 1, -1 },
 	[CTRACE_KIND_DISCARD] = { "discard", -1, -1 },
 	[CTRACE_KIND_SCOPE] = { "scope", 1, 2 },
+	/* From the kernel's tracepoints: their strings are never user pointers. */
+	[CTRACE_KIND_FORK] = { "(fork)", -1, -1 },
+	[CTRACE_KIND_EXEC] = { "(exec)", -1, -1 },
 };
 
 const char *record_kind_probe(unsigned kind)

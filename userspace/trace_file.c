@@ -72,8 +72,6 @@ static void write_facts(struct json_writer *w, const struct trace_facts *f)
 	jw_lit(w, ",\"start_wall_time\":");
 	write_iso_time(w, f->target_start_wall_ns);
 	jw_lit(w, "}");
-	write_kv_u64(w, "probes_attached", f->probes_attached);
-	write_kv_u64(w, "objects_with_probes", f->objects_with_probes);
 }
 
 void trace_file_begin(struct trace_file *tf, struct json_writer *w,
@@ -94,6 +92,9 @@ void trace_file_end(struct trace_file *tf, const struct trace_facts *facts,
 
 	jw_lit(w, "\n],\n\"metadata\":{");
 	write_facts(w, facts);
+	/* Known once attached, after "context" was written. */
+	write_kv_u64(w, "probes_attached", facts->probes_attached);
+	write_kv_u64(w, "objects_with_probes", facts->objects_with_probes);
 	write_kv_str(w, "stop_reason", s->stop_reason ? s->stop_reason : "", true);
 	write_kv_u64(w, "trace_stop_monotonic_ns", s->stop_mono_ns);
 	write_kv_u64(w, "events_written", tf->events);

@@ -407,6 +407,33 @@ static void new_pid(struct trace_model *m, const struct ctrace_event *ev)
 	}
 }
 
+/* What the kernel said about a process, as a process-scoped instant. */
+static void process_change(struct trace_model *m, const struct ctrace_event *ev)
+{
+	uint32_t tgid = (uint32_t)ev->arg[0], pid, tid;
+	char comm[32];
+
+	resolve(m, tgid, ev->tid, 0, &pid, &tid);
+	te_begin(m->tf, "I", pid, tid, ev->ts_ns);
+	if (ev->kind == CTRACE_KIND_FORK) {
+		te_name(m->tf, "ctrace: fork", 12, 0);
+		jw_lit(m->tf->w, ",\"cat\":\"ctrace\",\"s\":\"p\",\"args\":{\"child_pid\":");
+		jw_u64(m->tf->w, ev->arg[1]);
+		jw_lit(m->tf->w, "}");
+		te_end(m->tf);
+		trace_model_add_process(m, (uint32_t)ev->arg[1]);
+		return;
+	}
+	te_name(m->tf, "ctrace: exec", 12, 0);
+	jw_lit(m->tf->w, ",\"cat\":\"ctrace\",\"s\":\"p\",\"args\":{\"path\":");
+	jw_str(m->tf->w, ev->name, ev->name_len, NULL);
+	jw_lit(m->tf->w, "}");
+	te_end(m->tf);
+	/* The process has a new name now: say it (viewers keep the last). */
+	if (proc_thread_comm((int)tgid, (int)tgid, comm, sizeof(comm)))
+		te_metadata_name(m->tf, "process_name", tgid, tgid, comm, strlen(comm));
+}
+
 static void discard(struct trace_model *m, const struct ctrace_event *ev)
 {
 	struct pair_key key = { ev->tgid, ev->arg[0] };
@@ -425,6 +452,8 @@ void trace_model_event(struct trace_model *m, const struct ctrace_event *ev)
 	case CTRACE_KIND_NEW_PID: new_pid(m, ev); break;
 	case CTRACE_KIND_DISCARD: discard(m, ev); break;
 	case CTRACE_KIND_SCOPE: scope(m, ev); break;
+	case CTRACE_KIND_FORK:
+	case CTRACE_KIND_EXEC: process_change(m, ev); break;
 	default: m->stats->bad_records++; break;
 	}
 }

@@ -16,6 +16,8 @@
  *   counter_set / counter_add          -> "C", args {"value": v}, no "id"
  *   new_pid                            -> a pseudo-process, "process_name"
  *   discard                            -> forgets the marker
+ *   (fork of a followed process)       -> "I" "ctrace: fork" in the parent
+ *   (exec of a traced process)         -> "I" "ctrace: exec" and its new name
  *
  * Pseudo-process ids start at CTRACE_PSEUDO_BASE (2^30): above any real pid
  * (the kernel's limit is 2^22) and below 2^31, so every viewer keeps them.

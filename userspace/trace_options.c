@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: MIT
+#include "trace_options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include "commands.h"
+
+static const char usage_text[] =
+	"Usage: ctrace-bpf -p PID[,PID...] [options]     trace running processes\n"
+	"       ctrace-bpf --exe PATH [options]          every process running PATH\n"
+	"       ctrace-bpf [options] -- CMD [ARGS...]    run CMD, traced from its start\n"
+	"\n"
+	"Attaches to the ctrace probes (include/ctrace.h) of processes and writes a\n"
+	"Chrome Trace Event JSON file, for Perfetto UI or chrome://tracing.\n"
+	"Tracing stops on Ctrl-C, SIGTERM, after -d SECONDS, or when every traced\n"
+	"process has exited; every way of stopping leaves a complete file.\n"
+	"\n"
+	"  -p, --pid PID,...    the processes to trace (all their threads and libraries,\n"
+	"                       also libraries they load later)\n"
+	"  -e, --exe PATH       every process running the program PATH, now or later\n"
+	"  -f, --follow         also the processes traced processes fork or exec\n"
+	"  -o, --output FILE    where to write the trace (default ctrace-PID.json;\n"
+	"                       - for standard output)\n"
+	"  -d, --duration SECS  stop after this many seconds (decimals allowed)\n"
+	"  -b, --buffer-size SIZE  ring buffer between kernel and tracer, e.g. 64K,\n"
+	"                       16M (default 8M; rounded up to a power of two)\n"
+	"  -v, --verbose        say what is attached; show libbpf's messages\n"
+	"  -h, --help           this text\n"
+	"  -V, --version        the version\n"
+	"\n"
+	"Needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE). Run via sudo, a\n"
+	"launched CMD runs as you, and the trace file is yours. In launch mode the\n"
+	"exit code is CMD's (128+N if a signal N killed it).\n"
+	"\n"
+	"Examples:\n"
+	"  sudo ctrace-bpf -p 1234                  # until Ctrl-C or exit, to ctrace-1234.json\n"
+	"  sudo ctrace-bpf -p $(pidof myserver) -d 10 -o server.json\n"
+	"  sudo ctrace-bpf -p 1234 -o - | gzip > trace.json.gz\n"
+	"  sudo ctrace-bpf -o run.json -- ./myprogram --its-flags\n"
+	"  sudo ctrace-bpf --exe /usr/local/bin/worker -d 30\n"
+	"Then open the file at https://ui.perfetto.dev (Open trace file).\n";
+
+/* "64K", "16M", "1G" or bytes -> bytes, rounded up to a power of two; 0 if invalid. */
+static unsigned long parse_size(const char *s)
+{
+	unsigned long long v, p = 4096;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return 0;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	}
+	if (*end == 'i' || *end == 'b' || *end == 'B')
+		end += (*end == 'i' && (end[1] == 'B' || end[1] == 'b')) ? 2 : 1;
+	if (*end || v < 4096 || v > (1ull << 30))
+		return 0;
+	while (p < v)
+		p <<= 1;
+	return (unsigned long)p;
+}
+
+static void parse_pids(const char *arg, struct trace_options *o)
+{
+	const char *p = arg;
+
+	while (*p) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno || end == p || v <= 0 || v > 0x7fffffff || (*end && *end != ',') ||
+		    o->n_pids == TRACE_MAX_PIDS) {
+			fprintf(stderr, "ctrace-bpf: -p needs process ids (positive numbers, comma-separated), not '%s'\n", arg);
+			exit(2);
+		}
+		o->pids[o->n_pids++] = (int)v;
+		p = *end ? end + 1 : end;
+	}
+	if (!o->n_pids) {
+		fprintf(stderr, "ctrace-bpf: -p needs process ids (positive numbers, comma-separated), not '%s'\n", arg);
+		exit(2);
+	}
+}
+
+void trace_options_parse(int argc, char **argv, struct trace_options *o)
+{
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "exe", required_argument, NULL, 'e' },
+		{ "follow", no_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "buffer-size", required_argument, NULL, 'b' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 },
+	};
+	int c, modes;
+	char *end;
+
+	memset(o, 0, sizeof(*o));
+	/* "+": stop at the first non-option, the command of launch mode. */
+	while ((c = getopt_long(argc, argv, "+p:e:fo:d:b:vhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			parse_pids(optarg, o);
+			break;
+		case 'e':
+			o->exe = optarg;
+			break;
+		case 'f':
+			o->follow = true;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'd':
+			o->duration = strtod(optarg, &end);
+			if (*end || end == optarg || !(o->duration > 0) || o->duration > 1e9) {
+				fprintf(stderr, "ctrace-bpf: -d needs a duration in seconds, like 10 or 0.5, not '%s'\n", optarg);
+				exit(2);
+			}
+			break;
+		case 'b':
+			o->buffer_size = parse_size(optarg);
+			if (!o->buffer_size) {
+				fprintf(stderr, "ctrace-bpf: -b needs a size from 4K to 1G, like 64K or 16M, not '%s'\n", optarg);
+				exit(2);
+			}
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			fputs(commands_usage, stdout);
+			exit(0);
+		case 'V':
+			printf("ctrace-bpf %s (libbpf %s)\n", CTRACE_BPF_VERSION, libbpf_version_string());
+			exit(0);
+		default:
+			fputs("ctrace-bpf: see ctrace-bpf --help\n", stderr);
+			exit(2);
+		}
+	}
+	if (optind < argc)
+		o->command = argv + optind;
+	modes = (o->n_pids > 0) + (o->exe != NULL) + (o->command != NULL);
+	if (modes == 0) {
+		fputs("ctrace-bpf: what to trace? give -p PID, --exe PATH or -- COMMAND (see ctrace-bpf --help)\n", stderr);
+		exit(2);
+	}
+	if (modes > 1) {
+		fputs("ctrace-bpf: give one of -p PID, --exe PATH or -- COMMAND, not several\n", stderr);
+		exit(2);
+	}
+}

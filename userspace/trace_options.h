@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/* trace_options.h - the command line of `ctrace-bpf [trace]`. */
+#ifndef CTRACE_TRACE_OPTIONS_H
+#define CTRACE_TRACE_OPTIONS_H
+
+#include <stdbool.h>
+
+#define TRACE_MAX_PIDS 64
+
+struct trace_options {
+	int pids[TRACE_MAX_PIDS]; /* -p PID[,PID...] */
+	int n_pids;
+	const char *exe;          /* --exe PATH */
+	char **command;           /* -- CMD ARGS... (launch mode), NULL-terminated */
+	bool follow;              /* -f: children of traced processes too */
+	const char *output;
+	double duration;
+	unsigned long buffer_size;
+	bool verbose;
+};
+
+/* Parses argv; on a usage error prints one line and exits 2; --help, --version exit 0. */
+void trace_options_parse(int argc, char **argv, struct trace_options *o);
+
+#endif
