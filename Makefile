@@ -55,6 +55,7 @@ all: $(BUILD)/ctrace-bpf $(EXAMPLES)
 $(VMLINUX):
 	$(call msg,BTF,$@)
 	$(Q)test -r /sys/kernel/btf/vmlinux || { echo "ctrace-bpf: this kernel has no BTF (/sys/kernel/btf/vmlinux): it needs CONFIG_DEBUG_INFO_BTF=y" >&2; exit 1; }
+	$(Q)mkdir -p $(@D)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
 # BPF_KPROBE() hands every program a `ctx` it need not use.
