@@ -1,74 +1,235 @@
 // SPDX-License-Identifier: MIT
 /*
- * probe_cost - what one probe costs, untraced and traced, next to one bare
- * syscall (getppid) measured in the same run.
+ * probe_cost - what one ctrace event costs the thread that fires it, next to
+ * one bare syscall (getppid) timed in the same run, in interleaved rounds
+ * (bench.h). Run it under ctrace-bpf (--wait) for the traced cost; the
+ * untraced cost of a site is untraced_loop's job (callgrind, exact).
  *
- *   probe_cost [--wait] [ITERATIONS]
+ *   probe_cost [--wait] [--arm] [--breakdown] [--cpu C] [-n N] [-r ROUNDS]
+ *   probe_cost --spin SECONDS [--wait] [--cpu C]
  *
- * --wait: wait until a tracer is attached (CTRACE_ENABLED()) before measuring.
- * Prints one line per measurement: "name ns_per_op ratio_to_syscall".
+ * --wait       wait (up to 10 s) until a tracer is attached before timing
+ * --arm        raise our own semaphore, nobody attached: what the armed site
+ *              costs without any uprobe (arguments + nop/lea/nop5/lea)
+ * --breakdown  also time instants without a name, with long names and with
+ *              args: the differences are the BPF program's string copies
+ * --cpu C      pin the timing thread to CPU C
+ * --spin S     fire instants back to back for S seconds (for perf and
+ *              bpf_stats while traced), print how many
+ *
+ * Prints "key ns_per_event" lines: getppid, instant, counter, span (begin +
+ * end on one thread), scope (CTRACE_SCOPE, or n/a when the header has none);
+ * then "hits" (probe hits timed) and, with --cpu, "irq_work_per_hit".
  */
-#define _GNU_SOURCE
+#include "bench.h"
+
 #include <ctrace.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
-static double now(void)
+/* Each case is its own function so that no loop body leaks into another. */
+#define NOINLINE __attribute__((noinline))
+
+static NOINLINE void run_getppid(long n)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
+	for (long i = 0; i < n; i++)
+		syscall(SYS_getppid);
 }
 
-#define MEASURE(label, n, body)                                                \
-	do {                                                                   \
-		double t0 = now();                                             \
-		for (long i = 0; i < (n); i++) {                               \
-			body;                                                  \
-		}                                                              \
-		results[count].name = label;                                   \
-		results[count++].ns = (now() - t0) / (n);                      \
-	} while (0)
+static NOINLINE void run_instant(long n)
+{
+	for (long i = 0; i < n; i++)
+		CTRACE_INSTANT(NULL, "tick", CTRACE_SCOPE_THREAD, NULL);
+}
+
+static NOINLINE void run_counter(long n)
+{
+	for (long i = 0; i < n; i++)
+		CTRACE_COUNTER_SET(NULL, "counter", i);
+}
+
+static NOINLINE void run_span(long n)
+{
+	for (long i = 0; i < n; i++) {
+		struct ctrace_span sp;
+
+		CTRACE_SPAN_BEGIN(NULL, &sp, "span", NULL);
+		CTRACE_SPAN_END(&sp, NULL);
+	}
+}
+
+#ifdef CTRACE_SCOPE
+static NOINLINE void run_scope(long n)
+{
+	for (long i = 0; i < n; i++) {
+		/* The block is the scope: it ends, and the span with it, every iteration. */
+		CTRACE_SCOPE(NULL, "scope", NULL);
+		__asm__ __volatile__("" ::: "memory");
+	}
+}
+#endif
+
+/* Breakdown cases: the same instant with more or fewer bytes to copy. */
+static const char name63[] =
+	"a name of sixty-three bytes, typical of a function and its obj";
+static const char args64[] =
+	"{\"bytes\":4096,\"file\":\"/var/lib/app/data/segment-0001.bin\"}";
+static char name255[256];
+
+static NOINLINE void run_instant_noname(long n)
+{
+	for (long i = 0; i < n; i++)
+		CTRACE_INSTANT(NULL, NULL, CTRACE_SCOPE_THREAD, NULL);
+}
+
+static NOINLINE void run_instant_name63(long n)
+{
+	for (long i = 0; i < n; i++)
+		CTRACE_INSTANT(NULL, name63, CTRACE_SCOPE_THREAD, NULL);
+}
+
+static NOINLINE void run_instant_name255(long n)
+{
+	for (long i = 0; i < n; i++)
+		CTRACE_INSTANT(NULL, name255, CTRACE_SCOPE_THREAD, NULL);
+}
+
+static NOINLINE void run_instant_args64(long n)
+{
+	for (long i = 0; i < n; i++)
+		CTRACE_INSTANT(NULL, "tick", CTRACE_SCOPE_THREAD, args64);
+}
+
+/*
+ * IRQ work interrupts so far on one CPU (/proc/interrupts "IWI"): how the
+ * BPF program's ring-buffer wake-ups of the tracer show up on the traced
+ * thread's CPU (a self-IPI each, a VM exit under virtualization). -1 if
+ * unknown.
+ */
+static long long irq_work_count(int cpu)
+{
+	char line[4096];
+	long long v = -1;
+	FILE *f = fopen("/proc/interrupts", "r");
+
+	while (f && cpu >= 0 && fgets(line, sizeof(line), f)) {
+		char *p = line, *end;
+
+		while (*p == ' ')
+			p++;
+		if (strncmp(p, "IWI:", 4))
+			continue;
+		p += 4;
+		for (int i = 0; i <= cpu; i++, p = end)
+			v = strtoll(p, &end, 10);
+		break;
+	}
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static void wait_for_tracer(void)
+{
+	for (int i = 0; !CTRACE_ENABLED(); i++) {
+		if (i > 10000) {
+			fputs("probe_cost: no tracer attached within 10 s\n", stderr);
+			exit(3);
+		}
+		usleep(1000);
+	}
+}
+
+static void spin(double seconds)
+{
+	double end = bench_now_ns() + seconds * 1e9;
+	long fired = 0;
+
+	while (bench_now_ns() < end) {
+		run_instant(1000);
+		fired += 1000;
+	}
+	printf("fired %ld\n", fired);
+}
 
 int main(int argc, char **argv)
 {
-	struct { const char *name; double ns; } results[8];
-	int count = 0, wait = 0;
-	long n = 200000;
+	struct bench_case cases[16];
+	int hits_per_op[16];
+	int ncases = 0, rounds = 15, cpu = -1, wait = 0, breakdown = 0;
+	long n = 20000;
+	long long iwi;
+	double spin_secs = 0, hits = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--wait"))
 			wait = 1;
-		else
-			n = atol(argv[i]);
-	}
-	if (wait) {
-		printf("ready pid=%d\n", (int)getpid());
-		fflush(stdout);
-		for (int i = 0; !CTRACE_ENABLED(); i++) {
-			if (i > 10000)
-				return 3;
-			usleep(1000);
+		else if (!strcmp(argv[i], "--arm"))
+			ctrace_semaphore = 1; /* as if a tracer were attached */
+		else if (!strcmp(argv[i], "--breakdown"))
+			breakdown = 1;
+		else if (!strcmp(argv[i], "--cpu") && i + 1 < argc)
+			cpu = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "-n") && i + 1 < argc)
+			n = atol(argv[++i]);
+		else if (!strcmp(argv[i], "-r") && i + 1 < argc)
+			rounds = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--spin") && i + 1 < argc)
+			spin_secs = atof(argv[++i]);
+		else {
+			fprintf(stderr, "usage: probe_cost [--wait] [--arm] [--breakdown] [--cpu C] [-n N] [-r ROUNDS] [--spin SECONDS]\n");
+			return 2;
 		}
 	}
-	/* Warm up: the kernel optimizes a uprobe on a nop5 after its first hit. */
-	for (int i = 0; i < 1000; i++)
-		CTRACE_INSTANT(NULL, "warm", CTRACE_SCOPE_THREAD, NULL);
+	memset(name255, 'n', sizeof(name255) - 1);
+	bench_pin(cpu);
+	if (wait)
+		wait_for_tracer();
+	if (spin_secs > 0) {
+		spin(spin_secs);
+		return 0;
+	}
 
-	MEASURE("getppid syscall", n, syscall(SYS_getppid));
-	MEASURE("instant", n, CTRACE_INSTANT(NULL, "tick", CTRACE_SCOPE_THREAD, NULL));
-	MEASURE("counter_set", n, CTRACE_COUNTER_SET(NULL, "n", i));
-	MEASURE("span begin+end", n, {
-		struct ctrace_span sp;
-		CTRACE_SPAN_BEGIN(NULL, &sp, "span", NULL);
-		CTRACE_SPAN_END(&sp, NULL);
-	});
-	for (int i = 0; i < count; i++)
-		printf("%-16s %9.1f ns  %5.2fx syscall\n", results[i].name,
-		       results[i].ns, results[i].ns / results[0].ns);
+	/* Each case, and how many probe hits one of its operations makes. */
+#define CASE(k, f, h)                                                          \
+	do {                                                                   \
+		hits_per_op[ncases] = h;                                       \
+		cases[ncases++] = (struct bench_case){ .key = k, .fn = f };    \
+	} while (0)
+	CASE("getppid", run_getppid, 0);
+	CASE("instant", run_instant, 1);
+	CASE("counter", run_counter, 1);
+	CASE("span", run_span, 2);
+#ifdef CTRACE_SCOPE
+	CASE("scope", run_scope, 1);
+#endif
+	if (breakdown) {
+		CASE("instant_noname", run_instant_noname, 1);
+		CASE("instant_name63", run_instant_name63, 1);
+		CASE("instant_name255", run_instant_name255, 1);
+		CASE("instant_args64", run_instant_args64, 1);
+	}
+#undef CASE
+	/*
+	 * Warm up: the kernel replaces the int3 of a uprobe on a nop5 by a call
+	 * only after its first hit, and the first hits fault pages in.
+	 */
+	for (int i = 0; i < ncases; i++)
+		cases[i].fn(1000);
+	iwi = irq_work_count(cpu);
+	bench_rounds(cases, ncases, rounds, n);
+	if (iwi >= 0)
+		iwi = irq_work_count(cpu) - iwi;
+	for (int i = 0; i < ncases; i++) {
+		printf("%s %.1f\n", cases[i].key, cases[i].median);
+		hits += (double)hits_per_op[i] * n * (rounds > 64 ? 64 : rounds);
+	}
+	printf("hits %.0f\n", hits);
+	if (iwi >= 0)
+		printf("irq_work_per_hit %.3f\n", iwi / hits);
+#ifndef CTRACE_SCOPE
+	printf("scope n/a\n");
+#endif
+	printf("still_traced %d\n", CTRACE_ENABLED());
 	return 0;
 }

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench.h - what every benchmark program under tests/bench shares: a
+ * monotonic clock in ns, pinning to one CPU, and "interleaved rounds":
+ * every case is timed once per round, cases alternate within a round, and
+ * each case's figure is the median over rounds. Interleaving puts slow drift
+ * (frequency, a noisy neighbour, the tracer's consumer waking up) on every
+ * case alike, and the median ignores a round hit by an interrupt storm, so
+ * ratios between cases measured in one run are honest.
+ *
+ * Output convention: one "key value" line per figure on stdout, read by
+ * scripts/bench; nothing else goes to stdout.
+ */
+#ifndef CTRACE_BENCH_H
+#define CTRACE_BENCH_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static inline double bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* Pins the calling thread; cpu < 0 leaves it where it is. */
+static inline void bench_pin(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) != 0)
+		perror("bench: sched_setaffinity");
+}
+
+/* One timed case: fn runs the operation n times. */
+struct bench_case {
+	const char *key;
+	void (*fn)(long n);
+	double ns[64]; /* per round */
+	double median;
+};
+
+static int bench_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Times every case `rounds` times (at most 64), interleaved, n operations a
+ * time, and sets each case's median ns per operation.
+ */
+static inline void bench_rounds(struct bench_case *c, int ncases, int rounds,
+				long n)
+{
+	double tmp[64];
+
+	if (rounds > 64)
+		rounds = 64;
+	for (int r = 0; r < rounds; r++) {
+		for (int i = 0; i < ncases; i++) {
+			double t0 = bench_now_ns();
+
+			c[i].fn(n);
+			c[i].ns[r] = (bench_now_ns() - t0) / (double)n;
+		}
+	}
+	for (int i = 0; i < ncases; i++) {
+		memcpy(tmp, c[i].ns, sizeof(double) * rounds);
+		qsort(tmp, rounds, sizeof(double), bench_cmp_double);
+		c[i].median = rounds % 2 ? tmp[rounds / 2] :
+					   (tmp[rounds / 2 - 1] + tmp[rounds / 2]) / 2;
+	}
+}
+
+#endif /* CTRACE_BENCH_H */
