@@ -68,6 +68,7 @@ struct session {
 	struct trace_model model;
 	struct tsc_clock tsc;
 	uint64_t drops_reported;
+	struct bpf_link *exec_link, *fork_link; /* the sched_process tracepoints */
 	int pending[64]; /* processes the kernel told of (fork/exec), to attach */
 	int n_pending;
 };
@@ -223,8 +224,10 @@ static int load_and_attach(struct session *s, const struct stat *exe)
 		}
 		if (err >= 0) {
 			/* Processes are followed and exec'd from now on. */
-			if (!bpf_program__attach(s->skel->progs.ctrace_exec) ||
-			    (o->follow && !bpf_program__attach(s->skel->progs.ctrace_fork))) {
+			s->exec_link = bpf_program__attach(s->skel->progs.ctrace_exec);
+			if (o->follow)
+				s->fork_link = bpf_program__attach(s->skel->progs.ctrace_fork);
+			if (!s->exec_link || (o->follow && !s->fork_link)) {
 				fprintf(stderr, "ctrace-bpf: cannot watch the sched_process tracepoints: %s\n",
 					strerror(errno));
 				return -errno;
@@ -488,6 +491,8 @@ int cmd_trace(int argc, char **argv)
 		s.stats.dropped ? " (the ring buffer was full)" : "");
 	exit_code = 0;
 out:
+	bpf_link__destroy(s.exec_link);
+	bpf_link__destroy(s.fork_link);
 	attachment_free(&s.att);
 	ring_buffer__free(rb);
 	ctrace_bpf__destroy(s.skel);
