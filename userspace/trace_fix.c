@@ -224,18 +224,27 @@ static void write_closing(struct json_writer *w, const char *ctx, size_t ctx_len
 	jw_lit(w, "}}\n");
 }
 
-/* Copies the event lines to w until the "]" line or the end of the input. */
+/*
+ * Copies the event lines to w until the "]" line or the end of the input.
+ * *commas_ok: every event line but the last ended with the separator and
+ * the last did not, as in a complete file (else the input is not valid JSON
+ * as it stands, even if every line is).
+ */
 static int copy_events(struct line_reader *lr, struct json_writer *w,
-		       struct trace_fix_result *res, bool *end_seen)
+		       struct trace_fix_result *res, bool *end_seen, bool *commas_ok)
 {
+	bool last_comma = false;
 	int got;
 
 	*end_seen = false;
+	*commas_ok = true;
 	while ((got = read_line(lr)) > 0) {
 		size_t len = lr->len;
 
 		if (!lr->too_long && len > 0 && lr->buf[0] == ']') {
 			*end_seen = true;
+			if (last_comma)
+				*commas_ok = false;
 			return 0;
 		}
 		if (lr->raw_len == 0)
@@ -243,6 +252,9 @@ static int copy_events(struct line_reader *lr, struct json_writer *w,
 		if (len > 0 && lr->buf[len - 1] == ',')
 			len--; /* the separator: the cut may fall right after it */
 		if (!lr->too_long && trace_fix_line_is_object(lr->buf, len)) {
+			if (res->events && !last_comma)
+				*commas_ok = false;
+			last_comma = len < lr->len;
 			jw_lit(w, res->events ? ",\n" : "");
 			jw_raw(w, lr->buf, len);
 			res->events++;
@@ -269,7 +281,7 @@ enum trace_fix_status trace_fix(FILE *in, int out_fd, struct trace_fix_result *r
 	struct json_writer w;
 	char *ctx = NULL;
 	size_t ctx_len = 0;
-	bool end_seen = false;
+	bool end_seen = false, commas_ok = false, ctx_comma = false;
 	int got;
 
 	memset(res, 0, sizeof(*res));
@@ -297,6 +309,7 @@ enum trace_fix_status trace_fix(FILE *in, int out_fd, struct trace_fix_result *r
 		goto done;
 	}
 	/* The comma after the context may be missing: the cut fell right before it. */
+	ctx_comma = lr.newline && lr.buf[lr.len - 1] == ',';
 	ctx_len = lr.len - ctx_prefix - (lr.buf[lr.len - 1] == ',');
 	if (!lr.too_long && trace_fix_line_is_object(lr.buf + ctx_prefix, ctx_len)) {
 		ctx = malloc(ctx_len);
@@ -334,9 +347,9 @@ enum trace_fix_status trace_fix(FILE *in, int out_fd, struct trace_fix_result *r
 		goto done;
 	}
 
-	if (copy_events(&lr, &w, res, &end_seen) < 0)
+	if (copy_events(&lr, &w, res, &end_seen, &commas_ok) < 0)
 		goto read_error;
-	if (end_seen && !res->damaged_lines && res->context_kept &&
+	if (end_seen && commas_ok && ctx_comma && !res->damaged_lines && res->context_kept &&
 	    complete_after_events(&lr)) {
 		res->status = TRACE_FIX_COMPLETE;
 		goto done;

@@ -355,6 +355,37 @@ static void test_damaged_middle_line(void **state)
 	free(text);
 }
 
+/*
+ * "Complete" means valid as it stands: every line may be a whole event and
+ * the file still be broken by a missing or an extra separator. Such a file
+ * is repaired (all its events kept), not left alone.
+ */
+static void test_complete_means_valid(void **state)
+{
+	struct trace_fix_result res;
+	char *text = malloc(trace_len + 2), *out, why[256];
+	size_t out_len, comma = event_end[3], last = event_end[n_events - 1];
+
+	(void)state;
+	/* no comma after event 3 */
+	assert_int_equal(trace[comma], ',');
+	memcpy(text, trace, comma);
+	memcpy(text + comma, trace + comma + 1, trace_len - comma);
+	assert_int_equal(fix_text(text, trace_len - 1, &out, &out_len, &res), TRACE_FIX_REPAIRED);
+	assert_true(json_strict_check(out, out_len, why, sizeof(why)));
+	assert_int_equal(res.events, n_events);
+	free(out);
+	/* a comma after the last event */
+	memcpy(text, trace, last);
+	text[last] = ',';
+	memcpy(text + last + 1, trace + last, trace_len - last);
+	assert_int_equal(fix_text(text, trace_len + 1, &out, &out_len, &res), TRACE_FIX_REPAIRED);
+	assert_true(json_strict_check(out, out_len, why, sizeof(why)));
+	assert_int_equal(res.events, n_events);
+	free(out);
+	free(text);
+}
+
 static void test_write_error(void **state)
 {
 	int in_fd = memfd_create("in", 0), full = open("/dev/full", O_WRONLY);
@@ -405,6 +436,7 @@ int main(void)
 		cmocka_unit_test(test_repaired_is_complete),
 		cmocka_unit_test(test_not_ours),
 		cmocka_unit_test(test_damaged_middle_line),
+		cmocka_unit_test(test_complete_means_valid),
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_line_check_is_strict),
 	};

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fuzz_records - libFuzzer harness over what the loader does with the bytes
+ * a traced (hostile) process and the kernel hand it: ring-buffer records ->
+ * record_decode() -> trace_model_event() -> trace_file/json_writer. After
+ * each input the trace is finished and the whole output must be one strict
+ * JSON document (RFC 8259, tests/lib/json_strict) in valid UTF-8 that cJSON
+ * also parses; anything else abort()s, as do ASan and UBSan findings.
+ *
+ * Input: records back to back, each a 16-bit little-endian length and that
+ * many bytes (a length of 0 reports ring-buffer drops instead). A record
+ * that record_decode() refuses is also fed once more with its string
+ * lengths and kind made consistent: random bytes rarely have the exact
+ * size, and the model behind the decoder is what needs the coverage.
+ *
+ * Build and run: tests/fuzz/run-fuzz SECONDS.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <cjson/cJSON.h>
+
+#include "json_strict.h"
+#include "json_writer.h"
+#include "record_decode.h"
+#include "trace_file.h"
+#include "trace_model.h"
+#include "tsc_clock.h"
+
+/*
+ * Thread ids are folded to 4 processes x 4 threads, so that the fuzzer meets
+ * span pairing across threads and contexts often, and into a range no real
+ * process has (the kernel's pid limit is 2^22): /proc lookups then fail the
+ * same way on every run.
+ */
+#define FOLD_BASE (1u << 22)
+
+static int out_fd = -1;
+
+static void check(bool ok, const char *what, const char *text, size_t len)
+{
+	if (ok)
+		return;
+	fprintf(stderr, "fuzz_records: %s\n%.*s\n", what, (int)(len < 4096 ? len : 4096), text);
+	abort();
+}
+
+/* Feeds one record to the model. */
+static void feed(struct trace_model *m, const uint8_t *rec, size_t len)
+{
+	struct ctrace_event ev;
+	struct ctrace_record hdr;
+	uint8_t copy[CTRACE_RECORD_MAX];
+
+	if (record_decode(rec, len, &ev) < 0) {
+		size_t room;
+
+		if (len < sizeof(hdr) || len > sizeof(copy))
+			return;
+		/* The same bytes, made consistent: kind in range, lengths that add up. */
+		memcpy(copy, rec, len);
+		memcpy(&hdr, copy, sizeof(hdr));
+		room = len - sizeof(hdr);
+		hdr.kind = (uint16_t)(1 + hdr.kind % CTRACE_KIND_MAX);
+		hdr.name_len = (uint16_t)(hdr.name_len % (CTRACE_NAME_MAX + 1));
+		if (hdr.name_len > room)
+			hdr.name_len = (uint16_t)room;
+		if (room - hdr.name_len > CTRACE_ARGS_MAX)
+			return;
+		hdr.args_len = (uint16_t)(room - hdr.name_len);
+		memcpy(copy, &hdr, sizeof(hdr));
+		if (record_decode(copy, len, &ev) < 0)
+			abort(); /* the decoder refused a consistent record */
+	}
+	ev.tgid = FOLD_BASE + ev.tgid % 4;
+	ev.tid = ev.tid % 2 ? ev.tgid : FOLD_BASE + 4 + ev.tid % 4;
+	trace_model_event(m, &ev);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const struct proc_facts target = { .pid = FOLD_BASE, .ns_pid = FOLD_BASE,
+						   .comm = "fuzz", .exe = "/fuzz", .cwd = "/" };
+	struct tsc_clock tsc = { 0, 0, 3.0 }; /* fixed: the same result every run */
+	struct trace_facts facts = { .tracer_version = "fuzz", .target = &target };
+	struct trace_stats stats = { 0 };
+	struct json_writer w;
+	struct trace_file tf;
+	struct trace_model m;
+	uint64_t drops = 0;
+	char *text, why[256];
+	size_t len;
+	cJSON *doc;
+
+	if (out_fd < 0 && (out_fd = memfd_create("fuzz-trace", 0)) < 0)
+		abort();
+	if (ftruncate(out_fd, 0) != 0 || lseek(out_fd, 0, SEEK_SET) != 0 ||
+	    jw_init(&w, out_fd, 64) < 0) /* a small buffer: flushes mid-event */
+		abort();
+	trace_file_begin(&tf, &w, &facts);
+	trace_model_init(&m, &tf, &stats);
+	m.tsc = &tsc;
+	while (size >= 2) {
+		size_t n = data[0] | (size_t)data[1] << 8;
+
+		data += 2;
+		size -= 2;
+		if (n == 0) {
+			trace_model_drops(&m, FOLD_BASE, 1000 + drops, 1, drops + 1);
+			drops++;
+			continue;
+		}
+		if (n > size)
+			n = size;
+		feed(&m, data, n);
+		data += n;
+		size -= n;
+	}
+	trace_model_finish(&m, UINT64_MAX / 2);
+	stats.stop_reason = "fuzz";
+	trace_file_end(&tf, &facts, &stats);
+	if (jw_flush(&w) < 0)
+		abort();
+	jw_free(&w);
+
+	len = (size_t)lseek(out_fd, 0, SEEK_END);
+	text = malloc(len + 1);
+	if (!text || pread(out_fd, text, len, 0) != (ssize_t)len)
+		abort();
+	text[len] = '\0';
+	check(json_strict_utf8(text, len, NULL), "the trace is not valid UTF-8", text, len);
+	check(strlen(text) == len, "the trace holds a NUL byte", text, len);
+	check(json_strict_check(text, len, why, sizeof(why)), why, text, len);
+	doc = cJSON_ParseWithLengthOpts(text, len, NULL, 0);
+	check(doc != NULL, "cJSON cannot parse the trace", text, len);
+	check(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(doc, "traceEvents")),
+	      "no traceEvents array", text, len);
+	cJSON_Delete(doc);
+	free(text);
+	return 0;
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+# make-seeds.py - writes the seed inputs of fuzz_records into
+# tests/fuzz/corpus/records/: well-formed records (bpf/ctrace_record.h) of
+# every kind, with hostile strings, framed as fuzz_records.c reads them (a
+# 16-bit little-endian length before each record; length 0 = drops).
+# Run once after the record format changes; the seeds are committed.
+import os, struct
+
+HDR = struct.Struct("<QII4QHHHH")  # ts, tgid, tid, arg[4], kind, flags, name_len, args_len
+PID, TID2 = 10, 11
+out = os.path.join(os.path.dirname(__file__), "corpus", "records")
+os.makedirs(out, exist_ok=True)
+
+def rec(kind, args=(0, 0, 0, 0), name=b"", argtext=b"", flags=0, ts=1000, tid=PID):
+    args = tuple(args) + (0,) * (4 - len(args))
+    body = HDR.pack(ts, PID, tid, *args, kind, flags, len(name), len(argtext)) + name + argtext
+    return struct.pack("<H", len(body)) + body
+
+def dbl(v):
+    return struct.unpack("<Q", struct.pack("<d", v))[0]
+
+seeds = {
+    "every_kind": b"".join([
+        rec(1, (0, 0x10, 1, 1), b"outer", b'{"k":1}'),
+        rec(3, (0, 1, ord("g"), 1), b"instant", b'{"a":[1,2,{"b":null}]}', ts=1100),
+        rec(4, (0, 1, dbl(1.5)), b"counter", ts=1200),
+        rec(5, (0, 1, dbl(2.5)), b"counter", ts=1300),
+        rec(6, (0xabc, 1), b"pseudo", ts=1400),
+        rec(3, (0xabc, 1, ord("p"), 0), b"in pseudo", ts=1500),
+        rec(7, (0xabc,), ts=1600),
+        rec(2, (0x10, 1), b"", b'{"end":true}', ts=1700),
+        rec(1, (0, 0x20, 1, 0), b"async", ts=1800),
+        rec(2, (0x20, 0), ts=1900, tid=TID2),
+        rec(8, (0, 1, 0, 3000), b"scope", b'{"s":1}', ts=2000),
+        rec(9, (PID, PID + 1), ts=2100),
+        rec(10, (PID,), b"/usr/bin/next", ts=2200),
+        struct.pack("<H", 0),
+    ]),
+    "hostile_strings": b"".join([
+        rec(3, (0, 1, ord("t"), 1), b"bad \xff\xfe \xc3\x28 \xed\xa0\x80 \xf4\x90\x80\x80", b'{"k":"\xff"}'),
+        rec(3, (0, 1, ord("t"), 1), b'q" b\\ \x01\x1f\x7f \xe2\x80\xa8', b'{"q":"\\"\\\\\\u0000"}'),
+        rec(3, (0, 1, ord("z"), 1), b"x" * 256, b"[" * 2000, flags=0x1 | 0x4),
+        rec(3, (0, 1, ord("t"), 1), b"", b"", flags=0x2 | 0x8),
+        rec(3, (0, 1, ord("t"), 1), b"args", b'{"k":1,"k":2} trailing'),
+        rec(3, (0, 1, ord("t"), 1), b"surrogate", b'{"k":"\\ud800"}'),
+        rec(4, (0, 1, dbl(float("nan"))), b"nan"),
+        rec(5, (0, 1, dbl(float("inf"))), b"nan"),
+        rec(2, (0x999, 0)),
+        rec(7, (0x777,)),
+        rec(6, (0x777, 1), b"", flags=0x2),
+        rec(1, (0, 0x30, 1, 1), b"TracingStartedInBrowser", b'{"a":1e999}'),
+    ]),
+    "span_reuse": b"".join([
+        rec(1, (0, 0x40, 1, 0), b"first", ts=1),
+        rec(1, (0, 0x40, 1, 0), b"again", ts=2),
+        rec(2, (0x40, 0), ts=0),
+        rec(1, (0, 0x50, 1, 0), b"open at stop", ts=5),
+    ]),
+}
+for name, data in seeds.items():
+    with open(os.path.join(out, name), "wb") as f:
+        f.write(data)

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_cli_errors - every bad command line, of `ctrace-bpf` and of
+ * `ctrace-bpf fix`: one line on stderr that says what to do, a non-zero
+ * exit, within a second, and no output file left behind. (test_cli covers
+ * --help and the ways of stopping.)
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include "trace_run.h"
+
+static struct trace_run r;
+static struct tr_cmd c;
+
+static int free_all(void **state)
+{
+	(void)state;
+	tr_free(&r);
+	tr_cmd_free(&c);
+	return 0;
+}
+
+/*
+ * Runs the tracer with args (a space-separated list; "{OUT}" is a path in
+ * the test's directory that must not exist afterwards) and checks the
+ * answer: exit code, one line holding `hint`, under a second.
+ */
+static void expect_error(const char *args, int want_exit, const char *hint)
+{
+	char buf[512], out[300], *argv[16], *save = NULL;
+	size_t n = 0;
+
+	if (!r.dir[0] && tr_init(&r) < 0)
+		fail_msg("%s", r.error);
+	snprintf(out, sizeof(out), "%s/out.json", r.dir);
+	unlink(out);
+	snprintf(buf, sizeof(buf), "%s", args);
+	argv[n++] = (char *)tr_tracer();
+	for (char *a = strtok_r(buf, " ", &save); a && n < 15; a = strtok_r(NULL, " ", &save))
+		argv[n++] = !strcmp(a, "{OUT}") ? out : !strcmp(a, "''") ? "" : a;
+	argv[n] = NULL;
+	tr_cmd_free(&c);
+	if (tr_cmd_run(&c, (const char *const *)argv, 10000) < 0)
+		fail_msg("cannot run %s", argv[0]);
+	if (c.exit == 0 || (want_exit && c.exit != want_exit))
+		fail_msg("ctrace-bpf %s: exit %d, want %d", args, c.exit, want_exit);
+	if (strlen(c.err) < 2 || strchr(c.err, '\n') != c.err + strlen(c.err) - 1)
+		fail_msg("ctrace-bpf %s: not one line on stderr:\n%s", args, c.err);
+	if (!strstr(c.err, hint))
+		fail_msg("ctrace-bpf %s: no \"%s\" in: %s", args, hint, c.err);
+	if (c.seconds > 1.0)
+		fail_msg("ctrace-bpf %s: took %.2f s", args, c.seconds);
+	if (access(out, F_OK) == 0)
+		fail_msg("ctrace-bpf %s: left %s behind", args, out);
+}
+
+/* A pid no process has (checked with kill(pid, 0)). */
+static int free_pid(void)
+{
+	for (int pid = 4000000; pid > 1000; pid -= 7919)
+		if (kill(pid, 0) < 0 && errno == ESRCH)
+			return pid;
+	fail_msg("no free pid found");
+	return 0;
+}
+
+static void test_bad_pids(void **state)
+{
+	char args[64];
+
+	(void)state;
+	snprintf(args, sizeof(args), "-p %d -o {OUT}", free_pid());
+	expect_error(args, 0, "pgrep");
+	expect_error("-p abc -o {OUT}", 0, "'abc'");
+	expect_error("-p 12x -o {OUT}", 0, "'12x'");
+	expect_error("-p '' -o {OUT}", 0, "-p");
+	expect_error("-p 0 -o {OUT}", 0, "'0'");
+	expect_error("-p -5 -o {OUT}", 0, "-p");
+	expect_error("-p 99999999999 -o {OUT}", 0, "'99999999999'");
+	expect_error("-o {OUT}", 0, "-p PID");
+}
+
+static void test_bad_options(void **state)
+{
+	char args[96];
+
+	(void)state;
+	snprintf(args, sizeof(args), "-p %d -d abc -o {OUT}", (int)getpid());
+	expect_error(args, 0, "-d");
+	snprintf(args, sizeof(args), "-p %d -d -1 -o {OUT}", (int)getpid());
+	expect_error(args, 0, "-d");
+	snprintf(args, sizeof(args), "-p %d -b 3 -o {OUT}", (int)getpid());
+	expect_error(args, 0, "-b");
+	snprintf(args, sizeof(args), "-p %d -b 2G -o {OUT}", (int)getpid());
+	expect_error(args, 0, "-b");
+	snprintf(args, sizeof(args), "-p %d -o {OUT} extra", (int)getpid());
+	expect_error(args, 0, "ctrace-bpf");
+}
+
+/* Real processes: one without probes (sleep), a kernel thread. */
+static void test_processes_without_probes(void **state)
+{
+	const char *const sleep_args[] = { "5", NULL };
+	char args[96];
+
+	(void)state;
+	tr_require_root();
+	if (tr_init(&r) < 0 || tr_start_program(&r, "/bin/sleep", sleep_args) < 0)
+		fail_msg("%s", r.error);
+	usleep(100 * 1000); /* exec'd */
+	snprintf(args, sizeof(args), "-p %d -o {OUT}", (int)r.prog.pid);
+	expect_error(args, 0, "include/ctrace.h");
+	assert_non_null(strstr(c.err, "sleep"));
+	expect_error("-p 2 -o {OUT}", 0, "no ctrace probes"); /* kthreadd */
+}
+
+/* Outputs it cannot write; the target is a real traced program. */
+static void test_unwritable_outputs(void **state)
+{
+	const char *const prog_args[] = { "20", NULL };
+	static const char *const outs[] = {
+		"/proc/nonexistent/x.json", "/nonexistent-dir/x.json", "/sys/x.json", "/tmp",
+	};
+	char args[400];
+
+	(void)state;
+	tr_require_root();
+	if (tr_init(&r) < 0 || tr_start_program(&r, "ticker", prog_args) < 0 ||
+	    tr_wait_line(&r, "ready", 10000) < 0)
+		fail_msg("%s", r.error);
+	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
+		snprintf(args, sizeof(args), "-p %d -o %s", (int)r.prog.pid, outs[i]);
+		expect_error(args, 0, "-o");
+		assert_non_null(strstr(c.err, outs[i]));
+	}
+	/* refused before attaching: the target never saw a tracer */
+	usleep(50 * 1000);
+	{
+		char *out = tr_read_file(r.prog.out_path, NULL);
+
+		assert_null(strstr(out, "armed"));
+		free(out);
+	}
+}
+
+static void test_bad_fix_command_lines(void **state)
+{
+	char args[600], path[280];
+	FILE *f;
+
+	(void)state;
+	expect_error("fix", 2, "fix FILE");
+	expect_error("fix a b", 2, "--help");
+	expect_error("fix /nonexistent/trace.json", 1, "No such file");
+	expect_error("fix /etc/passwd", 1, "not a ctrace-bpf trace");
+	snprintf(args, sizeof(args), "fix %s", r.dir);
+	expect_error(args, 1, "-o OUT");
+	snprintf(path, sizeof(path), "%s/empty.json", r.dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	snprintf(args, sizeof(args), "fix %s -o {OUT}", path);
+	expect_error(args, 1, "empty");
+	snprintf(args, sizeof(args), "fix %s -o %s", path, path);
+	expect_error(args, 1, "same file");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_bad_pids, free_all),
+		cmocka_unit_test_teardown(test_bad_options, free_all),
+		cmocka_unit_test_teardown(test_processes_without_probes, free_all),
+		cmocka_unit_test_teardown(test_unwritable_outputs, free_all),
+		cmocka_unit_test_teardown(test_bad_fix_command_lines, free_all),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

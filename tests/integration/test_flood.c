@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_flood - tests/programs/flood fires instants from two threads as fast
+ * as they can into a 64 KiB ring buffer, and says how many it fired. Nothing
+ * may be lost silently: every event is either in the trace or counted as
+ * dropped, exactly; the count is in metadata, in "ctrace: events dropped"
+ * instants where the loss happened, and on stderr; and the loader's memory
+ * stays flat while it runs.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include "trace_run.h"
+
+#define FLOOD_MS "400"
+
+static struct trace_run run;
+static int setup_status; /* 0 ok, -1 failed (run.error), 1 not root */
+/* The tracer's resident memory, sampled every 10 ms while the flood ran. */
+static long rss_kib[1000];
+static size_t n_rss;
+static unsigned long long emitted, emitted_t0, emitted_t1;
+static int still_armed = -1;
+
+/* VmRSS of a process in KiB, -1 if it is gone. */
+static long rss_of(pid_t pid)
+{
+	char path[64], line[256];
+	long kib = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+/* True once the program's stdout has a line starting with prefix. */
+static bool printed(const char *prefix)
+{
+	char *out = tr_read_file(run.prog.out_path, NULL);
+	bool found = false;
+
+	for (char *l = out; l && *l && !found; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : "")
+		found = !strncmp(l, prefix, strlen(prefix));
+	free(out);
+	return found;
+}
+
+/* Runs flood under the tracer with a 64 KiB buffer, sampling the tracer's RSS. */
+static int flood_run(void)
+{
+	const char *const prog_args[] = { FLOOD_MS, NULL };
+	const char *const tracer_args[] = { "--buffer-size", "64K", NULL };
+	const char *line;
+
+	if (tr_init(&run) < 0 || tr_start_program(&run, "flood", prog_args) < 0 ||
+	    tr_wait_line(&run, "ready", 10000) < 0 || tr_start_tracer(&run, tracer_args) < 0 ||
+	    tr_wait_line(&run, "armed", 10000) < 0)
+		return -1;
+	/* From the first shot to the program's report: the tracer at full load. */
+	while (!printed("emitted") && n_rss < sizeof(rss_kib) / sizeof(rss_kib[0])) {
+		long kib = rss_of(run.tracer.pid);
+
+		if (kib < 0)
+			break;
+		rss_kib[n_rss++] = kib;
+		usleep(10 * 1000);
+	}
+	if (tr_wait(&run, TR_TIMEOUT_MS) < 0)
+		return -1;
+	line = strstr(run.prog_stdout, "emitted ");
+	if (!line || sscanf(line, "emitted t0=%llu t1=%llu total=%llu still_armed=%d",
+			    &emitted_t0, &emitted_t1, &emitted, &still_armed) != 4) {
+		snprintf(run.error, sizeof(run.error), "flood printed no count: %s", run.prog_stdout);
+		return -1;
+	}
+	if (run.tracer_exit != 0) {
+		snprintf(run.error, sizeof(run.error), "tracer exited %d: %s", run.tracer_exit,
+			 run.tracer_stderr);
+		return -1;
+	}
+	return tr_load_trace(&run);
+}
+
+static int group_setup(void **state)
+{
+	(void)state;
+	if (geteuid() != 0) {
+		setup_status = 1;
+		return 0;
+	}
+	setup_status = flood_run();
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	tr_free(&run);
+	return 0;
+}
+
+static void need_run(void)
+{
+	if (setup_status == 1)
+		tr_require_root();
+	if (setup_status < 0)
+		fail_msg("the flood run failed: %s", run.error);
+}
+
+static double meta_num(const char *key)
+{
+	return tr_num(cJSON_GetObjectItemCaseSensitive(run.trace, "metadata"), key);
+}
+
+/* Instants named "flood" on thread tid (0: any). */
+static unsigned long long kept(double tid)
+{
+	const cJSON *ev;
+	unsigned long long n = 0;
+
+	cJSON_ArrayForEach(ev, run.events) {
+		const char *ph = tr_str(ev, "ph"), *name = tr_str(ev, "name");
+
+		if (ph && name && !strcmp(ph, "I") && !strcmp(name, "flood") &&
+		    (!tid || tr_num(ev, "tid") == tid))
+			n++;
+	}
+	return n;
+}
+
+/* kept + dropped == emitted, to the event; and the flood did overflow. */
+static void test_nothing_lost_silently(void **state)
+{
+	unsigned long long k, d;
+
+	(void)state;
+	need_run();
+	assert_int_equal(run.prog_exit, 0);
+	assert_int_equal(still_armed, 1); /* attached throughout: every shot hit the probe */
+	k = kept(0);
+	d = (unsigned long long)meta_num("dropped_events");
+	print_message("flood: emitted %llu (threads %llu + %llu), kept %llu, dropped %llu\n",
+		      emitted, emitted_t0, emitted_t1, k, d);
+	if (k + d != emitted)
+		fail_msg("kept %llu + dropped %llu = %llu, but %llu were emitted", k, d, k + d, emitted);
+	if (d == 0)
+		fail_msg("a 64 KiB buffer lost nothing of %llu events: the test proves nothing", emitted);
+	assert_true(k > 0);
+	/* both threads got through */
+	assert_true(emitted_t0 > 0 && emitted_t1 > 0);
+	assert_int_equal(meta_num("bad_records"), 0);
+}
+
+/* Where the loss happened: global instants whose args.dropped add up. */
+static void test_drops_shown_where_they_happened(void **state)
+{
+	cJSON *drops[4096];
+	size_t n;
+	double sum = 0, last_total = 0, first_ts, last_ts;
+
+	(void)state;
+	need_run();
+	n = tr_find_all(&run, "I", "ctrace: events dropped", drops, 4096);
+	assert_true(n > 0 && n < 4096);
+	first_ts = tr_num(drops[0], "ts");
+	last_ts = tr_num(drops[n - 1], "ts");
+	for (size_t i = 0; i < n; i++) {
+		double total = tr_num(cJSON_GetObjectItem(drops[i], "args"), "dropped_total");
+
+		assert_string_equal(tr_str(drops[i], "s"), "g");
+		assert_true(tr_num(drops[i], "pid") == run.pid);
+		sum += tr_num(cJSON_GetObjectItem(drops[i], "args"), "dropped");
+		assert_true(total > last_total); /* each says how many were lost since the last */
+		last_total = total;
+	}
+	assert_true(sum == meta_num("dropped_events"));
+	assert_true(last_total == meta_num("dropped_events"));
+	/* they sit in the flood's time, not all at the end */
+	assert_true(first_ts < last_ts);
+}
+
+/* stderr says it too, with the number. */
+static void test_drops_on_stderr(void **state)
+{
+	char want[64];
+
+	(void)state;
+	need_run();
+	snprintf(want, sizeof(want), "%.0f dropped", meta_num("dropped_events"));
+	if (!strstr(run.tracer_stderr, want))
+		fail_msg("stderr does not say \"%s\": %s", want, run.tracer_stderr);
+	assert_non_null(strstr(run.tracer_stderr, "buffer"));
+}
+
+/*
+ * The loader's memory does not grow with the events it handles: after the
+ * first quarter of the flood (buffers allocated, pages touched), it stays
+ * within 2 MiB of where it was.
+ */
+static void test_loader_memory_flat(void **state)
+{
+	long base, peak = 0;
+
+	(void)state;
+	need_run();
+	if (n_rss < 8)
+		fail_msg("only %zu RSS samples of the tracer during the flood", n_rss);
+	base = rss_kib[n_rss / 4];
+	for (size_t i = n_rss / 4; i < n_rss; i++)
+		peak = rss_kib[i] > peak ? rss_kib[i] : peak;
+	print_message("loader RSS: %ld KiB at 1/4 of the flood, peak %ld KiB after (%zu samples)\n",
+		      base, peak, n_rss);
+	if (peak - base > 2048)
+		fail_msg("the loader grew by %ld KiB during the flood", peak - base);
+}
+
+/* The whole file is strict JSON and UTF-8 (tr_load_trace checked RFC 8259). */
+static void test_file_complete(void **state)
+{
+	(void)state;
+	need_run();
+	assert_true(tr_valid_utf8(run.trace_text, run.trace_len));
+	assert_string_equal(tr_str(cJSON_GetObjectItem(run.trace, "metadata"), "stop_reason"),
+			    "target exited");
+	assert_true(meta_num("events_written") == cJSON_GetArraySize(run.events));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_nothing_lost_silently),
+		cmocka_unit_test(test_drops_shown_where_they_happened),
+		cmocka_unit_test(test_drops_on_stderr),
+		cmocka_unit_test(test_loader_memory_flat),
+		cmocka_unit_test(test_file_complete),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
