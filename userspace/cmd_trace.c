@@ -424,6 +424,11 @@ int cmd_trace(int argc, char **argv)
 			break;
 		}
 		report_drops(&s, first_pid);
+		/*
+		 * Out every round: if the tracer is killed (or the disk fills), the
+		 * file holds all but the last ~50 ms, and `ctrace-bpf fix` closes it.
+		 */
+		jw_flush(&w);
 		/* Processes the kernel told of: a followed child, an exec. */
 		for (int i = 0; i < s.n_pending; i++) {
 			int pid = s.pending[i];
