@@ -31,6 +31,15 @@ static int read_line(struct line_reader *r)
 
 	r->len = r->raw_len = 0;
 	r->newline = r->too_long = false;
+	/* Even an empty line gets a buffer: callers read buf as a string. */
+	if (!r->buf) {
+		r->buf = malloc(r->cap = 4096);
+		if (!r->buf) {
+			r->cap = 0;
+			errno = ENOMEM;
+			return -1;
+		}
+	}
 	while ((c = getc_unlocked(r->in)) != EOF) {
 		if (c == '\n') {
 			r->newline = true;
@@ -298,8 +307,9 @@ enum trace_fix_status trace_fix(FILE *in, int out_fd, struct trace_fix_result *r
 		not_ours(res, "the file is empty: the tracer stopped before it wrote anything");
 		goto done;
 	}
-	if (lr.too_long || !is_prefix_of(lr.buf, lr.len < sig_len ? lr.len : sig_len,
-					 TRACE_FIX_SIGNATURE)) {
+	/* A short first line is a cut only if the file ends there. */
+	if (lr.too_long || (lr.newline && lr.len < sig_len) ||
+	    !is_prefix_of(lr.buf, lr.len < sig_len ? lr.len : sig_len, TRACE_FIX_SIGNATURE)) {
 		not_ours(res, "it is not a ctrace-bpf trace (those begin with %s)", TRACE_FIX_SIGNATURE);
 		goto done;
 	}

@@ -312,6 +312,7 @@ static void test_not_ours(void **state)
 		"hello\n",
 		"\xff\xfe{\"context\"",
 		"{\"context\":{\"tracer\":\"perfetto\"},\n\"traceEvents\":[\n",
+		"\n\n{\"context\":{\"tracer\":\"ctrace-bpf\"", /* found by fuzz_fix */
 	};
 	struct trace_fix_result res;
 	char *out, *text;
