@@ -141,10 +141,7 @@ static void test_tracer_sigkill(void **state)
 
 	(void)state;
 	tc_start_faulty(&r, args, NULL);
-	/*
-	 * The tracer writes in 1 MiB blocks: wait for the first one (the point
-	 * is a file cut anywhere, not an empty one), then kill mid-stream.
-	 */
+	/* Once it has written (the point is a file cut anywhere), kill mid-stream. */
 	for (int waited = 0; (stat(r.trace_path, &st) != 0 || st.st_size == 0) && waited < 3000; waited += 10)
 		sleep_ms(10);
 	if (st.st_size == 0)
@@ -167,6 +164,38 @@ static void test_tracer_sigkill(void **state)
 		fail_msg("fix exited %d: %s", c.exit, c.err);
 	assert_non_null(strstr(c.err, "repaired"));
 	check_fixed(r.trace_path);
+}
+
+/*
+ * SIGKILL of the tracer of a quiet program (1 event a millisecond, far less
+ * than the writer's buffer): the file still holds all but the last moment.
+ */
+static void test_tracer_sigkill_quiet(void **state)
+{
+	const char *const prog_args[] = { "5", NULL };
+	const char *const fix_args[] = { r.trace_path, NULL };
+
+	(void)state;
+	tr_require_root();
+	if (tr_init(&r) < 0 || tr_start_program(&r, "ticker", prog_args) < 0 ||
+	    tr_wait_line(&r, "ready", 10000) < 0 || tr_start_tracer(&r, NULL) < 0 ||
+	    tr_wait_line(&r, "armed", 10000) < 0)
+		fail_msg("%s", r.error);
+	sleep_ms(1000); /* ~1000 ticks, ~200 KB of trace */
+	kill(r.tracer.pid, SIGKILL);
+	if (tr_wait_tracer(&r, 5000) < 0)
+		fail_msg("%s", r.error);
+	if (tc_run_fix(&c, fix_args) < 0)
+		fail_msg("cannot run fix");
+	if (c.exit != 0)
+		fail_msg("after a SIGKILL 1 s into the trace, fix finds nothing: %s", c.err);
+	if (tr_load_trace(&r) < 0)
+		fail_msg("%s", r.error);
+	/* at most the last ~50 ms round is lost: at least the first 0.8 s is there */
+	if (tc_count(&r, "I", "tick") < 500)
+		fail_msg("only %zu of ~1000 ticks survived the SIGKILL", tc_count(&r, "I", "tick"));
+	if (tr_wait_line(&r, "disarmed", 5000) < 0)
+		fail_msg("the target still sees a tracer: %s", r.error);
 }
 
 /* `ctrace-bpf -o - | head`: the pipe closes under the tracer. */
@@ -299,15 +328,19 @@ static void make_full_disk(void)
 }
 
 /*
- * Disk full: a clear error and a non-zero exit, no hang, the target unharmed.
- * (That `fix` then recovers the partial file is tests/integration/blocked/
- * test_disk_full_fix.c: today the tracer deletes that file, see the report.)
+ * Disk full: a clear error and a non-zero exit, no hang, the target
+ * unharmed; what was written stays, and `fix` recovers it (in place it needs
+ * room for a copy: on the full disk it says so and leaves the file as it
+ * was; with -o elsewhere it repairs it).
  */
 static void test_disk_full(void **state)
 {
 	const char *const args[] = { "run", "3", NULL };
-	char out[128];
+	char out[128], fixed[280], *before, *after;
 	const char *tracer_args[] = { "-o", out, NULL };
+	const char *fix_in_place[] = { out, NULL };
+	const char *fix_to[] = { out, "-o", fixed, NULL };
+	size_t before_len, after_len;
 
 	(void)state;
 	tr_require_root();
@@ -321,6 +354,23 @@ static void test_disk_full(void **state)
 	assert_non_null(strstr(r.tracer_stderr, out));
 	assert_true(r.tracer_seconds < 5);
 	tc_assert_unharmed(&r);
+
+	before = tr_read_file(out, &before_len);
+	if (!before || before_len == 0)
+		fail_msg("the partial trace %s is gone or empty", out);
+	assert_int_equal(tc_run_fix(&c, fix_in_place), 0);
+	assert_int_not_equal(c.exit, 0);
+	assert_non_null(strstr(c.err, "No space left on device"));
+	after = tr_read_file(out, &after_len);
+	assert_true(after && after_len == before_len && !memcmp(before, after, before_len));
+	free(before);
+	free(after);
+	snprintf(fixed, sizeof(fixed), "%s/fixed.json", r.dir);
+	tr_cmd_free(&c);
+	assert_int_equal(tc_run_fix(&c, fix_to), 0);
+	if (c.exit != 0)
+		fail_msg("fix -o exited %d: %s", c.exit, c.err);
+	check_fixed(fixed);
 }
 
 /* fix will not rewrite a file the tracer is still writing, nor a complete one. */
@@ -356,6 +406,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_target_crashes, free_all),
 		cmocka_unit_test_teardown(test_target_exits_mid_span, free_all),
 		cmocka_unit_test_teardown(test_tracer_sigkill, free_all),
+		cmocka_unit_test_teardown(test_tracer_sigkill_quiet, free_all),
 		cmocka_unit_test_teardown(test_sigpipe, free_all),
 		cmocka_unit_test_teardown(test_second_sigint, free_all),
 		cmocka_unit_test_teardown(test_two_tracers, free_all),
