@@ -47,7 +47,7 @@ UNIT_TESTS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(wildcard tests/
 INTEG_TESTS := $(patsubst tests/integration/%.c,$(BUILD)/tests/integration/%,$(wildcard tests/integration/test_*.c))
 TEST_HELPER_OBJS := $(patsubst tests/lib/%.c,$(BUILD)/tests/lib/%.o,$(wildcard tests/lib/*.c))
 
-.PHONY: all clean test unit-test header-test integration-test install deps deps-test demo bench
+.PHONY: fuzz all clean test unit-test header-test integration-test install deps deps-test demo bench
 all: $(BUILD)/ctrace-bpf $(EXAMPLES)
 
 # vmlinux.h is generated from the running kernel's BTF (CO-RE: the object
@@ -132,6 +132,12 @@ test: deps-test
 	$(Q)$(MAKE) --no-print-directory header-test
 	$(Q)$(MAKE) --no-print-directory integration-test
 
+# libFuzzer harnesses (tests/fuzz/: records -> JSON, and fix), ASan+UBSan,
+# bounded in time (CI: 60 s).
+FUZZ_SECONDS ?= 60
+fuzz: deps-test
+	$(Q)./tests/fuzz/run-fuzz $(FUZZ_SECONDS)
+
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)./scripts/demo
@@ -144,4 +150,4 @@ install: $(BUILD)/ctrace-bpf
 	chmod 0644 $(DESTDIR)$(PREFIX)/include/ctrace.h
 
 clean:
-	rm -rf $(BUILD) $(VMLINUX)
+	rm -rf $(BUILD) build-asan build-fuzz $(VMLINUX)

@@ -162,7 +162,11 @@ static struct ctrace_bpf *load_programs(const struct trace_options *o, bool mult
 		attach_prepare_multi(skel);
 	err = ctrace_bpf__load(skel);
 	if (err) {
-		if (!multi)
+		if (!multi && err == -EPERM)
+			fprintf(stderr, "ctrace-bpf: the kernel does not let this process load BPF programs (%s):"
+				" CAP_BPF and CAP_PERFMON count only in the initial user namespace; in a container, run ctrace-bpf on the host\n",
+				strerror(-err));
+		else if (!multi)
 			fprintf(stderr, "ctrace-bpf: the kernel refused the BPF program: %s (run with -v for the verifier's log)\n",
 				strerror(-err));
 		goto fail; /* with multi, quietly: the caller tries without */
@@ -286,6 +290,19 @@ int cmd_trace(int argc, char **argv)
 	attachment_init(&s.att, false, false);
 	trace_options_parse(argc, argv, &o);
 	s.o = &o;
+	{
+		/*
+		 * From the start: a Ctrl-C while loading or attaching must still
+		 * end cleanly, with a complete file (or none), not kill us halfway.
+		 */
+		struct sigaction sa = { 0 };
+
+		sa.sa_handler = on_signal;
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+		signal(SIGPIPE, SIG_IGN); /* a closed pipe is a write error we report */
+	}
 	verbose_libbpf = o.verbose;
 	libbpf_set_print(libbpf_print);
 
@@ -353,9 +370,17 @@ int cmd_trace(int argc, char **argv)
 	for (int i = 0; i < o.n_pids; i++)
 		trace_model_learn_threads(&s.model, (uint32_t)o.pids[i]);
 
+	if (stop_signal)
+		goto out; /* stopped before anything was attached: no file left */
 	err = load_and_attach(&s, o.exe ? &exe_st : NULL);
 	if (err == -ESRCH) {
 		fprintf(stderr, "ctrace-bpf: the process exited before it could be traced\n");
+		goto out;
+	}
+	if (err == -EACCES || err == -EPERM) {
+		fprintf(stderr, "ctrace-bpf: cannot read the memory map of process %d: %s"
+			" (it needs root in the process's own PID and user namespace, or CAP_SYS_PTRACE)\n",
+			first_pid, strerror(-err));
 		goto out;
 	}
 	if (err)
@@ -384,15 +409,6 @@ int cmd_trace(int argc, char **argv)
 	if (!rb) {
 		fprintf(stderr, "ctrace-bpf: cannot read the ring buffer: %s\n", strerror(errno));
 		goto out;
-	}
-	{
-		struct sigaction sa = { 0 };
-
-		sa.sa_handler = on_signal;
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-		sigaction(SIGHUP, &sa, NULL);
-		signal(SIGPIPE, SIG_IGN); /* a closed pipe is a write error we report */
 	}
 	if (o.duration > 0)
 		deadline = facts.start_mono_ns + (uint64_t)(o.duration * 1e9);

@@ -169,11 +169,11 @@ void te_end(struct trace_file *tf)
 }
 
 void te_metadata_name(struct trace_file *tf, const char *what, uint32_t pid,
-		      uint32_t tid, const char *name, size_t name_len)
+		      uint32_t tid, const char *name, size_t name_len, unsigned flags)
 {
 	te_begin(tf, "M", pid, tid, UINT64_MAX);
 	te_name(tf, what, strlen(what), 0);
 	jw_lit(tf->w, ",\"args\":{\"name\":");
-	jw_str(tf->w, name, name_len, NULL);
+	jw_str(tf->w, name, name_len, (flags & CTRACE_STR_TRUNCATED) ? JW_TRUNC_SUFFIX : NULL);
 	jw_lit(tf->w, "}}");
 }

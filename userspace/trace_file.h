@@ -65,8 +65,8 @@ void te_name(struct trace_file *tf, const char *s, size_t n, unsigned flags);
 void te_key(struct trace_file *tf, const char *key);
 void te_end(struct trace_file *tf);
 
-/* A metadata event: {"ph":"M","name":WHAT,"pid","tid","args":{"name":NAME}} */
+/* A metadata event: {"ph":"M","name":WHAT,"pid","tid","args":{"name":NAME}}; flags: CTRACE_STR_* */
 void te_metadata_name(struct trace_file *tf, const char *what, uint32_t pid,
-		      uint32_t tid, const char *name, size_t name_len);
+		      uint32_t tid, const char *name, size_t name_len, unsigned flags);
 
 #endif

@@ -84,7 +84,7 @@ void trace_model_add_process(struct trace_model *m, uint32_t pid)
 	key_map_put(&m->procs, &key, sizeof(key), (void *)1);
 	if (!thread_comm(m, pid, pid, comm, sizeof(comm)))
 		snprintf(comm, sizeof(comm), "process %" PRIu32, pid);
-	te_metadata_name(m->tf, "process_name", pid, pid, comm, strlen(comm));
+	te_metadata_name(m->tf, "process_name", pid, pid, comm, strlen(comm), 0);
 }
 
 void trace_model_learn_threads(struct trace_model *m, uint32_t pid)
@@ -141,7 +141,7 @@ static uint32_t shown_tid(struct trace_model *m, uint32_t pid, uint32_t tgid,
 		snprintf(name, sizeof(name), "%s", comm);
 	else
 		snprintf(name, sizeof(name), "%s (tid %" PRIu32 ")", comm, tid);
-	te_metadata_name(m->tf, "thread_name", pid, t->tid, name, strlen(name));
+	te_metadata_name(m->tf, "thread_name", pid, t->tid, name, strlen(name), 0);
 	return t->tid;
 }
 
@@ -398,12 +398,12 @@ static void new_pid(struct trace_model *m, const struct ctrace_event *ev)
 	free(old);
 	if (ev->name_len && !(ev->name_flags & CTRACE_STR_FAULT)) {
 		te_metadata_name(m->tf, "process_name", c->pid, c->pid, ev->name,
-				 ev->name_len);
+				 ev->name_len, ev->name_flags);
 	} else {
 		snprintf(fallback, sizeof(fallback), "pseudo-process %" PRIu32,
 			 c->pid - CTRACE_PSEUDO_BASE);
 		te_metadata_name(m->tf, "process_name", c->pid, c->pid, fallback,
-				 strlen(fallback));
+				 strlen(fallback), 0);
 	}
 }
 
@@ -431,7 +431,7 @@ static void process_change(struct trace_model *m, const struct ctrace_event *ev)
 	te_end(m->tf);
 	/* The process has a new name now: say it (viewers keep the last). */
 	if (proc_thread_comm((int)tgid, (int)tgid, comm, sizeof(comm)))
-		te_metadata_name(m->tf, "process_name", tgid, tgid, comm, strlen(comm));
+		te_metadata_name(m->tf, "process_name", tgid, tgid, comm, strlen(comm), 0);
 }
 
 static void discard(struct trace_model *m, const struct ctrace_event *ev)

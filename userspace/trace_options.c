@@ -110,6 +110,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 	char *end;
 
 	memset(o, 0, sizeof(*o));
+	opterr = 0; /* one line of our own instead of getopt's and ours */
 	/* "+": stop at the first non-option, the command of launch mode. */
 	while ((c = getopt_long(argc, argv, "+p:e:fo:d:b:vhV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -150,7 +151,12 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 			printf("ctrace-bpf %s (libbpf %s)\n", CTRACE_BPF_VERSION, libbpf_version_string());
 			exit(0);
 		default:
-			fputs("ctrace-bpf: see ctrace-bpf --help\n", stderr);
+			if (optopt)
+				fprintf(stderr, "ctrace-bpf: option -%c %s; see ctrace-bpf --help\n", optopt,
+					strchr("peodb", optopt) ? "needs a value" : "is unknown");
+			else
+				fprintf(stderr, "ctrace-bpf: unknown option '%s'; see ctrace-bpf --help\n",
+					argv[optind - 1]);
 			exit(2);
 		}
 	}
