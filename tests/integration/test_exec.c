@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_exec - a traced process that calls exec(), with the real tracer and
+ * real BPF (tests/programs/execer.c):
+ *
+ *   - the trace says so: an instant "ctrace: exec" with args.path, in the
+ *     process, after its last event of the old program;
+ *   - tracing goes on with the new program's probes (same pid, new name);
+ *   - into a program without probes, the trace still ends cleanly;
+ *   - in launch mode, the exit code is the new program's.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include "attach_modes.h"
+
+static struct trace_run r;
+
+static int free_all(void **state)
+{
+	(void)state;
+	tr_free(&r);
+	return 0;
+}
+
+/* The absolute path of test program name (into buf). */
+static const char *program(const char *name, char *buf)
+{
+	char rel[300];
+
+	if (!realpath(tr_program_path(name, rel, sizeof(rel)), buf))
+		fail_msg("%s: %s", rel, strerror(errno));
+	return buf;
+}
+
+/* A program without ctrace probes that sleeps: sleep(1) from PATH's usual places. */
+static const char *sleep_path(void)
+{
+	static const char *const places[] = { "/bin/sleep", "/usr/bin/sleep" };
+
+	for (size_t i = 0; i < 2; i++)
+		if (access(places[i], X_OK) == 0)
+			return places[i];
+	fail_msg("no sleep in /bin or /usr/bin");
+	return NULL;
+}
+
+/* The exec instant of pid, after before-exec; checks its path. */
+static cJSON *assert_exec(long pid, const char *path)
+{
+	cJSON *before = am_one(&r, "I", "before-exec", pid);
+	cJSON *exec = am_one(&r, "I", "ctrace: exec", pid);
+
+	assert_true(am_arg_num(before, "pid") == pid);
+	assert_true(tr_num(exec, "tid") == pid);
+	assert_string_equal(am_arg_str(exec, "path"), path);
+	assert_true(tr_num(exec, "ts") > tr_num(before, "ts"));
+	return exec;
+}
+
+/* The process_name metadata of pid, in file order: first and last. */
+static void assert_renamed(long pid, const char *from, const char *to)
+{
+	cJSON *m[8];
+	size_t n = am_find(&r, "M", "process_name", pid, m, 8);
+
+	assert_true(n >= 2);
+	assert_string_equal(am_arg_str(m[0], "name"), from);
+	assert_string_equal(am_process_name(&r, pid), to);
+}
+
+/* exec into a program with probes: announced, then its events, same pid. */
+static void test_exec_into_traced_program(void **state)
+{
+	char hello[PATH_MAX];
+	const char *args[] = { program("armed_hello", hello), "after", NULL };
+	cJSON *exec, *ev;
+
+	(void)state;
+	tr_require_root();
+	if (tr_run(&r, "execer", args, NULL) < 0)
+		fail_msg("%s", r.error);
+	assert_int_equal(r.prog_exit, 0);
+	assert_string_equal(am_stop_reason(&r), "target exited");
+	exec = assert_exec(r.pid, hello);
+	/* the new program's events, in the same process, after the exec */
+	ev = am_one(&r, "I", "hello", r.pid);
+	assert_string_equal(am_arg_str(ev, "tag"), "after");
+	assert_true(tr_num(ev, "tid") == r.pid);
+	assert_true(tr_num(ev, "ts") > tr_num(exec, "ts"));
+	ev = am_one(&r, "X", "work", r.pid);
+	assert_true(tr_num(ev, "ts") > tr_num(exec, "ts"));
+	assert_renamed(r.pid, "execer", "armed_hello");
+	/* and no other process */
+	cJSON_ArrayForEach(ev, r.events)
+		assert_true(tr_num(ev, "pid") == r.pid);
+}
+
+/*
+ * exec into a program without probes: the exec is in the trace, nothing
+ * after it, and the tracer ends as the process does, with a complete file.
+ */
+static void test_exec_into_program_without_probes(void **state)
+{
+	const char *args[] = { sleep_path(), "0.3", NULL };
+	cJSON *exec, *ev, *meta;
+
+	(void)state;
+	tr_require_root();
+	if (tr_run(&r, "execer", args, NULL) < 0)
+		fail_msg("%s", r.error);
+	assert_int_equal(r.prog_exit, 0);
+	exec = assert_exec(r.pid, args[0]);
+	cJSON_ArrayForEach(ev, r.events)
+		if (strcmp(tr_str(ev, "ph"), "M") && tr_num(ev, "ts") > tr_num(exec, "ts"))
+			fail_msg("\"%s\" after the exec into %s, which has no probes",
+				 tr_str(ev, "name"), args[0]);
+	assert_renamed(r.pid, "execer", "sleep");
+	meta = cJSON_GetObjectItem(r.trace, "metadata");
+	assert_string_equal(am_stop_reason(&r), "target exited");
+	assert_true(tr_num(meta, "unfinished_spans") == 0);
+	assert_true(tr_num(meta, "dropped_events") == 0);
+	/* it ended with sleep's 0.3 s, not much later */
+	if (r.tracer_seconds > 3)
+		fail_msg("the tracer ran %.1f s for a process that lived ~0.3 s", r.tracer_seconds);
+}
+
+/*
+ * Launch mode through an exec: the new program is traced, and its exit code
+ * is the tracer's. (armed_hello waits until it is armed: that the new image
+ * is attached at all is tested here, not how soon.)
+ */
+static void test_launch_through_exec(void **state)
+{
+	char execer[PATH_MAX], hello[PATH_MAX];
+	const char *args[] = { "--", program("execer", execer), program("armed_hello", hello),
+			       "launched", "10000", "exit:9", NULL };
+	long pid;
+	cJSON *exec, *ev;
+
+	(void)state;
+	tr_require_root();
+	if (tr_init(&r) < 0)
+		fail_msg("%s", r.error);
+	am_start_tracer(&r, args);
+	am_wait_tracer(&r, TR_TIMEOUT_MS);
+	if (r.tracer_exit != 9)
+		fail_msg("the tracer exited %d, the exec'd program's exit code is 9; stderr:\n%s",
+			 r.tracer_exit, r.tracer_stderr);
+	if (tr_load_trace(&r) < 0)
+		fail_msg("%s", r.error);
+	/* both programs print "ready pid=": the same pid, exec keeps it */
+	pid = am_need_field(r.tracer_stdout, "ready", "pid");
+	assert_non_null(strstr(r.tracer_stdout, "armed after"));
+	exec = assert_exec(pid, hello);
+	ev = am_one(&r, "I", "hello", pid);
+	assert_string_equal(am_arg_str(ev, "tag"), "launched");
+	assert_true(tr_num(ev, "ts") > tr_num(exec, "ts"));
+	assert_renamed(pid, "execer", "armed_hello");
+	assert_string_equal(am_stop_reason(&r), "target exited");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_exec_into_traced_program, free_all),
+		cmocka_unit_test_teardown(test_exec_into_program_without_probes, free_all),
+		cmocka_unit_test_teardown(test_launch_through_exec, free_all),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

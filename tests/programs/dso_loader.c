@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dso_loader - a process whose probes live in its executable and in shared
+ * libraries (built by the test from tests/programs/lib/probelib.c), for
+ * tests/integration/test_libraries.c.
+ *
+ *   dso_loader late EARLY_SO LATE_SO
+ *     dlopen()s EARLY_SO, prints "ready pid=P main_tid=T", waits up to 10 s
+ *     for a tracer to arm the executable and EARLY_SO (exit 3 if not), then
+ *     dlopen()s LATE_SO (after the attach, so only a tracer that watches for
+ *     new libraries can see it), prints "late armed_ms=N" (how long after the
+ *     dlopen its semaphore rose; -1: not within 1 s), waits until 300 ms after that dlopen, and calls
+ *     EARLY_SO's probelib_hit(1), LATE_SO's probelib_hit(2), and emits the
+ *     executable's own instant "exe-hit". Exits 0.
+ *
+ *   dso_loader loop EARLY_SO MS
+ *     dlopen()s EARLY_SO, prints "ready ...", and for MS milliseconds calls
+ *     probelib_hit(i) and emits "exe-tick" every 2 ms, traced or not. Then
+ *     prints "hits=N armed_hits=M" (M: calls made while EARLY_SO's
+ *     semaphore was up, i.e. while its probe site fired) and exits 0.
+ *
+ * Exit 2 on bad arguments or a library that does not load (dlerror on
+ * stderr).
+ */
+#include <ctrace.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+struct probelib {
+	void (*hit)(int);
+	int (*armed)(void);
+	long (*wait_armed)(long);
+};
+
+static int load(const char *path, struct probelib *l)
+{
+	/* RTLD_LOCAL: two libraries built from one source keep their own symbols. */
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+
+	if (!h) {
+		fprintf(stderr, "dlopen %s: %s\n", path, dlerror());
+		return -1;
+	}
+	*(void **)&l->hit = dlsym(h, "probelib_hit");
+	*(void **)&l->armed = dlsym(h, "probelib_armed");
+	*(void **)&l->wait_armed = dlsym(h, "probelib_wait_armed");
+	if (!l->hit || !l->armed || !l->wait_armed) {
+		fprintf(stderr, "%s: not a probelib\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+static int late(const char *early_so, const char *late_so)
+{
+	struct probelib early, later;
+	struct timespec t0;
+	long armed_ms;
+
+	if (load(early_so, &early) < 0)
+		return 2;
+	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)syscall(SYS_gettid));
+	fflush(stdout);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!CTRACE_ENABLED() || !early.armed()) {
+		if (ms_since(&t0) >= 10000) {
+			puts("never armed");
+			return 3;
+		}
+		usleep(1000);
+	}
+	if (load(late_so, &later) < 0)
+		return 2;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	armed_ms = later.wait_armed(1000);
+	printf("late armed_ms=%ld\n", armed_ms);
+	fflush(stdout);
+	while (ms_since(&t0) < 300)
+		usleep(1000);
+	early.hit(1);
+	later.hit(2);
+	CTRACE_INSTANT(NULL, "exe-hit", CTRACE_SCOPE_THREAD, NULL);
+	return 0;
+}
+
+static int loop(const char *so, long ms)
+{
+	struct probelib lib;
+	struct timespec t0;
+	long hits = 0, armed_hits = 0;
+
+	if (load(so, &lib) < 0)
+		return 2;
+	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)syscall(SYS_gettid));
+	fflush(stdout);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (ms_since(&t0) < ms) {
+		armed_hits += lib.armed() != 0;
+		lib.hit((int)hits++);
+		CTRACE_INSTANT(NULL, "exe-tick", CTRACE_SCOPE_THREAD, NULL);
+		usleep(2000);
+	}
+	printf("hits=%ld armed_hits=%ld\n", hits, armed_hits);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && !strcmp(argv[1], "late"))
+		return late(argv[2], argv[3]);
+	if (argc == 4 && !strcmp(argv[1], "loop"))
+		return loop(argv[2], atol(argv[3]));
+	fputs("usage: dso_loader late EARLY_SO LATE_SO | loop SO MS\n", stderr);
+	return 2;
+}
