@@ -23,10 +23,17 @@ static char nsdir[300]; /* the mount point, inside r.dir */
 static int free_all(void **state)
 {
 	(void)state;
-	tr_free(&r); /* kills unshare, which kills (--kill-child) the namespace's init */
+	/* unshare first: with --kill-child its death ends the namespace */
+	if (r.prog.pid && !r.prog.reaped) {
+		kill(r.prog.pid, SIGKILL);
+		tr_reap(&r.prog, 5000);
+	}
+	/* empty on the host (the tmpfs was the namespace's); before tr_free
+	 * removes the files of r.dir and then r.dir itself */
 	if (nsdir[0])
-		rmdir(nsdir); /* empty on the host: the tmpfs was the namespace's */
+		rmdir(nsdir);
 	nsdir[0] = '\0';
+	tr_free(&r);
 	return 0;
 }
 
