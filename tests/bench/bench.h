@@ -1,12 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench.h - what every benchmark program under tests/bench shares: a
- * monotonic clock in ns, pinning to one CPU, and "interleaved rounds":
+ * bench.h - what every benchmark program under tests/bench shares: clocks
+ * in ns, pinning to one CPU, and "interleaved rounds":
  * every case is timed once per round, cases alternate within a round, and
  * each case's figure is the median over rounds. Interleaving puts slow drift
  * (frequency, a noisy neighbour, the tracer's consumer waking up) on every
  * case alike, and the median ignores a round hit by an interrupt storm, so
  * ratios between cases measured in one run are honest.
+ *
+ * Rounds are timed in the thread's own CPU time (CLOCK_THREAD_CPUTIME_ID),
+ * not wall time: on a shared machine another process that takes the CPU
+ * meanwhile is not charged to the case. What the thread pays is all in it:
+ * user time, the kernel's work on its behalf (syscall, uprobe, BPF
+ * program) and, on a kernel without IRQ time accounting (this one), the
+ * interrupts it takes, such as the tracer's wake-up IPIs.
  *
  * Output convention: one "key value" line per figure on stdout, read by
  * scripts/bench; nothing else goes to stdout.
@@ -28,6 +35,15 @@ static inline double bench_now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* CPU time of the calling thread, ns. */
+static inline double bench_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
@@ -61,7 +77,7 @@ static int bench_cmp_double(const void *a, const void *b)
 
 /*
  * Times every case `rounds` times (at most 64), interleaved, n operations a
- * time, and sets each case's median ns per operation.
+ * time, and sets each case's median CPU ns per operation.
  */
 static inline void bench_rounds(struct bench_case *c, int ncases, int rounds,
 				long n)
@@ -72,10 +88,10 @@ static inline void bench_rounds(struct bench_case *c, int ncases, int rounds,
 		rounds = 64;
 	for (int r = 0; r < rounds; r++) {
 		for (int i = 0; i < ncases; i++) {
-			double t0 = bench_now_ns();
+			double t0 = bench_cpu_ns();
 
 			c[i].fn(n);
-			c[i].ns[r] = (bench_now_ns() - t0) / (double)n;
+			c[i].ns[r] = (bench_cpu_ns() - t0) / (double)n;
 		}
 	}
 	for (int i = 0; i < ncases; i++) {

@@ -5,7 +5,8 @@
  *
  *   lose_nothing one SECONDS [--cpu C]
  *       one thread fires CTRACE_INSTANT back to back for SECONDS.
- *       Prints "fired N" and "rate EVENTS_PER_S".
+ *       Prints "fired N", "rate EVENTS_PER_S" and "still_traced 1" (0: the
+ *       tracer went away before the end; the exit status is then 1).
  *
  *   lose_nothing ramp STEP_SECONDS RATE0 FACTOR STEPS
  *       two threads (pinned to CPUs 0 and 1) fire together at a paced total
@@ -16,7 +17,8 @@
  *       would. The ramp stops after the first step the threads could not
  *       keep up with (achieved < 80% of the target: the machine is
  *       saturated), then both fire flat out for one more step ("step max").
- *       Prints "step K target RATE fired N achieved RATE" per step.
+ *       Prints "step K target RATE fired N achieved RATE" per step, then
+ *       "still_traced" as above.
  *
  * Both wait (up to 10 s) for a tracer to attach first.
  */
@@ -44,6 +46,7 @@ static int one(double seconds, int cpu)
 {
 	double t0, end, now;
 	long fired = 0;
+	int traced;
 
 	bench_pin(cpu);
 	wait_for_tracer();
@@ -54,9 +57,12 @@ static int one(double seconds, int cpu)
 		for (int i = 0; i < 256; i++)
 			CTRACE_INSTANT(NULL, "lose_nothing", CTRACE_SCOPE_THREAD, NULL);
 		fired += 256;
-	} while ((now = bench_now_ns()) < end);
-	printf("fired %ld\nrate %.0f\n", fired, fired / ((now - t0) / 1e9));
-	return 0;
+		/* A tracer that went away meanwhile makes the count meaningless. */
+		traced = CTRACE_ENABLED();
+	} while ((now = bench_now_ns()) < end && traced);
+	printf("fired %ld\nrate %.0f\nstill_traced %d\n", fired,
+	       fired / ((now - t0) / 1e9), traced);
+	return !traced;
 }
 
 /* Every step's events are named after it: static strings, one per step. */
@@ -182,7 +188,8 @@ static int ramp(double step_secs, double rate0, double factor, int steps)
 		       atomic_load(&r.fired[k]), achieved(&r, k));
 	printf("step max target 0 fired %ld achieved %.0f\n",
 	       atomic_load(&r.fired[MAX_STEPS]), achieved(&r, MAX_STEPS));
-	return 0;
+	printf("still_traced %d\n", CTRACE_ENABLED());
+	return !CTRACE_ENABLED();
 }
 
 int main(int argc, char **argv)

@@ -15,7 +15,8 @@
  *              args: the differences are the BPF program's string copies
  * --cpu C      pin the timing thread to CPU C
  * --spin S     fire instants back to back for S seconds (for perf and
- *              bpf_stats while traced), print how many
+ *              bpf_stats while traced), print how many and the thread's CPU
+ *              ns per event
  *
  * Prints "key ns_per_event" lines: getppid, instant, counter, span (begin +
  * end on one thread), scope (CTRACE_SCOPE, or n/a when the header has none);
@@ -142,14 +143,15 @@ static void wait_for_tracer(void)
 
 static void spin(double seconds)
 {
-	double end = bench_now_ns() + seconds * 1e9;
+	double end = bench_now_ns() + seconds * 1e9, cpu0 = bench_cpu_ns();
 	long fired = 0;
 
 	while (bench_now_ns() < end) {
 		run_instant(1000);
 		fired += 1000;
 	}
-	printf("fired %ld\n", fired);
+	printf("fired %ld\ncpu_ns_per_event %.1f\n", fired,
+	       (bench_cpu_ns() - cpu0) / fired);
 }
 
 int main(int argc, char **argv)
