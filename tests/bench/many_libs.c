@@ -11,7 +11,9 @@
  *
  * dlopens DIR/libbench_00.so ... (N of them, many_libs_lib.c), then starts
  * "TRACER ARGS... -p <own pid>" itself, so that the clock starts at fork.
- * Prints "libraries", "attach_ms", "detach_ms" and "exit_ms".
+ * Prints "libraries", "attach_ms", "detach_ms" and "exit_ms"; -1 for a
+ * wait that timed out (10 s to attach, 20 s to detach). Fails only when
+ * the attach timed out.
  */
 #include "bench.h"
 
@@ -83,10 +85,10 @@ int main(int argc, char **argv)
 	attach_ms = wait_for(n, n, t0, 10000);
 	t0 = bench_now_ns();
 	kill(tracer, SIGINT);
-	detach_ms = wait_for(n, 0, t0, 10000);
+	detach_ms = wait_for(n, 0, t0, 20000);
 	waitpid(tracer, &status, 0);
 	exit_ms = (bench_now_ns() - t0) / 1e6;
 	printf("libraries %d\nattach_ms %.1f\ndetach_ms %.1f\nexit_ms %.1f\n", n,
 	       attach_ms, detach_ms, exit_ms);
-	return attach_ms < 0 || detach_ms < 0;
+	return attach_ms < 0;
 }

@@ -18,8 +18,9 @@
  *              bpf_stats while traced), print how many and the thread's CPU
  *              ns per event
  *
- * Prints "key ns_per_event" lines: getppid, instant, counter, span (begin +
- * end on one thread), scope (CTRACE_SCOPE, or n/a when the header has none);
+ * Prints "key ns_per_event" lines: getppid, burst (instants after 3 ms
+ * idle), instant, counter, span (begin + end on one thread), scope
+ * (CTRACE_SCOPE, or n/a when the header has none);
  * then "hits" (probe hits timed) and, with --cpu, "irq_work_per_hit".
  */
 #include "bench.h"
@@ -57,6 +58,20 @@ static NOINLINE void run_span(long n)
 		CTRACE_SPAN_BEGIN(NULL, &sp, "span", NULL);
 		CTRACE_SPAN_END(&sp, NULL);
 	}
+}
+
+/*
+ * Instants in a burst after 3 ms of quiet (the sleep is not CPU time, so
+ * it is not counted): meanwhile the tracer drains the ring buffer and goes
+ * to sleep, and a burst is what wakes it. This case comes right after
+ * getppid (itself 3 ms without events), so that the cases after it find
+ * the tracer awake, as in a steady stream.
+ */
+static NOINLINE void run_burst(long n)
+{
+	usleep(3000);
+	for (long i = 0; i < n; i++)
+		CTRACE_INSTANT(NULL, "burst", CTRACE_SCOPE_THREAD, NULL);
 }
 
 #ifdef CTRACE_SCOPE
@@ -199,6 +214,7 @@ int main(int argc, char **argv)
 		cases[ncases++] = (struct bench_case){ .key = k, .fn = f };    \
 	} while (0)
 	CASE("getppid", run_getppid, 0);
+	CASE("burst", run_burst, 1);
 	CASE("instant", run_instant, 1);
 	CASE("counter", run_counter, 1);
 	CASE("span", run_span, 2);
