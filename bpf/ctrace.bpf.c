@@ -324,7 +324,8 @@ int BPF_PROG(ctrace_fork, struct task_struct *parent, struct task_struct *child)
 	    !bpf_map_lookup_elem(&traced_tgids, &parent_tgid))
 		return 0;
 	bpf_map_update_elem(&traced_tgids, &child_tgid, &one, BPF_ANY);
-	process_record(CTRACE_KIND_FORK, parent_tgid, child_tgid, 0);
+	/* Its name, for a child that may exit before the loader reads /proc. */
+	process_record(CTRACE_KIND_FORK, parent_tgid, child_tgid, child->comm);
 	return 0;
 }
 

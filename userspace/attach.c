@@ -107,7 +107,7 @@ static void note_looked_in(struct attachment *a, const char *path)
 
 /* One object's attachable sites, grouped by kind. */
 struct site_set {
-	uint64_t *offsets[KIND_COUNT]; /* uprobe offsets (the guarded nop5) */
+	uint64_t *offsets[KIND_COUNT]; /* uprobe offsets (the nop, or the guarded nop5) */
 	uint64_t *cookies[KIND_COUNT];
 	size_t n[KIND_COUNT], cap[KIND_COUNT];
 	int armer_kind;                /* the site that carries the semaphore */
@@ -168,7 +168,7 @@ static int collect_sites(const struct mapped_object *obj, struct attachment *a,
 	}
 	for (size_t i = 0; i < notes.n && !ret; i++) {
 		const struct usdt_note *n = &notes.v[i];
-		uint64_t offset = n->site_offset + CTRACE_SITE_NOP5_OFFSET;
+		uint64_t offset = n->site_offset + (a->fast ? CTRACE_SITE_NOP5_OFFSET : 0);
 		int kind;
 
 		if (strcmp(n->provider, "ctrace"))
@@ -378,5 +378,11 @@ void attachment_free(struct attachment *a)
 	free(a->links);
 	free(a->link_fds);
 	key_map_free(&a->seen);
-	attachment_init(a, a->multi, a->verbose);
+	{
+		bool global = a->global, fast = a->fast;
+
+		attachment_init(a, a->multi, a->verbose);
+		a->global = global;
+		a->fast = fast;
+	}
 }

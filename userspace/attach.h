@@ -31,6 +31,14 @@ struct attachment {
 	 * traced from its first instruction, with no attach to wait for.
 	 */
 	bool global;
+	/*
+	 * fast: attach at each site's guarded 5-byte nop, which the kernel
+	 * turns into a call after the first hit (faster than the int3 of the
+	 * 1-byte nop). Off by default: Linux 6.18 does not copy the call's
+	 * trampoline into a child at fork(), so a child that runs a site its
+	 * parent had hit dies of SIGSEGV (tests/integration/test_fork_safety.c).
+	 */
+	bool fast;
 	struct bpf_link **links; /* perf-event uprobes */
 	size_t n_links, cap_links;
 	int *link_fds;           /* uprobe_multi links */

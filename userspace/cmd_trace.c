@@ -178,20 +178,22 @@ fail:
 }
 
 /* Marks a process as traced for the BPF side and the loop; attaches its objects. */
+static void mark_traced(struct session *s, int pid);
+
 static int add_target(struct session *s, int pid)
 {
-	__u32 key = (__u32)pid;
-	__u8 one = 1;
 	int err = targets_add(&s->targets, pid);
 
 	if (err < 0)
 		return err;
-	bpf_map_update_elem(bpf_map__fd(s->skel->maps.traced_tgids), &key, &one, BPF_ANY);
+	mark_traced(s, pid);
 	err = attach_process(s->skel, pid, &s->att);
 	return err == -ESRCH ? 0 : err; /* gone already: its exit ends it */
 }
 
 /* Loads the programs and attaches to every starting target. */
+static int trace_exe(struct session *s, const char *exe_path, const struct stat *exe);
+
 static int load_and_attach(struct session *s, const struct stat *exe)
 {
 	const struct trace_options *o = s->o;
@@ -210,9 +212,10 @@ static int load_and_attach(struct session *s, const struct stat *exe)
 		}
 		attachment_init(&s->att, multi, o->verbose);
 		s->att.global = global;
+		s->att.fast = o->fast;
 		targets_free(&s->targets);
 		if (o->exe)
-			err = attach_file(s->skel, o->exe, &s->att);
+			err = trace_exe(s, o->exe, exe);
 		for (int i = 0; i < o->n_pids && err >= 0; i++) {
 			err = add_target(s, o->pids[i]);
 			if (err == 0 && !targets_has(&s->targets, o->pids[i]))
@@ -242,26 +245,47 @@ static int load_and_attach(struct session *s, const struct stat *exe)
 	return -EINVAL;
 }
 
-/* --exe: the processes already running the program join the trace. */
-static void find_exe_processes(struct session *s, const struct stat *exe)
+/* Puts a process in the BPF side's set of traced processes. */
+static void mark_traced(struct session *s, int pid)
+{
+	__u32 key = (__u32)pid;
+	__u8 one = 1;
+
+	bpf_map_update_elem(bpf_map__fd(s->skel->maps.traced_tgids), &key, &one, BPF_ANY);
+}
+
+/*
+ * --exe: the processes already running the program join the trace. They
+ * are all marked traced before the program's sites are attached: attaching
+ * raises the semaphore in every one of them at once, and an event of a
+ * process not yet marked would be filtered out.
+ */
+static int trace_exe(struct session *s, const char *exe_path, const struct stat *exe)
 {
 	DIR *proc = opendir("/proc");
 	struct dirent *d;
 	char path[300];
 	struct stat st;
+	int err;
 
-	if (!proc)
-		return;
-	while ((d = readdir(proc))) {
+	while (proc && (d = readdir(proc))) {
 		int pid = atoi(d->d_name);
 
 		if (pid <= 0)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-		if (stat(path, &st) == 0 && st.st_ino == exe->st_ino && st.st_dev == exe->st_dev)
-			add_target(s, pid);
+		if (stat(path, &st) == 0 && st.st_ino == exe->st_ino && st.st_dev == exe->st_dev &&
+		    targets_add(&s->targets, pid) > 0)
+			mark_traced(s, pid);
 	}
-	closedir(proc);
+	if (proc)
+		closedir(proc);
+	err = attach_file(s->skel, exe_path, &s->att);
+	/* Their libraries too. */
+	for (size_t i = 0; i < s->targets.n && err >= 0; i++)
+		if (attach_process(s->skel, s->targets.v[i].pid, &s->att) == -EOPNOTSUPP)
+			err = -EOPNOTSUPP;
+	return err;
 }
 
 static const char *signal_reason(int sig)
@@ -385,8 +409,6 @@ int cmd_trace(int argc, char **argv)
 	}
 	if (err)
 		goto out; /* said why */
-	if (o.exe)
-		find_exe_processes(&s, &exe_st);
 	if (!s.att.sites) {
 		if (o.exe)
 			fprintf(stderr, "ctrace-bpf: %s has no ctrace probes. Build it with include/ctrace.h and use its CTRACE_* macros.\n",

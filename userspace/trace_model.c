@@ -99,27 +99,39 @@ void trace_model_learn_threads(struct trace_model *m, uint32_t pid)
 		return;
 	while ((d = readdir(dir))) {
 		struct pair_key key = { pid, strtoull(d->d_name, NULL, 10) };
+		char *known;
 
-		if (!key.b || key_map_get(&m->names, &key, sizeof(key)))
+		if (!key.b || !proc_thread_comm((int)pid, (int)key.b, comm, sizeof(comm)))
 			continue;
-		if (proc_thread_comm((int)pid, (int)key.b, comm, sizeof(comm)))
-			key_map_put(&m->names, &key, sizeof(key), strdup(comm));
+		known = key_map_get(&m->names, &key, sizeof(key));
+		if (known && !strcmp(known, comm))
+			continue;
+		free(key_map_put(&m->names, &key, sizeof(key), strdup(comm)));
+		/*
+		 * Renamed (pthread_setname_np) since the trace named it: name it
+		 * again; viewers keep the last name.
+		 */
+		if (known && key_map_get(&m->threads, &key, sizeof(key)))
+			te_metadata_name(m->tf, "thread_name", pid, (uint32_t)key.b, comm,
+					 strlen(comm), 0);
 	}
 	closedir(dir);
 }
 
-/* The name of a real thread: from the cache, else from /proc now. */
+/* The name of a real thread: from /proc now (it may have been renamed), else the last one seen. */
 static bool thread_comm(struct trace_model *m, uint32_t tgid, uint32_t tid,
 			char *buf, size_t len)
 {
 	struct pair_key key = { tgid, tid };
-	const char *known = key_map_get(&m->names, &key, sizeof(key));
+	const char *known;
 
-	if (known) {
-		snprintf(buf, len, "%s", known);
+	if (proc_thread_comm((int)tgid, (int)tid, buf, len))
 		return true;
-	}
-	return proc_thread_comm((int)tgid, (int)tid, buf, len);
+	known = key_map_get(&m->names, &key, sizeof(key));
+	if (!known)
+		return false;
+	snprintf(buf, len, "%s", known);
+	return true;
 }
 
 /* The tid to show for real thread `tid` of `tgid` in process `pid`. */
@@ -421,6 +433,16 @@ static void process_change(struct trace_model *m, const struct ctrace_event *ev)
 		jw_u64(m->tf->w, ev->arg[1]);
 		jw_lit(m->tf->w, "}");
 		te_end(m->tf);
+		if (ev->name_len) {
+			/* A child may be gone before /proc is read: its comm came with the fork. */
+			struct pair_key child = { ev->arg[1], ev->arg[1] };
+			char *comm_copy = calloc(1, ev->name_len + 1);
+
+			if (comm_copy) {
+				memcpy(comm_copy, ev->name, ev->name_len);
+				free(key_map_put(&m->names, &child, sizeof(child), comm_copy));
+			}
+		}
 		trace_model_add_process(m, (uint32_t)ev->arg[1]);
 		return;
 	}

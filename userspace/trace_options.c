@@ -28,6 +28,10 @@ static const char usage_text[] =
 	"  -d, --duration SECS  stop after this many seconds (decimals allowed)\n"
 	"  -b, --buffer-size SIZE  ring buffer between kernel and tracer, e.g. 64K,\n"
 	"                       16M (default 8M; rounded up to a power of two)\n"
+	"  --fast               attach at each site's 5-byte nop, which the kernel\n"
+	"                       optimizes (about 2x faster a hit); unsafe for a process\n"
+	"                       that forks after its probes fired (Linux 6.18 crashes\n"
+	"                       the child); default: the int3 of the note's 1-byte nop\n"
 	"  -v, --verbose        say what is attached; show libbpf's messages\n"
 	"  -h, --help           this text\n"
 	"  -V, --version        the version\n"
@@ -102,6 +106,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "fast", no_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
@@ -142,6 +147,9 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 			break;
 		case 'v':
 			o->verbose = true;
+			break;
+		case 'F':
+			o->fast = true;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);

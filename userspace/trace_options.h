@@ -13,6 +13,7 @@ struct trace_options {
 	const char *exe;          /* --exe PATH */
 	char **command;           /* -- CMD ARGS... (launch mode), NULL-terminated */
 	bool follow;              /* -f: children of traced processes too */
+	bool fast;                /* --fast: attach at the guarded nop5 */
 	const char *output;
 	double duration;
 	unsigned long buffer_size;
