@@ -50,15 +50,19 @@ static long bpftrace_count(const struct trace_run *run)
 	return p ? strtol(p + 4, NULL, 10) : -1;
 }
 
-static void test_guarded_under_ctrace_bpf(void **state)
+/*
+ * tracer_args: none (ctrace-bpf's default, the int3 of the note's 1-byte
+ * nop) or --fast (the guarded 5-byte nop, which the kernel turns into a
+ * call that pushes below %rsp after its first hit: the case the guard is for).
+ */
+static void guarded_under_ctrace_bpf(const char *const *tracer_args)
 {
 	cJSON *e;
 	double dropped, first_ts = 0;
 	size_t n = 0;
 
-	(void)state;
 	tr_require_root();
-	if (tr_run(&r, "redzone", NULL, NULL) < 0)
+	if (tr_run(&r, "redzone", NULL, tracer_args) < 0)
 		fail_msg("%s", r.error);
 	if (r.prog_exit != 0)
 		fail_msg("redzone exited %d under ctrace-bpf: %s", r.prog_exit, r.prog_stdout);
@@ -78,6 +82,20 @@ static void test_guarded_under_ctrace_bpf(void **state)
 			 "saw the semaphore raised (%s)",
 			 CALLS, n, dropped, CALLS - n - dropped,
 			 first_ts / 1e3 - result(&r, "armed_ns") / 1e6, r.prog_stdout);
+}
+
+static void test_guarded_under_ctrace_bpf(void **state)
+{
+	(void)state;
+	guarded_under_ctrace_bpf(NULL);
+}
+
+static void test_guarded_under_ctrace_bpf_fast(void **state)
+{
+	static const char *const fast[] = { "--fast", NULL };
+
+	(void)state;
+	guarded_under_ctrace_bpf(fast);
 }
 
 static void test_guarded_under_bpftrace(void **state)
@@ -130,6 +148,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_guarded_under_ctrace_bpf, free_run),
+		cmocka_unit_test_teardown(test_guarded_under_ctrace_bpf_fast, free_run),
 		cmocka_unit_test_teardown(test_guarded_under_bpftrace, free_run),
 		cmocka_unit_test_teardown(test_control_unguarded_is_corrupted, free_run),
 	};
