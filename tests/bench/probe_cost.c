@@ -5,7 +5,7 @@
  * (bench.h). Run it under ctrace-bpf (--wait) for the traced cost; the
  * untraced cost of a site is untraced_loop's job (callgrind, exact).
  *
- *   probe_cost [--wait] [--arm] [--breakdown] [--cpu C] [-n N] [-r ROUNDS]
+ *   probe_cost [--wait] [--arm] [--breakdown] [--delay MS] [--cpu C] [-n N] [-r ROUNDS]
  *   probe_cost --spin SECONDS [--wait] [--cpu C]
  *
  * --wait       wait (up to 10 s) until a tracer is attached before timing
@@ -13,6 +13,8 @@
  *              costs without any uprobe (arguments + nop/lea/nop5/lea)
  * --breakdown  also time instants without a name, with long names and with
  *              args: the differences are the BPF program's string copies
+ * --delay MS   once traced, wait MS milliseconds before timing (lets a
+ *              script pause the tracer's consumer first)
  * --cpu C      pin the timing thread to CPU C
  * --spin S     fire instants back to back for S seconds (for perf and
  *              bpf_stats while traced), print how many and the thread's CPU
@@ -173,7 +175,7 @@ int main(int argc, char **argv)
 {
 	struct bench_case cases[16];
 	int hits_per_op[16];
-	int ncases = 0, rounds = 15, cpu = -1, wait = 0, breakdown = 0;
+	int ncases = 0, rounds = 15, cpu = -1, wait = 0, breakdown = 0, delay_ms = 0;
 	long n = 20000;
 	long long iwi;
 	double spin_secs = 0, hits = 0;
@@ -187,6 +189,8 @@ int main(int argc, char **argv)
 			breakdown = 1;
 		else if (!strcmp(argv[i], "--cpu") && i + 1 < argc)
 			cpu = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--delay") && i + 1 < argc)
+			delay_ms = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "-n") && i + 1 < argc)
 			n = atol(argv[++i]);
 		else if (!strcmp(argv[i], "-r") && i + 1 < argc)
@@ -194,7 +198,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--spin") && i + 1 < argc)
 			spin_secs = atof(argv[++i]);
 		else {
-			fprintf(stderr, "usage: probe_cost [--wait] [--arm] [--breakdown] [--cpu C] [-n N] [-r ROUNDS] [--spin SECONDS]\n");
+			fprintf(stderr, "usage: probe_cost [--wait] [--arm] [--breakdown] [--delay MS] [--cpu C] [-n N] [-r ROUNDS] [--spin SECONDS]\n");
 			return 2;
 		}
 	}
@@ -202,6 +206,8 @@ int main(int argc, char **argv)
 	bench_pin(cpu);
 	if (wait)
 		wait_for_tracer();
+	if (delay_ms)
+		usleep(delay_ms * 1000);
 	if (spin_secs > 0) {
 		spin(spin_secs);
 		return 0;
