@@ -1,18 +1,21 @@
 // SPDX-License-Identifier: MIT
 /*
  * uprobe_floor - the cost of the mechanism under a ctrace event, without
- * ctrace's BPF program: a site laid out as ctrace's (lea, nop5, lea; see
- * usdt/ctrace_site.h) in this program, with nothing attached, then with a
- * uprobe_multi link (as ctrace-bpf attaches) running an empty BPF program,
- * then one that only calls bpf_ktime_get_ns() and bpf_get_current_pid_tgid()
- * (what every ctrace record starts with). getppid is timed in every phase.
+ * ctrace's BPF program: a site laid out as ctrace's (nop, lea, nop5, lea;
+ * see usdt/ctrace_site.h) in this program, with nothing attached, then with
+ * a uprobe_multi link (as ctrace-bpf attaches) running an empty BPF program
+ * at the nop5 (what --fast attaches to: the kernel turns it into a call),
+ * one that only calls bpf_ktime_get_ns() and bpf_get_current_pid_tgid()
+ * (what every ctrace record starts with) there, and the empty program at
+ * the 1-byte nop (ctrace-bpf's default: an int3 every hit). getppid is
+ * timed in every phase.
  *
  *   uprobe_floor [--cpu C] [-n N] [-r ROUNDS]     (root)
  *   uprobe_floor --spin SECONDS [--cpu C]         the empty program only, the
  *                                                 site hit flat out (for perf)
  *
  * Prints "phase.case ns" lines: none.getppid, none.site (armed, no uprobe),
- * empty.site, helpers.site, ... The programs are built from raw instructions
+ * empty.site, helpers.site, int3.site, and each phase's getppid. The programs are built from raw instructions
  * (no clang, no object file) and attached with a raw BPF_LINK_CREATE: the
  * uprobe_multi attach type (Linux 6.6) postdates Debian 12's UAPI headers
  * and libbpf, as in userspace/attach.c.
@@ -35,7 +38,7 @@ struct uprobe_multi_link_attr {
 };
 
 static volatile int armed; /* this program's own "semaphore" */
-extern const char floor_nop5[];
+extern const char floor_nop1[], floor_nop5[];
 
 #define NOINLINE __attribute__((noinline))
 
@@ -46,15 +49,17 @@ static NOINLINE void run_getppid(long n)
 }
 
 /*
- * The site: ctrace's guard and layout, the nop5 under a global label so
- * that its file offset can be found. The loop must not be unrolled (the
+ * The site: ctrace's guard and layout, the nop and the nop5 under global
+ * labels so that their file offsets can be found. The loop must not be unrolled (the
  * label would be defined twice): noinline, and gcc does not unroll at -O2.
  */
 static NOINLINE void run_site(long n)
 {
 	for (long i = 0; i < n; i++)
 		if (__builtin_expect(armed, 0))
-			__asm__ __volatile__("lea -128(%%rsp), %%rsp\n"
+			__asm__ __volatile__(".globl floor_nop1\n"
+					     "floor_nop1: nop\n"
+					     "lea -128(%%rsp), %%rsp\n"
 					     ".globl floor_nop5\n"
 					     "floor_nop5: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"
 					     "lea 128(%%rsp), %%rsp\n" ::: "memory");
@@ -127,12 +132,19 @@ int main(int argc, char **argv)
 	static const struct bpf_insn helpers[] = {
 		CALL(BPF_FUNC_ktime_get_ns), CALL(BPF_FUNC_get_current_pid_tgid), MOV0, EXIT,
 	};
-	const struct { const char *name; const struct bpf_insn *insns; size_t n; } progs[] = {
-		{ "empty", empty, 2 }, { "helpers", helpers, 4 },
+	const struct {
+		const char *name;
+		const struct bpf_insn *insns;
+		size_t n;
+		const char *at;
+	} progs[] = {
+		{ "empty", empty, 2, floor_nop5 },
+		{ "helpers", helpers, 4, floor_nop5 },
+		{ "int3", empty, 2, floor_nop1 },
 	};
 	char path[4096];
 	int rounds = 21, cpu = -1;
-	long n = 20000, offset;
+	long n = 20000;
 	double spin = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -150,17 +162,17 @@ int main(int argc, char **argv)
 		}
 	}
 	bench_pin(cpu);
-	offset = file_offset(floor_nop5, path, sizeof(path));
-	if (offset < 0) {
-		fputs("uprobe_floor: cannot find the site in /proc/self/maps\n", stderr);
-		return 1;
-	}
 	armed = 1;
 	if (!spin)
 		phase("none", rounds, n);
 	for (size_t i = 0; i < (spin ? 1 : sizeof(progs) / sizeof(progs[0])); i++) {
+		long offset = file_offset(progs[i].at, path, sizeof(path));
 		int prog = load(progs[i].insns, progs[i].n), link;
 
+		if (offset < 0) {
+			fputs("uprobe_floor: cannot find the site in /proc/self/maps\n", stderr);
+			return 1;
+		}
 		link = prog < 0 ? -1 : attach(prog, path, (uint64_t)offset);
 		if (link < 0) {
 			fprintf(stderr, "uprobe_floor: %s program: %s\n", progs[i].name, strerror(errno));
