@@ -10,12 +10,18 @@
  * the 1-byte nop (ctrace-bpf's default: an int3 every hit). getppid is
  * timed in every phase.
  *
+ * For comparison, another way a site could reach a BPF program: a syscall
+ * with a number no kernel has (ENOSYS: the kernel calls
+ * __x64_sys_ni_syscall()), timed bare and with an empty fentry program on
+ * that function: the floor of "an event costs one syscall".
+ *
  *   uprobe_floor [--cpu C] [-n N] [-r ROUNDS]     (root)
  *   uprobe_floor --spin SECONDS [--cpu C]         the empty program only, the
  *                                                 site hit flat out (for perf)
  *
  * Prints "phase.case ns" lines: none.getppid, none.site (armed, no uprobe),
- * empty.site, helpers.site, int3.site, and each phase's getppid. The programs are built from raw instructions
+ * none.enosys, empty.site, helpers.site, int3.site, fentry.enosys, and each
+ * phase's getppid. The programs are built from raw instructions
  * (no clang, no object file) and attached with a raw BPF_LINK_CREATE: the
  * uprobe_multi attach type (Linux 6.6) postdates Debian 12's UAPI headers
  * and libbpf, as in userspace/attach.c.
@@ -27,6 +33,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <linux/bpf.h>
 
 #define UPROBE_MULTI_ATTACH 48 /* BPF_TRACE_UPROBE_MULTI */
@@ -46,6 +53,15 @@ static NOINLINE void run_getppid(long n)
 {
 	for (long i = 0; i < n; i++)
 		syscall(SYS_getppid);
+}
+
+/* A syscall number past the table: the kernel's ni_syscall, ENOSYS. */
+#define NR_NONE 1000
+
+static NOINLINE void run_enosys(long n)
+{
+	for (long i = 0; i < n; i++)
+		syscall(NR_NONE, 1, 2, 3, 4);
 }
 
 /*
@@ -107,18 +123,43 @@ static int attach(int prog, const char *path, uint64_t offset)
 	return (int)syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
 }
 
-static void phase(const char *name, int rounds, long n)
+static void phase(const char *name, int rounds, long n, void (*third)(long))
 {
 	struct bench_case c[] = {
 		{ .key = "getppid", .fn = run_getppid },
 		{ .key = "site", .fn = run_site },
+		{ .key = "enosys", .fn = third },
 	};
+	int nc = third ? 3 : 2;
 
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < nc; i++)
 		c[i].fn(1000); /* the first hit turns the int3 into a call */
-	bench_rounds(c, 2, rounds, n);
-	for (int i = 0; i < 2; i++)
+	bench_rounds(c, nc, rounds, n);
+	for (int i = 0; i < nc; i++)
 		printf("%s.%s %.1f\n", name, c[i].key, c[i].median);
+}
+
+/*
+ * An empty fentry program on sys_ni_syscall (called by __x64_sys_ni_syscall, which has no BTF). The link is returned;
+ * -1 (and a note on stderr) if this kernel does not allow it.
+ */
+static int attach_fentry(const struct bpf_insn *insns, size_t n)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	int id = vmlinux ? btf__find_by_name_kind(vmlinux, "sys_ni_syscall", BTF_KIND_FUNC) : -1;
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FENTRY,
+		    .attach_btf_id = (__u32)id);
+	int prog, link = -1;
+
+	btf__free(vmlinux);
+	prog = id < 0 ? -1 : bpf_prog_load(BPF_PROG_TYPE_TRACING, "floor_fentry", "GPL", insns, n, &opts);
+	if (prog >= 0)
+		link = bpf_link_create(prog, 0, BPF_TRACE_FENTRY, NULL);
+	if (link < 0)
+		fprintf(stderr, "uprobe_floor: no fentry on sys_ni_syscall: %s\n", strerror(errno));
+	if (prog >= 0)
+		close(prog); /* the link holds it */
+	return link;
 }
 
 #define INSN(c, d, s, o, i) { .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) }
@@ -164,7 +205,7 @@ int main(int argc, char **argv)
 	bench_pin(cpu);
 	armed = 1;
 	if (!spin)
-		phase("none", rounds, n);
+		phase("none", rounds, n, run_enosys);
 	for (size_t i = 0; i < (spin ? 1 : sizeof(progs) / sizeof(progs[0])); i++) {
 		long offset = file_offset(progs[i].at, path, sizeof(path));
 		int prog = load(progs[i].insns, progs[i].n), link;
@@ -184,10 +225,18 @@ int main(int argc, char **argv)
 			while (bench_now_ns() < end)
 				run_site(1000);
 		} else {
-			phase(progs[i].name, rounds, n);
+			phase(progs[i].name, rounds, n, NULL);
 		}
 		close(link); /* waits for a grace period: tens of ms */
 		close(prog);
+	}
+	if (!spin) {
+		int link = attach_fentry(empty, 2);
+
+		if (link >= 0) {
+			phase("fentry", rounds, n, run_enosys);
+			close(link);
+		}
 	}
 	return 0;
 }
