@@ -122,6 +122,7 @@ unit-test: $(UNIT_TESTS)
 header-test:
 	$(Q)./tests/header/compile_matrix
 
+$(INTEG_TESTS): $(wildcard tests/integration/*.h)
 integration-test: all $(TEST_PROGS) $(INTEG_TESTS)
 	$(Q)CTRACE_BPF=$(BUILD)/ctrace-bpf CTRACE_TEST_PROGRAMS=$(BUILD)/tests/programs \
 		./tests/run-integration $(INTEG_TESTS)
@@ -137,6 +138,12 @@ test: deps-test
 FUZZ_SECONDS ?= 60
 fuzz: deps-test
 	$(Q)./tests/fuzz/run-fuzz $(FUZZ_SECONDS)
+
+# Benchmarks (root): builds tests/bench/* and prints one table, also written
+# to $(BUILD)/bench.md; PROFILE=1 adds where a traced event's time goes
+# ($(BUILD)/bench-profile.md).
+bench: all $(LIB_OBJS)
+	$(Q)BUILD=$(BUILD) CC="$(CC)" LIB_OBJS="$(LIB_OBJS)" ./scripts/bench $(if $(filter 1,$(PROFILE)),--profile)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -228,6 +228,9 @@ static void test_threads_by_host_tid(void **state)
 	host = start_in_container("late_threads", NULL);
 	snprintf(pid, sizeof(pid), "%ld", host);
 	am_start_tracer(&r, args);
+	/* The threads print in any order: wait for each one's line. */
+	am_wait_out_line(&r.prog, "thread 0 ", 10000);
+	am_wait_out_line(&r.prog, "thread 1 ", 10000);
 	am_wait_out_line(&r.prog, "thread 2 ", 10000);
 	{
 		char *out = am_read_out(&r.prog);
