@@ -29,6 +29,7 @@ struct {
  */
 struct record_buf {
 	char bytes[CTRACE_RECORD_MAX];
+	__u32 sent; /* records this thread sent (for the wake-up policy) */
 };
 
 struct {
@@ -177,8 +178,16 @@ static __always_inline int record_emit(struct ctrace_record *r, __u64 name_ptr,
 	barrier_var(size);
 	if (size > CTRACE_RECORD_MAX)
 		return 0;
-	flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
-			BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	/*
+	 * Wake the loader only when a batch waits, and look only every 64th
+	 * record of a thread: reading the ring's consumer position touches a
+	 * cache line the loader writes all the time. The loader also polls
+	 * every few ms, so a quiet program's events still arrive.
+	 */
+	flags = BPF_RB_NO_WAKEUP;
+	if ((++((struct record_buf *)r)->sent & 63) == 0 &&
+	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
 	if (bpf_ringbuf_output(&events, r, size, flags))
 		__sync_fetch_and_add(&dropped, 1);
 	return 0;

@@ -307,7 +307,7 @@ int cmd_trace(int argc, char **argv)
 	char default_out[300];
 	bool created = false, started = false;
 	int out_fd = -1, err, exit_code = 1, first_pid = 0;
-	uint64_t deadline = 0, next_scan = 0;
+	uint64_t deadline = 0, next_scan = 0, next_flush = 0;
 
 	memset(&s, 0, sizeof(s));
 	memset(&target, 0, sizeof(target));
@@ -449,10 +449,10 @@ int cmd_trace(int argc, char **argv)
 	for (;;) {
 		uint64_t now;
 
-		err = ring_buffer__poll(rb, 50);
+		err = ring_buffer__poll(rb, 10);
 		/*
 		 * The BPF side wakes us only once a batch is waiting: take what
-		 * is there on every round anyway, so events arrive within ~50 ms.
+		 * is there on every round anyway, so events arrive within ~10 ms.
 		 */
 		if (err >= 0 || err == -EINTR)
 			err = ring_buffer__consume(rb);
@@ -463,10 +463,13 @@ int cmd_trace(int argc, char **argv)
 		}
 		report_drops(&s, first_pid);
 		/*
-		 * Out every round: if the tracer is killed (or the disk fills), the
+		 * Out every 50 ms: if the tracer is killed (or the disk fills), the
 		 * file holds all but the last ~50 ms, and `ctrace-bpf fix` closes it.
 		 */
-		jw_flush(&w);
+		if (now_ns(CLOCK_MONOTONIC) >= next_flush) {
+			jw_flush(&w);
+			next_flush = now_ns(CLOCK_MONOTONIC) + 50 * 1000000ull;
+		}
 		/* Processes the kernel told of: a followed child, an exec. */
 		for (int i = 0; i < s.n_pending; i++) {
 			int pid = s.pending[i];

@@ -73,7 +73,7 @@ int jw_flush(struct json_writer *w)
 	return -w->err;
 }
 
-void jw_raw(struct json_writer *w, const char *s, size_t n)
+void jw_raw_slow(struct json_writer *w, const char *s, size_t n)
 {
 	if (w->err || n == 0)
 		return;
@@ -89,10 +89,6 @@ void jw_raw(struct json_writer *w, const char *s, size_t n)
 	w->len += n;
 }
 
-void jw_lit(struct json_writer *w, const char *s)
-{
-	jw_raw(w, s, strlen(s));
-}
 
 /* Unicode 15, table 3-7 (well-formed byte sequences). On a bad byte the
  * bytes before it form the maximal subpart that one U+FFFD replaces. */

@@ -21,6 +21,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct json_writer {
 	int fd;
@@ -43,8 +44,29 @@ struct json_writer {
 int jw_init(struct json_writer *w, int fd, size_t cap); /* 0 or -errno */
 void jw_free(struct json_writer *w); /* frees buffers; does not flush or close */
 
-void jw_raw(struct json_writer *w, const char *s, size_t n); /* bytes as they are */
-void jw_lit(struct json_writer *w, const char *s);          /* a C string as it is */
+/* The buffer-full (or error) path of jw_raw(). */
+void jw_raw_slow(struct json_writer *w, const char *s, size_t n);
+
+/*
+ * Bytes as they are. Inline: most calls write a few bytes of a literal into
+ * a buffer with room, and the loader makes several per event.
+ */
+static inline void jw_raw(struct json_writer *w, const char *s, size_t n)
+{
+	/* n - 1: a zero length (maybe with a NULL s) takes the slow path. */
+	if (__builtin_expect(!w->err && n - 1 < w->cap - w->len, 1)) {
+		memcpy(w->buf + w->len, s, n);
+		w->len += n;
+		return;
+	}
+	jw_raw_slow(w, s, n);
+}
+
+/* A C string as it is; for a literal the compiler folds strlen(). */
+static inline void jw_lit(struct json_writer *w, const char *s)
+{
+	jw_raw(w, s, strlen(s));
+}
 
 /*
  * A JSON string literal, quotes included. Invalid UTF-8 (overlong forms,

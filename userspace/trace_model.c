@@ -164,9 +164,18 @@ static void resolve(struct trace_model *m, uint32_t tgid, uint32_t tid,
 	struct pair_key key = { tgid, marker };
 	struct context *c = marker ? key_map_get(&m->contexts, &key, sizeof(key)) : NULL;
 
-	trace_model_add_process(m, tgid);
 	*pid = c ? c->pid : tgid;
+	/* The common case, the same real thread as last time: already named. */
+	if (!c && tgid == m->last_tgid && tid == m->last_tid) {
+		*tid_out = tid;
+		return;
+	}
+	trace_model_add_process(m, tgid);
 	*tid_out = shown_tid(m, *pid, tgid, tid);
+	if (!c) {
+		m->last_tgid = tgid;
+		m->last_tid = tid;
+	}
 }
 
 /* The args of an event as a cJSON object; NULL when there are none. */

@@ -46,6 +46,7 @@ struct trace_model {
 	struct key_map names;    /* {tgid, tid} -> thread name (malloc'd) seen in /proc */
 	const struct tsc_clock *tsc; /* for CTRACE_SCOPE; NULL: scopes have no start */
 	uint32_t next_pseudo;
+	uint32_t last_tgid, last_tid; /* the real thread named last (0: none) */
 	uint64_t next_async_id;
 };
 
