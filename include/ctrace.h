@@ -53,43 +53,30 @@ struct ctrace_span {
 #define CTRACE_ENABLED() ((int)CTRACE__ARMED())
 
 #define CTRACE_SPAN_BEGIN(marker, span, name, args)                            \
-	do {                                                                   \
-		if (CTRACE__ARMED())                                           \
-			CTRACE__SITE4(span_begin, CTRACE__PTR(marker),         \
-				      CTRACE__PTR(span), CTRACE__PTR(name),    \
-				      CTRACE__PTR(args));                      \
-	} while (0)
+	CTRACE__WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_),                     \
+		CTRACE__SITE4(span_begin, CTRACE__PTR(marker), CTRACE__PTR(span),  \
+			      CTRACE__PTR(name), CTRACE__PTR(args));)
 
 #define CTRACE_SPAN_END(span, args)                                            \
-	do {                                                                   \
-		if (CTRACE__ARMED())                                           \
-			CTRACE__SITE2(span_end, CTRACE__PTR(span),             \
-				      CTRACE__PTR(args));                      \
-	} while (0)
+	CTRACE__WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_),                     \
+		CTRACE__SITE2(span_end, CTRACE__PTR(span), CTRACE__PTR(args));)
 
 #define CTRACE_INSTANT(marker, name, scope, args)                              \
-	do {                                                                   \
-		if (CTRACE__ARMED())                                           \
-			CTRACE__SITE4(instant, CTRACE__PTR(marker),            \
-				      CTRACE__PTR(name), CTRACE__U64(scope),   \
-				      CTRACE__PTR(args));                      \
-	} while (0)
+	CTRACE__WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_),                     \
+		CTRACE__SITE4(instant, CTRACE__PTR(marker), CTRACE__PTR(name),     \
+			      CTRACE__U64(scope), CTRACE__PTR(args));)
 
 /*
  * Counter values travel as the IEEE-754 bit pattern of a double (a USDT
  * argument is an integer register; bpftrace shows these bits as an integer).
  */
 #define CTRACE__COUNTER(probe, marker, name, value)                            \
-	do {                                                                   \
-		if (CTRACE__ARMED()) {                                         \
-			double ctrace__d = (double)(value);                    \
-			unsigned long long ctrace__bits;                       \
-			__builtin_memcpy(&ctrace__bits, &ctrace__d,            \
-					 sizeof(ctrace__bits));                \
-			CTRACE__SITE3(probe, CTRACE__PTR(marker),              \
-				      CTRACE__PTR(name), ctrace__bits);        \
-		}                                                              \
-	} while (0)
+	CTRACE__WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_),                     \
+		double ctrace__d = (double)(value);                            \
+		unsigned long long ctrace__bits;                               \
+		__builtin_memcpy(&ctrace__bits, &ctrace__d, sizeof(ctrace__bits)); \
+		CTRACE__SITE3(probe, CTRACE__PTR(marker), CTRACE__PTR(name),   \
+			      ctrace__bits);)
 
 #define CTRACE_COUNTER_SET(marker, name, value)                                \
 	CTRACE__COUNTER(counter_set, marker, name, value)
@@ -97,17 +84,12 @@ struct ctrace_span {
 	CTRACE__COUNTER(counter_add, marker, name, value)
 
 #define CTRACE_NEW_PID(marker, pname)                                          \
-	do {                                                                   \
-		if (CTRACE__ARMED())                                           \
-			CTRACE__SITE2(new_pid, CTRACE__PTR(marker),            \
-				      CTRACE__PTR(pname));                     \
-	} while (0)
+	CTRACE__WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_),                     \
+		CTRACE__SITE2(new_pid, CTRACE__PTR(marker), CTRACE__PTR(pname));)
 
 #define CTRACE_DISCARD(marker)                                                 \
-	do {                                                                   \
-		if (CTRACE__ARMED())                                           \
-			CTRACE__SITE1(discard, CTRACE__PTR(marker));           \
-	} while (0)
+	CTRACE__WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_),                     \
+		CTRACE__SITE1(discard, CTRACE__PTR(marker));)
 
 /*
  * CTRACE_SCOPE(marker, name, args): a span from here to the end of the
@@ -149,25 +131,13 @@ static __inline__ void ctrace__scope_end(struct ctrace_scope *s)
 /* The start: evaluates nothing and reads no clock while untraced. */
 #define CTRACE__SCOPE_BEGIN(s, marker_, name_, args_)                          \
 	do {                                                                   \
-		(s).marker = 0;                                                \
-		(s).name = 0;                                                  \
-		(s).args = 0;                                                  \
 		(s).tsc = 0;                                                   \
-		if (CTRACE__ARMED()) {                                         \
+		CTRACE__WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_),             \
 			(s).marker = (marker_);                                \
 			(s).name = (name_);                                    \
 			(s).args = (args_);                                    \
-			(s).tsc = ctrace__rdtsc();                             \
-		}                                                              \
+			(s).tsc = ctrace__rdtsc(););                           \
 	} while (0)
-
-#define CTRACE__CAT2(a, b) a##b
-#define CTRACE__CAT(a, b) CTRACE__CAT2(a, b)
-#ifdef __COUNTER__
-#define CTRACE__UNIQUE(prefix) CTRACE__CAT(prefix, __COUNTER__)
-#else
-#define CTRACE__UNIQUE(prefix) CTRACE__CAT(prefix, __LINE__)
-#endif
 
 #ifdef __cplusplus
 /* C++: a destructor ends the scope. */

@@ -67,8 +67,40 @@ volatile unsigned short ctrace_semaphore;
 }
 #endif
 
-/* Fast test of the semaphore: one load and one not-taken branch. */
+/* The semaphore as a value (CTRACE_ENABLED()). */
 #define CTRACE__ARMED() __builtin_expect(ctrace_semaphore != 0, 0)
+
+/*
+ * The guard of every site: two instructions, `cmpw $0, sem(%rip)` and a
+ * not-taken `jne` to the site's out-of-line block. Written as asm goto
+ * because a volatile load in C costs gcc a third instruction (load, test,
+ * branch); %rip-relative works in PIE, non-PIE and shared objects alike
+ * (the semaphore is hidden). The block is reachable only from the jne, so
+ * the compiler lays it out of the hot path and computes the arguments
+ * there, never while untraced.
+ */
+#define CTRACE__GOTO_IF_ARMED(label)                                           \
+	__asm__ goto("cmpw $0, ctrace_semaphore(%%rip)\n\tjne %l0"           \
+		     : : : "cc" : label)
+
+/* Runs the statements after the comma only while armed; `label` must be unique. */
+#define CTRACE__WHEN_ARMED(label, ...)                                         \
+	do {                                                                   \
+		CTRACE__GOTO_IF_ARMED(label);                                  \
+		if (0) {                                                       \
+		label: {                                                       \
+				__VA_ARGS__                                    \
+			}                                                      \
+		}                                                              \
+	} while (0)
+
+#define CTRACE__CAT2(a, b) a##b
+#define CTRACE__CAT(a, b) CTRACE__CAT2(a, b)
+#ifdef __COUNTER__
+#define CTRACE__UNIQUE(prefix) CTRACE__CAT(prefix, __COUNTER__)
+#else
+#define CTRACE__UNIQUE(prefix) CTRACE__CAT(prefix, __LINE__)
+#endif
 
 /* Every argument travels as a 64-bit unsigned integer. */
 #define CTRACE__U64(x) ((unsigned long long)(x))

@@ -251,6 +251,15 @@ void jw_double(struct json_writer *w, double v)
 	char b[40];
 	int prec, n = 0;
 
+	/*
+	 * Whole numbers (most counters) up to 2^53 print as integers, exact,
+	 * without snprintf and strtod (1e15 as 1000000000000000, not 1e+15).
+	 */
+	if (v >= -9007199254740992.0 && v <= 9007199254740992.0 && v == (double)(long long)v &&
+	    !(v == 0 && signbit(v))) {
+		jw_i64(w, (long long)v);
+		return;
+	}
 	if (isnan(v)) {
 		jw_lit(w, "\"NaN\"");
 		return;
