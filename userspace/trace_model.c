@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "args_json.h"
+#include "json_check.h"
 #include "proc_info.h"
 
 struct context {
@@ -210,6 +211,27 @@ static void write_args(struct trace_model *m, cJSON *o)
 	cJSON_Delete(o);
 }
 
+/*
+ * Writes an event's args text: a clean JSON object goes out as it is (most
+ * do); anything else through cJSON, which repairs or wraps it.
+ */
+static void write_args_text(struct trace_model *m, const char *s, size_t n,
+			    unsigned flags)
+{
+	size_t start, len;
+
+	if (!n && !flags)
+		return;
+	if (!flags && json_plain_object(s, n, &start, &len)) {
+		if (len > 2) { /* not {} */
+			te_key(m->tf, "args");
+			jw_raw(m->tf->w, s + start, len);
+		}
+		return;
+	}
+	write_args(m, args_of(s, n, flags));
+}
+
 /* Moves every member of `from` into `to` (keys may repeat; JSON allows it). */
 static cJSON *merge_args(cJSON *to, cJSON *from)
 {
@@ -239,8 +261,9 @@ static void free_span(struct open_span *s)
 	free(s);
 }
 
-static void write_complete(struct trace_model *m, const struct open_span *s,
-			   uint64_t end_ns, cJSON *args)
+/* The start of an "X": everything but its args. */
+static void complete_head(struct trace_model *m, const struct open_span *s,
+			  uint64_t end_ns)
 {
 	uint64_t dur = end_ns > s->ts_ns ? end_ns - s->ts_ns : 0;
 
@@ -248,7 +271,22 @@ static void write_complete(struct trace_model *m, const struct open_span *s,
 	te_name(m->tf, s->name.s, s->name.n, s->name.flags);
 	jw_lit(m->tf->w, ",\"cat\":\"ctrace\",\"dur\":");
 	jw_ts_us(m->tf->w, dur);
+}
+
+static void write_complete(struct trace_model *m, const struct open_span *s,
+			   uint64_t end_ns, cJSON *args)
+{
+	complete_head(m, s, end_ns);
 	write_args(m, args);
+	te_end(m->tf);
+}
+
+/* An "X" whose args are one event's text (the fast path, no cJSON tree). */
+static void write_complete_text(struct trace_model *m, const struct open_span *s,
+				uint64_t end_ns, const char *args, size_t n, unsigned flags)
+{
+	complete_head(m, s, end_ns);
+	write_args_text(m, args, n, flags);
 	te_end(m->tf);
 }
 
@@ -303,17 +341,21 @@ static void span_end(struct trace_model *m, const struct ctrace_event *ev)
 {
 	struct pair_key key = { ev->tgid, ev->arg[0] };
 	struct open_span *s = key_map_del(&m->spans, &key, sizeof(key));
-	cJSON *end_args;
 
 	if (!s) {
 		unmatched_end(m, ev);
 		return;
 	}
-	end_args = args_of(ev->args, ev->args_len, ev->args_flags);
 	if (s->real_tid == ev->tid) {
-		cJSON *args = args_of(s->args.s, s->args.n, s->args.flags);
-
-		write_complete(m, s, ev->ts_ns, merge_args(args, end_args));
+		/* Args from one end only (the usual case) need no merging. */
+		if (!ev->args_len && !ev->args_flags)
+			write_complete_text(m, s, ev->ts_ns, s->args.s, s->args.n, s->args.flags);
+		else if (!s->args.n && !s->args.flags)
+			write_complete_text(m, s, ev->ts_ns, ev->args, ev->args_len, ev->args_flags);
+		else
+			write_complete(m, s, ev->ts_ns,
+				       merge_args(args_of(s->args.s, s->args.n, s->args.flags),
+						  args_of(ev->args, ev->args_len, ev->args_flags)));
 	} else {
 		/* Ended on another thread: an async pair on the span's process. */
 		char id[32];
@@ -325,14 +367,14 @@ static void span_end(struct trace_model *m, const struct ctrace_event *ev)
 		jw_lit(m->tf->w, ",\"cat\":\"ctrace.async\",\"id\":\"");
 		jw_lit(m->tf->w, id);
 		jw_lit(m->tf->w, "\"");
-		write_args(m, args_of(s->args.s, s->args.n, s->args.flags));
+		write_args_text(m, s->args.s, s->args.n, s->args.flags);
 		te_end(m->tf);
 		te_begin(m->tf, "e", s->pid, end_tid, ev->ts_ns);
 		te_name(m->tf, s->name.s, s->name.n, s->name.flags);
 		jw_lit(m->tf->w, ",\"cat\":\"ctrace.async\",\"id\":\"");
 		jw_lit(m->tf->w, id);
 		jw_lit(m->tf->w, "\"");
-		write_args(m, end_args);
+		write_args_text(m, ev->args, ev->args_len, ev->args_flags);
 		te_end(m->tf);
 	}
 	free_span(s);
@@ -348,7 +390,7 @@ static void scope(struct trace_model *m, const struct ctrace_event *ev)
 	s.name.s = (char *)ev->name;
 	s.name.n = ev->name_len;
 	s.name.flags = ev->name_flags;
-	write_complete(m, &s, ev->ts_ns, args_of(ev->args, ev->args_len, ev->args_flags));
+	write_complete_text(m, &s, ev->ts_ns, ev->args, ev->args_len, ev->args_flags);
 }
 
 static void instant(struct trace_model *m, const struct ctrace_event *ev)
@@ -371,7 +413,7 @@ static void instant(struct trace_model *m, const struct ctrace_event *ev)
 	jw_lit(m->tf->w, ",\"cat\":\"ctrace\",\"s\":\"");
 	jw_lit(m->tf->w, scope);
 	jw_lit(m->tf->w, "\"");
-	write_args(m, args_of(ev->args, ev->args_len, ev->args_flags));
+	write_args_text(m, ev->args, ev->args_len, ev->args_flags);
 	te_end(m->tf);
 }
 
