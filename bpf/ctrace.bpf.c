@@ -75,6 +75,24 @@ const volatile bool follow_forks = false;
 const volatile __u64 exe_ino = 0; /* --exe: the program's inode and device */
 const volatile __u32 exe_dev = 0;
 
+/*
+ * Literals already sent, by process and address: a literal is copied the
+ * first time only (the loader remembers it), then sent by reference. LRU:
+ * a forgotten one is simply copied again.
+ */
+struct literal_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 addr;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct literal_key);
+	__type(value, __u8);
+} literals_sent SEC(".maps");
+
 /* Records the ring buffer had no room for; read by the loader at the end. */
 __u64 dropped = 0;
 
@@ -136,12 +154,21 @@ static __always_inline struct ctrace_record *record_start_cpu(__u16 kind)
  * again from /proc, or say so in the trace.
  */
 static __always_inline __u32 copy_str(char *dst, __u32 max, __u64 ptr,
-				      __u16 *flags, int shift)
+				      __u16 *flags, int shift, bool literal)
 {
 	long n;
 
 	if (!ptr)
 		return 0;
+	if (literal) {
+		struct literal_key key = { bpf_get_current_pid_tgid() >> 32, 0, ptr };
+
+		if (bpf_map_lookup_elem(&literals_sent, &key)) {
+			/* Sent before: the loader has it. */
+			*flags |= CTRACE_STR_BYREF << shift;
+			return 0;
+		}
+	}
 	/* Read one byte more than we keep, to tell "exactly max" from "longer". */
 	n = bpf_copy_from_user_str(dst, max + 1, (const void *)ptr, 0);
 	if (n <= 0) {
@@ -153,21 +180,33 @@ static __always_inline __u32 copy_str(char *dst, __u32 max, __u64 ptr,
 		*flags |= CTRACE_STR_TRUNCATED << shift;
 		n = max;
 	}
+	if (literal)
+		*flags |= CTRACE_STR_LITERAL << shift;
 	return n;
 }
 
+static __always_inline void remember_literal(struct ctrace_record *r, __u64 ptr, int shift)
+{
+	struct literal_key key = { r->tgid, 0, ptr };
+	__u8 one = 1;
+
+	if (r->flags & (CTRACE_STR_LITERAL << shift))
+		bpf_map_update_elem(&literals_sent, &key, &one, BPF_ANY);
+}
+
+/* lit: bit 0 the name is a string literal, bit 1 the args are (the site's %rax). */
 static __always_inline int record_emit(struct ctrace_record *r, __u64 name_ptr,
-				       __u64 args_ptr)
+				       __u64 args_ptr, __u64 lit)
 {
 	__u32 nlen, alen;
 	__u64 size, flags;
 
-	nlen = copy_str(r->data, CTRACE_NAME_MAX - 1, name_ptr, &r->flags, 0);
+	nlen = copy_str(r->data, CTRACE_NAME_MAX - 1, name_ptr, &r->flags, 0, lit & 1);
 	/* A no-op (copy_str keeps it below 256) that the verifier can see. */
 	barrier_var(nlen);
 	nlen &= CTRACE_NAME_MAX - 1;
 	alen = copy_str(r->data + nlen, CTRACE_ARGS_MAX, args_ptr, &r->flags,
-			CTRACE_ARGS_SHIFT);
+			CTRACE_ARGS_SHIFT, lit & 2);
 	barrier_var(alen);
 	if (alen > CTRACE_ARGS_MAX)
 		alen = CTRACE_ARGS_MAX;
@@ -188,8 +227,16 @@ static __always_inline int record_emit(struct ctrace_record *r, __u64 name_ptr,
 	if ((++((struct record_buf *)r)->sent & 63) == 0 &&
 	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;
-	if (bpf_ringbuf_output(&events, r, size, flags))
+	if (bpf_ringbuf_output(&events, r, size, flags)) {
 		__sync_fetch_and_add(&dropped, 1);
+		return 0;
+	}
+	/*
+	 * Only now, with the copy in the ring, may later events send these
+	 * literals by reference: the loader reads records in ring order.
+	 */
+	remember_literal(r, name_ptr, 0);
+	remember_literal(r, args_ptr, CTRACE_ARGS_SHIFT);
 	return 0;
 }
 
@@ -205,7 +252,7 @@ int BPF_KPROBE(ctrace_span_begin, __u64 marker, __u64 span, __u64 name,
 	r->arg[1] = span;
 	r->arg[2] = name;
 	r->arg[3] = args;
-	return record_emit(r, name, args);
+	return record_emit(r, name, args, PT_REGS_RC(ctx));
 }
 
 SEC("uprobe.s")
@@ -217,7 +264,7 @@ int BPF_KPROBE(ctrace_span_end, __u64 span, __u64 args)
 		return 0;
 	r->arg[0] = span;
 	r->arg[1] = args;
-	return record_emit(r, 0, args);
+	return record_emit(r, 0, args, PT_REGS_RC(ctx));
 }
 
 SEC("uprobe.s")
@@ -232,11 +279,11 @@ int BPF_KPROBE(ctrace_instant, __u64 marker, __u64 name, __u64 scope,
 	r->arg[1] = name;
 	r->arg[2] = scope;
 	r->arg[3] = args;
-	return record_emit(r, name, args);
+	return record_emit(r, name, args, PT_REGS_RC(ctx));
 }
 
 static __always_inline int counter(__u16 kind, __u64 marker,
-				   __u64 name, __u64 bits)
+				   __u64 name, __u64 bits, __u64 lit)
 {
 	struct ctrace_record *r = record_start(kind);
 
@@ -245,19 +292,19 @@ static __always_inline int counter(__u16 kind, __u64 marker,
 	r->arg[0] = marker;
 	r->arg[1] = name;
 	r->arg[2] = bits;
-	return record_emit(r, name, 0);
+	return record_emit(r, name, 0, lit);
 }
 
 SEC("uprobe.s")
 int BPF_KPROBE(ctrace_counter_set, __u64 marker, __u64 name, __u64 bits)
 {
-	return counter(CTRACE_KIND_COUNTER_SET, marker, name, bits);
+	return counter(CTRACE_KIND_COUNTER_SET, marker, name, bits, PT_REGS_RC(ctx));
 }
 
 SEC("uprobe.s")
 int BPF_KPROBE(ctrace_counter_add, __u64 marker, __u64 name, __u64 bits)
 {
-	return counter(CTRACE_KIND_COUNTER_ADD, marker, name, bits);
+	return counter(CTRACE_KIND_COUNTER_ADD, marker, name, bits, PT_REGS_RC(ctx));
 }
 
 SEC("uprobe.s")
@@ -269,7 +316,7 @@ int BPF_KPROBE(ctrace_new_pid, __u64 marker, __u64 pname)
 		return 0;
 	r->arg[0] = marker;
 	r->arg[1] = pname;
-	return record_emit(r, pname, 0);
+	return record_emit(r, pname, 0, PT_REGS_RC(ctx));
 }
 
 SEC("uprobe.s")
@@ -280,7 +327,7 @@ int BPF_KPROBE(ctrace_discard, __u64 marker)
 	if (!r)
 		return 0;
 	r->arg[0] = marker;
-	return record_emit(r, 0, 0);
+	return record_emit(r, 0, 0, 0);
 }
 
 /* The end of a CTRACE_SCOPE: its start travels as the ticks it lasted. */
@@ -295,7 +342,7 @@ int BPF_KPROBE(ctrace_scope, __u64 marker, __u64 name, __u64 args, __u64 ticks)
 	r->arg[1] = name;
 	r->arg[2] = args;
 	r->arg[3] = ticks;
-	return record_emit(r, name, args);
+	return record_emit(r, name, args, 0); /* its strings travel through a struct */
 }
 
 /* Sends a record about a process (no probe strings) right away. */

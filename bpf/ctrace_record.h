@@ -36,12 +36,15 @@ enum ctrace_kind {
 	CTRACE_KIND_MAX = 10,
 };
 
-/* Per-string status bits; the name's are in flags bits 0-1, args' in 2-3. */
+/* Per-string status bits; the name's are in flags bits 0-3, args' in 4-7. */
 #define CTRACE_STR_TRUNCATED 0x1 /* longer than the copy limit */
 #define CTRACE_STR_FAULT 0x2     /* the pointer could not be read in the probe */
-#define CTRACE_NAME_FLAGS(f) ((f) & 0x3)
-#define CTRACE_ARGS_FLAGS(f) (((f) >> 2) & 0x3)
-#define CTRACE_ARGS_SHIFT 2
+#define CTRACE_STR_LITERAL 0x4   /* a string literal, copied this once: the
+				    loader remembers it by its address (arg[]) */
+#define CTRACE_STR_BYREF 0x8     /* the same literal again: not copied */
+#define CTRACE_NAME_FLAGS(f) ((f) & 0xf)
+#define CTRACE_ARGS_FLAGS(f) (((f) >> 4) & 0xf)
+#define CTRACE_ARGS_SHIFT 4
 
 struct ctrace_record {
 	__u64 ts_ns;    /* CLOCK_MONOTONIC, from bpf_ktime_get_ns() */

@@ -54,17 +54,20 @@ struct ctrace_span {
 
 #define CTRACE_SPAN_BEGIN(marker, span, name, args)                            \
 	CTRACE__WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_),                     \
-		CTRACE__SITE4(span_begin, CTRACE__PTR(marker), CTRACE__PTR(span),  \
-			      CTRACE__PTR(name), CTRACE__PTR(args));)
+		CTRACE__SITE4L(span_begin, CTRACE__PTR(marker), CTRACE__PTR(span), \
+			       CTRACE__PTR(name), CTRACE__PTR(args),           \
+			       CTRACE__LIT(name) | CTRACE__LIT(args) << 1);)
 
 #define CTRACE_SPAN_END(span, args)                                            \
 	CTRACE__WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_),                     \
-		CTRACE__SITE2(span_end, CTRACE__PTR(span), CTRACE__PTR(args));)
+		CTRACE__SITE2L(span_end, CTRACE__PTR(span), CTRACE__PTR(args), \
+			       CTRACE__LIT(args) << 1);)
 
 #define CTRACE_INSTANT(marker, name, scope, args)                              \
 	CTRACE__WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_),                     \
-		CTRACE__SITE4(instant, CTRACE__PTR(marker), CTRACE__PTR(name),     \
-			      CTRACE__U64(scope), CTRACE__PTR(args));)
+		CTRACE__SITE4L(instant, CTRACE__PTR(marker), CTRACE__PTR(name),    \
+			       CTRACE__U64(scope), CTRACE__PTR(args),          \
+			       CTRACE__LIT(name) | CTRACE__LIT(args) << 1);)
 
 /*
  * Counter values travel as the IEEE-754 bit pattern of a double (a USDT
@@ -75,8 +78,8 @@ struct ctrace_span {
 		double ctrace__d = (double)(value);                            \
 		unsigned long long ctrace__bits;                               \
 		__builtin_memcpy(&ctrace__bits, &ctrace__d, sizeof(ctrace__bits)); \
-		CTRACE__SITE3(probe, CTRACE__PTR(marker), CTRACE__PTR(name),   \
-			      ctrace__bits);)
+		CTRACE__SITE3L(probe, CTRACE__PTR(marker), CTRACE__PTR(name),  \
+			       ctrace__bits, CTRACE__LIT(name));)
 
 #define CTRACE_COUNTER_SET(marker, name, value)                                \
 	CTRACE__COUNTER(counter_set, marker, name, value)
@@ -85,7 +88,8 @@ struct ctrace_span {
 
 #define CTRACE_NEW_PID(marker, pname)                                          \
 	CTRACE__WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_),                     \
-		CTRACE__SITE2(new_pid, CTRACE__PTR(marker), CTRACE__PTR(pname));)
+		CTRACE__SITE2L(new_pid, CTRACE__PTR(marker), CTRACE__PTR(pname), \
+			       CTRACE__LIT(pname));)
 
 #define CTRACE_DISCARD(marker)                                                 \
 	CTRACE__WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_),                     \

@@ -162,5 +162,26 @@ volatile unsigned short ctrace_semaphore;
 		CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx")      \
 		: : "D"(a0), "S"(a1), "d"(a2), "c"(a3) : "memory")
 
+/*
+ * Sites whose strings may be literals carry one more argument, in %rax:
+ * bit 0 set when the name is a string literal, bit 1 when the args are
+ * (__builtin_constant_p, true for literals only, known at compile time).
+ * A literal never changes, so the BPF program sends its address instead of
+ * copying it on every event and the loader reads it once (issue: strings
+ * cheap). The bit costs one `mov $n, %eax` in the traced branch.
+ */
+#define CTRACE__LIT(s) ((unsigned long long)__builtin_constant_p(s))
+#define CTRACE__SITE2L(name, a0, a1, lit)                                      \
+	__asm__ __volatile__(CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi 8@%%rax") \
+			     : : "D"(a0), "S"(a1), "a"(lit) : "memory")
+#define CTRACE__SITE3L(name, a0, a1, a2, lit)                                  \
+	__asm__ __volatile__(                                                  \
+		CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rax")      \
+		: : "D"(a0), "S"(a1), "d"(a2), "a"(lit) : "memory")
+#define CTRACE__SITE4L(name, a0, a1, a2, a3, lit)                              \
+	__asm__ __volatile__(                                                  \
+		CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx 8@%%rax") \
+		: : "D"(a0), "S"(a1), "d"(a2), "c"(a3), "a"(lit) : "memory")
+
 #endif /* CTRACE_SITE_LAYOUT_ONLY */
 #endif /* CTRACE_SITE_H */

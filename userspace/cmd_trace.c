@@ -26,6 +26,7 @@
 #include "ctrace.skel.h"
 #include "json_writer.h"
 #include "launch.h"
+#include "literal_cache.h"
 #include "output_file.h"
 #include "preflight.h"
 #include "proc_info.h"
@@ -67,6 +68,7 @@ struct session {
 	struct trace_stats stats;
 	struct trace_model model;
 	struct tsc_clock tsc;
+	struct literal_cache literals;
 	uint64_t drops_reported;
 	struct bpf_link *exec_link, *fork_link; /* the sched_process tracepoints */
 	int pending[64]; /* processes the kernel told of (fork/exec), to attach */
@@ -94,6 +96,31 @@ static void late_read(struct session *s, struct ctrace_event *ev, int arg,
 	*flags = truncated ? CTRACE_STR_TRUNCATED : 0;
 }
 
+/* Strings the site passed as literals: the probe sent their address only. */
+static void literal_read(struct session *s, struct ctrace_event *ev, int arg,
+			 const char **str, size_t *len, unsigned *flags, size_t max)
+{
+	bool truncated;
+
+	if (arg < 0)
+		return;
+	if (*flags & CTRACE_STR_LITERAL) { /* its first use: remember it */
+		literal_cache_put(&s->literals, ev->tgid, ev->arg[arg], *str, *len,
+				  *flags & CTRACE_STR_TRUNCATED);
+		*flags &= ~(unsigned)CTRACE_STR_LITERAL;
+		return;
+	}
+	if (!(*flags & CTRACE_STR_BYREF))
+		return;
+	s->stats.literals_by_reference++;
+	if (!literal_cache_get(&s->literals, ev->tgid, ev->arg[arg], max, str, len, &truncated)) {
+		s->stats.unreadable_strings++;
+		*flags = CTRACE_STR_FAULT;
+		return;
+	}
+	*flags = truncated ? CTRACE_STR_TRUNCATED : 0;
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	static char name_buf[CTRACE_NAME_MAX], args_buf[CTRACE_ARGS_MAX];
@@ -108,6 +135,14 @@ static int on_record(void *ctx, void *data, size_t size)
 	if ((ev.kind == CTRACE_KIND_FORK || ev.kind == CTRACE_KIND_EXEC) &&
 	    s->n_pending < (int)(sizeof(s->pending) / sizeof(s->pending[0])))
 		s->pending[s->n_pending++] = (int)(ev.kind == CTRACE_KIND_FORK ? ev.arg[1] : ev.arg[0]);
+	if (ev.kind == CTRACE_KIND_EXEC)
+		literal_cache_exec(&s->literals, (uint32_t)ev.arg[0]);
+	else if (ev.kind == CTRACE_KIND_FORK)
+		literal_cache_fork(&s->literals, (uint32_t)ev.arg[0], (uint32_t)ev.arg[1]);
+	literal_read(s, &ev, record_name_arg(ev.kind), &ev.name, &ev.name_len,
+		     &ev.name_flags, CTRACE_NAME_MAX - 1);
+	literal_read(s, &ev, record_args_arg(ev.kind), &ev.args, &ev.args_len,
+		     &ev.args_flags, CTRACE_ARGS_MAX);
 	late_read(s, &ev, record_name_arg(ev.kind), &ev.name, &ev.name_len,
 		  &ev.name_flags, name_buf, sizeof(name_buf));
 	late_read(s, &ev, record_args_arg(ev.kind), &ev.args, &ev.args_len,
@@ -311,6 +346,7 @@ int cmd_trace(int argc, char **argv)
 
 	memset(&s, 0, sizeof(s));
 	memset(&target, 0, sizeof(target));
+	literal_cache_init(&s.literals);
 	attachment_init(&s.att, false, false);
 	trace_options_parse(argc, argv, &o);
 	s.o = &o;
@@ -551,6 +587,7 @@ out:
 	if (tf.w && exit_code)
 		trace_model_finish(&s.model, 0); /* frees */
 	targets_free(&s.targets);
+	literal_cache_free(&s.literals);
 	proc_facts_free(&target);
 	if (o.command) {
 		int code;

@@ -303,12 +303,13 @@ static int read_byte(int fd, uint64_t off)
 static const struct {
 	const char *name, *args;
 } ctrace_probes[] = {
-	{ "span_begin", "8@%rdi 8@%rsi 8@%rdx 8@%rcx" },
-	{ "span_end", "8@%rdi 8@%rsi" },
-	{ "instant", "8@%rdi 8@%rsi 8@%rdx 8@%rcx" },
-	{ "counter_set", "8@%rdi 8@%rsi 8@%rdx" },
-	{ "counter_add", "8@%rdi 8@%rsi 8@%rdx" },
-	{ "new_pid", "8@%rdi 8@%rsi" },
+	/* The last %rax: which strings are literals (usdt/ctrace_site.h). */
+	{ "span_begin", "8@%rdi 8@%rsi 8@%rdx 8@%rcx 8@%rax" },
+	{ "span_end", "8@%rdi 8@%rsi 8@%rax" },
+	{ "instant", "8@%rdi 8@%rsi 8@%rdx 8@%rcx 8@%rax" },
+	{ "counter_set", "8@%rdi 8@%rsi 8@%rdx 8@%rax" },
+	{ "counter_add", "8@%rdi 8@%rsi 8@%rdx 8@%rax" },
+	{ "new_pid", "8@%rdi 8@%rsi 8@%rax" },
 	{ "discard", "8@%rdi" },
 };
 #define N_PROBES (sizeof(ctrace_probes) / sizeof(ctrace_probes[0]))

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * literal_cache.h - the strings that probe sites pass as literals.
+ *
+ * A site tells the BPF program when its name or args is a string literal
+ * (usdt/ctrace_site.h); the program copies it the first time and then
+ * sends only its address. This cache keeps the first copy and serves it
+ * from then on (reading the process only if the first copy was lost). A literal is immutable for the life of the image, so an
+ * entry stays right until the process execs. A forked child
+ * runs its parent's image: until it execs, its literals are its parent's.
+ */
+#ifndef CTRACE_LITERAL_CACHE_H
+#define CTRACE_LITERAL_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "key_map.h"
+
+struct literal_cache {
+	struct key_map strings; /* {tgid, generation, address} -> struct literal * */
+	struct key_map gens;    /* tgid -> generation (bumped at exec) */
+	struct key_map parents; /* child tgid -> parent tgid, until the child execs */
+	uint64_t reads;         /* strings read from processes */
+};
+
+void literal_cache_init(struct literal_cache *c);
+void literal_cache_free(struct literal_cache *c);
+
+/* Remembers a literal the probe copied (its first use). */
+void literal_cache_put(struct literal_cache *c, uint32_t tgid, uint64_t addr,
+		       const char *s, size_t len, bool truncated);
+/*
+ * The literal at `addr` in process `tgid`, at most `max` bytes: remembered,
+ * else read from the process (or its parents): true with *s, *len and
+ * *truncated set, false if it cannot be read.
+ */
+bool literal_cache_get(struct literal_cache *c, uint32_t tgid, uint64_t addr,
+		       size_t max, const char **s, size_t *len, bool *truncated);
+/* The process exec'd: its old literals are gone. */
+void literal_cache_exec(struct literal_cache *c, uint32_t tgid);
+/* The process forked: the child shares the parent's image until it execs. */
+void literal_cache_fork(struct literal_cache *c, uint32_t parent, uint32_t child);
+
+#endif
