@@ -256,7 +256,7 @@ int BPF_KPROBE(ctrace_span_begin, __u64 marker, __u64 span, __u64 name,
 }
 
 SEC("uprobe.s")
-int BPF_KPROBE(ctrace_span_end, __u64 span, __u64 args)
+int BPF_KPROBE(ctrace_span_end, __u64 span, __u64 args, __u64 lit)
 {
 	struct ctrace_record *r = record_start(CTRACE_KIND_SPAN_END);
 
@@ -264,7 +264,7 @@ int BPF_KPROBE(ctrace_span_end, __u64 span, __u64 args)
 		return 0;
 	r->arg[0] = span;
 	r->arg[1] = args;
-	return record_emit(r, 0, args, PT_REGS_RC(ctx));
+	return record_emit(r, 0, args, lit);
 }
 
 SEC("uprobe.s")
@@ -296,19 +296,19 @@ static __always_inline int counter(__u16 kind, __u64 marker,
 }
 
 SEC("uprobe.s")
-int BPF_KPROBE(ctrace_counter_set, __u64 marker, __u64 name, __u64 bits)
+int BPF_KPROBE(ctrace_counter_set, __u64 marker, __u64 name, __u64 bits, __u64 lit)
 {
-	return counter(CTRACE_KIND_COUNTER_SET, marker, name, bits, PT_REGS_RC(ctx));
+	return counter(CTRACE_KIND_COUNTER_SET, marker, name, bits, lit);
 }
 
 SEC("uprobe.s")
-int BPF_KPROBE(ctrace_counter_add, __u64 marker, __u64 name, __u64 bits)
+int BPF_KPROBE(ctrace_counter_add, __u64 marker, __u64 name, __u64 bits, __u64 lit)
 {
-	return counter(CTRACE_KIND_COUNTER_ADD, marker, name, bits, PT_REGS_RC(ctx));
+	return counter(CTRACE_KIND_COUNTER_ADD, marker, name, bits, lit);
 }
 
 SEC("uprobe.s")
-int BPF_KPROBE(ctrace_new_pid, __u64 marker, __u64 pname)
+int BPF_KPROBE(ctrace_new_pid, __u64 marker, __u64 pname, __u64 lit)
 {
 	struct ctrace_record *r = record_start(CTRACE_KIND_NEW_PID);
 
@@ -316,7 +316,7 @@ int BPF_KPROBE(ctrace_new_pid, __u64 marker, __u64 pname)
 		return 0;
 	r->arg[0] = marker;
 	r->arg[1] = pname;
-	return record_emit(r, pname, 0, PT_REGS_RC(ctx));
+	return record_emit(r, pname, 0, lit);
 }
 
 SEC("uprobe.s")

@@ -163,21 +163,23 @@ volatile unsigned short ctrace_semaphore;
 		: : "D"(a0), "S"(a1), "d"(a2), "c"(a3) : "memory")
 
 /*
- * Sites whose strings may be literals carry one more argument, in %rax:
- * bit 0 set when the name is a string literal, bit 1 when the args are
- * (__builtin_constant_p, true for literals only, known at compile time).
- * A literal never changes, so the BPF program sends its address instead of
- * copying it on every event and the loader reads it once (issue: strings
- * cheap). The bit costs one `mov $n, %eax` in the traced branch.
+ * Sites whose strings may be literals carry one more argument, after the
+ * others: bit 0 set when the name is a string literal, bit 1 when the args
+ * are (__builtin_constant_p, true for literals only, known at compile
+ * time). A literal never changes, so the BPF program copies it once and
+ * then sends its address (the loader keeps the first copy). The flags cost
+ * one `mov $n, %reg` in the traced branch. They go in the next free
+ * argument register; only 4-argument sites need %rax, which can cost a
+ * function returning a value computed before the site one `mov`.
  */
 #define CTRACE__LIT(s) ((unsigned long long)__builtin_constant_p(s))
 #define CTRACE__SITE2L(name, a0, a1, lit)                                      \
-	__asm__ __volatile__(CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi 8@%%rax") \
-			     : : "D"(a0), "S"(a1), "a"(lit) : "memory")
+	__asm__ __volatile__(CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi 8@%%rdx") \
+			     : : "D"(a0), "S"(a1), "d"(lit) : "memory")
 #define CTRACE__SITE3L(name, a0, a1, a2, lit)                                  \
 	__asm__ __volatile__(                                                  \
-		CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rax")      \
-		: : "D"(a0), "S"(a1), "d"(a2), "a"(lit) : "memory")
+		CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx")      \
+		: : "D"(a0), "S"(a1), "d"(a2), "c"(lit) : "memory")
 #define CTRACE__SITE4L(name, a0, a1, a2, a3, lit)                              \
 	__asm__ __volatile__(                                                  \
 		CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx 8@%%rax") \

@@ -303,13 +303,13 @@ static int read_byte(int fd, uint64_t off)
 static const struct {
 	const char *name, *args;
 } ctrace_probes[] = {
-	/* The last %rax: which strings are literals (usdt/ctrace_site.h). */
+	/* The last: which strings are literals (usdt/ctrace_site.h). */
 	{ "span_begin", "8@%rdi 8@%rsi 8@%rdx 8@%rcx 8@%rax" },
-	{ "span_end", "8@%rdi 8@%rsi 8@%rax" },
+	{ "span_end", "8@%rdi 8@%rsi 8@%rdx" },
 	{ "instant", "8@%rdi 8@%rsi 8@%rdx 8@%rcx 8@%rax" },
-	{ "counter_set", "8@%rdi 8@%rsi 8@%rdx 8@%rax" },
-	{ "counter_add", "8@%rdi 8@%rsi 8@%rdx 8@%rax" },
-	{ "new_pid", "8@%rdi 8@%rsi 8@%rax" },
+	{ "counter_set", "8@%rdi 8@%rsi 8@%rdx 8@%rcx" },
+	{ "counter_add", "8@%rdi 8@%rsi 8@%rdx 8@%rcx" },
+	{ "new_pid", "8@%rdi 8@%rsi 8@%rdx" },
 	{ "discard", "8@%rdi" },
 };
 #define N_PROBES (sizeof(ctrace_probes) / sizeof(ctrace_probes[0]))
