@@ -216,12 +216,29 @@ void jw_json_text(struct json_writer *w, const char *s, size_t n)
 }
 
 /* Decimal digits of v, right-aligned ending at end; returns the first. */
+/* Two digits a step (a pid, a tid and a timestamp per event: it adds up). */
 static char *fmt_u64(char *end, unsigned long long v)
 {
-	do {
-		*--end = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
+	static const char pairs[201] =
+		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+		"8081828384858687888990919293949596979899";
+
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+
+		v /= 100;
+		end -= 2;
+		end[0] = pairs[2 * r];
+		end[1] = pairs[2 * r + 1];
+	}
+	if (v >= 10) {
+		end -= 2;
+		end[0] = pairs[2 * v];
+		end[1] = pairs[2 * v + 1];
+	} else {
+		*--end = (char)('0' + v);
+	}
 	return end;
 }
 

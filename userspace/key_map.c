@@ -37,11 +37,16 @@ void key_map_init(struct key_map *m)
 	memset(m, 0, sizeof(*m));
 }
 
+static const void *slot_key(const struct key_map_slot *s)
+{
+	return s->key_len > KEY_MAP_INLINE ? s->k.key : s->k.inline_key;
+}
+
 void key_map_free(struct key_map *m)
 {
 	for (size_t i = 0; i < m->cap; i++)
-		if (m->slots[i].hash)
-			free(m->slots[i].key);
+		if (m->slots[i].hash && m->slots[i].key_len > KEY_MAP_INLINE)
+			free(m->slots[i].k.key);
 	free(m->slots);
 	key_map_init(m);
 }
@@ -57,7 +62,7 @@ static size_t find(const struct key_map *m, uint64_t h, const void *key,
 		if (!s->hash)
 			return i;
 		if (s->hash == h && s->key_len == len &&
-		    memcmp(s->key, key, len) == 0)
+		    memcmp(slot_key(s), key, len) == 0)
 			return i;
 	}
 }
@@ -73,7 +78,7 @@ static void grow(struct key_map *m)
 		struct key_map_slot *s = &old.slots[i];
 
 		if (s->hash)
-			m->slots[find(m, s->hash, s->key, s->key_len)] = *s;
+			m->slots[find(m, s->hash, slot_key(s), s->key_len)] = *s;
 	}
 	free(old.slots);
 }
@@ -101,8 +106,12 @@ void *key_map_put(struct key_map *m, const void *key, size_t len, void *value)
 		return old;
 	}
 	s->hash = h;
-	s->key = xmalloc(len);
-	memcpy(s->key, key, len);
+	if (len > KEY_MAP_INLINE) {
+		s->k.key = xmalloc(len);
+		memcpy(s->k.key, key, len);
+	} else if (len) {
+		memcpy(s->k.inline_key, key, len);
+	}
 	s->key_len = len;
 	s->value = value;
 	m->count++;
@@ -120,7 +129,8 @@ void *key_map_del(struct key_map *m, const void *key, size_t len)
 	if (!m->slots[i].hash)
 		return NULL;
 	value = m->slots[i].value;
-	free(m->slots[i].key);
+	if (m->slots[i].key_len > KEY_MAP_INLINE)
+		free(m->slots[i].k.key);
 	/* Backward-shift the run after i so that lookups need no tombstones. */
 	for (j = (i + 1) & mask; m->slots[j].hash; j = (j + 1) & mask) {
 		size_t home = m->slots[j].hash & mask;
@@ -141,6 +151,6 @@ void key_map_each(const struct key_map *m, key_map_visit_fn fn, void *ctx)
 {
 	for (size_t i = 0; i < m->cap; i++)
 		if (m->slots[i].hash)
-			fn(m->slots[i].key, m->slots[i].key_len,
+			fn(slot_key(&m->slots[i]), m->slots[i].key_len,
 			   m->slots[i].value, ctx);
 }

@@ -13,9 +13,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Keys up to this long live in the slot itself: no allocation per insert. */
+#define KEY_MAP_INLINE 24
+
 struct key_map_slot {
 	uint64_t hash; /* 0 = empty */
-	void *key;     /* owned copy */
+	union {
+		void *key; /* owned copy, when key_len > KEY_MAP_INLINE */
+		unsigned char inline_key[KEY_MAP_INLINE];
+	} k;
 	size_t key_len;
 	void *value;
 };
