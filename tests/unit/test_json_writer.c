@@ -23,48 +23,17 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include "json_strict.h"
 #include <cjson/cJSON.h>
 
 #include "json_writer.h"
 
 #define FFFD "\xef\xbf\xbd"
 
-/* Strict UTF-8 check, written independently of jw_utf8_next() (decode,
- * then reject overlong, surrogate and out-of-range code points). */
+/* Strict UTF-8 check, written independently of the code under test (tests/lib). */
 static int utf8_valid(const unsigned char *s, size_t n)
 {
-	size_t i = 0;
-
-	while (i < n) {
-		unsigned c = s[i];
-		size_t len, k;
-		uint32_t cp, min;
-
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if ((c & 0xe0) == 0xc0) {
-			len = 2, cp = c & 0x1f, min = 0x80;
-		} else if ((c & 0xf0) == 0xe0) {
-			len = 3, cp = c & 0x0f, min = 0x800;
-		} else if ((c & 0xf8) == 0xf0) {
-			len = 4, cp = c & 0x07, min = 0x10000;
-		} else {
-			return 0;
-		}
-		if (n - i < len)
-			return 0;
-		for (k = 1; k < len; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				return 0;
-			cp = (cp << 6) | (s[i + k] & 0x3f);
-		}
-		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return 0;
-		i += len;
-	}
-	return 1;
+	return json_strict_utf8((const char *)s, n, NULL);
 }
 
 /* A writer into a temp file, read back whole by cap_end(). */
