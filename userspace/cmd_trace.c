@@ -71,6 +71,7 @@ struct session {
 	struct literal_cache literals;
 	uint64_t drops_reported;
 	struct bpf_link *exec_link, *fork_link; /* the sched_process tracepoints */
+	unsigned batch;  /* records taken in this round (see RECORDS_PER_ROUND) */
 	int pending[64]; /* processes the kernel told of (fork/exec), to attach */
 	int n_pending;
 };
@@ -121,6 +122,15 @@ static void literal_read(struct session *s, struct ctrace_event *ev, int arg,
 	*flags = truncated ? CTRACE_STR_TRUNCATED : 0;
 }
 
+/*
+ * libbpf's consume goes on while records keep coming: under a flood it
+ * would never return, and Ctrl-C, -d, the drop reports and the 50 ms
+ * flushes would wait. So a round takes at most this many records (a few
+ * ms of work), then the loop does its chores and comes back.
+ */
+#define RECORDS_PER_ROUND 65536
+#define END_OF_ROUND (-ECANCELED)
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	static char name_buf[CTRACE_NAME_MAX], args_buf[CTRACE_ARGS_MAX];
@@ -130,7 +140,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	s->stats.records++;
 	if (record_decode(data, size, &ev) < 0) {
 		s->stats.bad_records++;
-		return 0;
+		return ++s->batch >= RECORDS_PER_ROUND ? END_OF_ROUND : 0;
 	}
 	if ((ev.kind == CTRACE_KIND_FORK || ev.kind == CTRACE_KIND_EXEC) &&
 	    s->n_pending < (int)(sizeof(s->pending) / sizeof(s->pending[0])))
@@ -148,7 +158,8 @@ static int on_record(void *ctx, void *data, size_t size)
 	late_read(s, &ev, record_args_arg(ev.kind), &ev.args, &ev.args_len,
 		  &ev.args_flags, args_buf, sizeof(args_buf));
 	trace_model_event(&s->model, &ev);
-	return 0;
+	/* This record is taken (libbpf moved past it before calling us). */
+	return ++s->batch >= RECORDS_PER_ROUND ? END_OF_ROUND : 0;
 }
 
 /* Says in the trace, at about the time it happened, that records were lost. */
@@ -245,6 +256,18 @@ static int load_and_attach(struct session *s, const struct stat *exe)
 				continue;
 			return -EINVAL;
 		}
+		/*
+		 * Forks and execs are watched before any probe is attached: a
+		 * target may fork or exec the moment CTRACE_ENABLED() turns true.
+		 */
+		s->exec_link = bpf_program__attach(s->skel->progs.ctrace_exec);
+		if (o->follow)
+			s->fork_link = bpf_program__attach(s->skel->progs.ctrace_fork);
+		if (!s->exec_link || (o->follow && !s->fork_link)) {
+			fprintf(stderr, "ctrace-bpf: cannot watch the sched_process tracepoints: %s\n",
+				strerror(errno));
+			return -errno;
+		}
 		attachment_init(&s->att, multi, o->verbose);
 		s->att.global = global;
 		s->att.fast = o->fast;
@@ -260,20 +283,12 @@ static int load_and_attach(struct session *s, const struct stat *exe)
 			if (o->verbose)
 				fputs("ctrace-bpf: no uprobe_multi links on this kernel: one uprobe per site\n", stderr);
 			attachment_free(&s->att);
+			bpf_link__destroy(s->exec_link);
+			bpf_link__destroy(s->fork_link);
+			s->exec_link = s->fork_link = NULL;
 			ctrace_bpf__destroy(s->skel);
 			s->skel = NULL;
 			continue;
-		}
-		if (err >= 0) {
-			/* Processes are followed and exec'd from now on. */
-			s->exec_link = bpf_program__attach(s->skel->progs.ctrace_exec);
-			if (o->follow)
-				s->fork_link = bpf_program__attach(s->skel->progs.ctrace_fork);
-			if (!s->exec_link || (o->follow && !s->fork_link)) {
-				fprintf(stderr, "ctrace-bpf: cannot watch the sched_process tracepoints: %s\n",
-					strerror(errno));
-				return -errno;
-			}
 		}
 		return err < 0 ? err : 0;
 	}
@@ -485,6 +500,7 @@ int cmd_trace(int argc, char **argv)
 	for (;;) {
 		uint64_t now;
 
+		s.batch = 0;
 		err = ring_buffer__poll(rb, 10);
 		/*
 		 * The BPF side wakes us only once a batch is waiting: take what
@@ -492,6 +508,8 @@ int cmd_trace(int argc, char **argv)
 		 */
 		if (err >= 0 || err == -EINTR)
 			err = ring_buffer__consume(rb);
+		if (err == END_OF_ROUND)
+			err = 0; /* more may be waiting: the next round takes it */
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "ctrace-bpf: reading events failed: %s\n", strerror(-err));
 			s.stats.stop_reason = "error reading events";
@@ -553,7 +571,9 @@ int cmd_trace(int argc, char **argv)
 	 */
 	s.stats.stop_mono_ns = now_ns(CLOCK_MONOTONIC);
 	attachment_free(&s.att);
-	ring_buffer__consume(rb);
+	do
+		s.batch = 0;
+	while (ring_buffer__consume(rb) == END_OF_ROUND);
 	report_drops(&s, first_pid);
 	s.stats.dropped = s.skel->bss->dropped;
 	trace_model_finish(&s.model, s.stats.stop_mono_ns);

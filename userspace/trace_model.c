@@ -58,6 +58,8 @@ static struct text text_copy(const char *s, size_t n, unsigned flags)
 
 static bool thread_comm(struct trace_model *m, uint32_t tgid, uint32_t tid,
 			char *buf, size_t len);
+static bool known_comm(struct trace_model *m, uint32_t tgid, uint32_t tid,
+		       char *buf, size_t len);
 
 void trace_model_init(struct trace_model *m, struct trace_file *tf,
 		      struct trace_stats *stats)
@@ -83,7 +85,13 @@ void trace_model_add_process(struct trace_model *m, uint32_t pid)
 	if (key_map_get(&m->procs, &key, sizeof(key)))
 		return;
 	key_map_put(&m->procs, &key, sizeof(key), (void *)1);
-	if (!thread_comm(m, pid, pid, comm, sizeof(comm)))
+	/*
+	 * The name learned when tracing started, before /proc's: a process
+	 * that exec'd since is named after its old program first, then the
+	 * exec renames it (process_change()).
+	 */
+	if (!known_comm(m, pid, pid, comm, sizeof(comm)) &&
+	    !thread_comm(m, pid, pid, comm, sizeof(comm)))
 		snprintf(comm, sizeof(comm), "process %" PRIu32, pid);
 	te_metadata_name(m->tf, "process_name", pid, pid, comm, strlen(comm), 0);
 }
@@ -119,20 +127,26 @@ void trace_model_learn_threads(struct trace_model *m, uint32_t pid)
 	closedir(dir);
 }
 
-/* The name of a real thread: from /proc now (it may have been renamed), else the last one seen. */
-static bool thread_comm(struct trace_model *m, uint32_t tgid, uint32_t tid,
-			char *buf, size_t len)
+/* The name learned from /proc before (learn_threads, a fork), if any. */
+static bool known_comm(struct trace_model *m, uint32_t tgid, uint32_t tid,
+		       char *buf, size_t len)
 {
 	struct pair_key key = { tgid, tid };
-	const char *known;
+	const char *known = key_map_get(&m->names, &key, sizeof(key));
 
-	if (proc_thread_comm((int)tgid, (int)tid, buf, len))
-		return true;
-	known = key_map_get(&m->names, &key, sizeof(key));
 	if (!known)
 		return false;
 	snprintf(buf, len, "%s", known);
 	return true;
+}
+
+/* The name of a real thread: from /proc now (it may have been renamed), else the last one seen. */
+static bool thread_comm(struct trace_model *m, uint32_t tgid, uint32_t tid,
+			char *buf, size_t len)
+{
+	if (proc_thread_comm((int)tgid, (int)tid, buf, len))
+		return true;
+	return known_comm(m, tgid, tid, buf, len);
 }
 
 /* The tid to show for real thread `tid` of `tgid` in process `pid`. */
