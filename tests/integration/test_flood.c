@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "group_run.h"
 #include "trace_run.h"
 
 #define FLOOD_MS "400"
@@ -99,11 +100,7 @@ static int flood_run(void)
 static int group_setup(void **state)
 {
 	(void)state;
-	if (geteuid() != 0) {
-		setup_status = 1;
-		return 0;
-	}
-	setup_status = flood_run();
+	setup_status = geteuid() != 0 ? TR_GROUP_NOT_ROOT : flood_run();
 	return 0;
 }
 
@@ -116,10 +113,7 @@ static int group_teardown(void **state)
 
 static void need_run(void)
 {
-	if (setup_status == 1)
-		tr_require_root();
-	if (setup_status < 0)
-		fail_msg("the flood run failed: %s", run.error);
+	tr_group_need(setup_status, &run, "the flood run");
 }
 
 static double meta_num(const char *key)

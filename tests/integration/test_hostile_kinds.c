@@ -18,6 +18,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include "target_check.h"
+#include "group_run.h"
 #include "trace_run.h"
 
 #define TRUNC_MARK "\xe2\x80\xa6[truncated]" /* "…[truncated]" */
@@ -29,11 +30,7 @@ static int setup_status; /* 0 ok, -1 failed (run.error), 1 not root */
 static int group_setup(void **state)
 {
 	(void)state;
-	if (geteuid() != 0) {
-		setup_status = 1;
-		return 0;
-	}
-	setup_status = tr_run(&run, "hostile_kinds", NULL, NULL);
+	setup_status = tr_group_start(&run, "hostile_kinds");
 	return 0;
 }
 
@@ -46,20 +43,12 @@ static int group_teardown(void **state)
 
 static void need_run(void)
 {
-	if (setup_status == 1)
-		tr_require_root();
-	if (setup_status < 0)
-		fail_msg("tracing hostile_kinds failed: %s", run.error);
+	tr_group_need(setup_status, &run, "tracing hostile_kinds");
 }
 
 static cJSON *one(const char *ph, const char *name)
 {
-	cJSON *v[4];
-	size_t n = tr_find_all(&run, ph, name, v, 4);
-
-	if (n != 1)
-		fail_msg("expected one \"%s\" event named \"%s\", found %zu", ph, name, n);
-	return v[0];
+	return tr_one(&run, ph, name);
 }
 
 static const char *pseudo_name(double pid)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "group_run.h"
 #include "trace_run.h"
 
 #define PSEUDO_BASE 1073741824.0 /* 2^30 */
@@ -28,11 +29,7 @@ static int setup_status; /* 0 ok, -1 failed (run.error), 1 not root */
 static int group_setup(void **state)
 {
 	(void)state;
-	if (geteuid() != 0) {
-		setup_status = 1;
-		return 0;
-	}
-	setup_status = tr_run(&run, "every_macro", NULL, NULL);
+	setup_status = tr_group_start(&run, "every_macro");
 	return 0;
 }
 
@@ -46,21 +43,13 @@ static int group_teardown(void **state)
 /* Every test starts here: the shared run must have worked. */
 static void need_run(void)
 {
-	if (setup_status == 1)
-		tr_require_root(); /* fails under CI, else skips */
-	if (setup_status < 0)
-		fail_msg("tracing every_macro failed: %s", run.error);
+	tr_group_need(setup_status, &run, "tracing every_macro");
 }
 
 /* The one event ph/name in the real process; fails unless exactly one. */
 static cJSON *one(const char *ph, const char *name)
 {
-	cJSON *v[4];
-	size_t n = tr_find_all(&run, ph, name, v, 4);
-
-	if (n != 1)
-		fail_msg("expected exactly one \"%s\" event named \"%s\", found %zu", ph, name, n);
-	return v[0];
+	return tr_one(&run, ph, name);
 }
 
 static void assert_on_main(const cJSON *ev)
