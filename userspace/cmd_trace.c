@@ -516,13 +516,14 @@ int cmd_trace(int argc, char **argv)
 			break;
 		}
 		report_drops(&s, first_pid);
+		now = now_ns(CLOCK_MONOTONIC);
 		/*
 		 * Out every 50 ms: if the tracer is killed (or the disk fills), the
 		 * file holds all but the last ~50 ms, and `ctrace-bpf fix` closes it.
 		 */
-		if (now_ns(CLOCK_MONOTONIC) >= next_flush) {
+		if (now >= next_flush) {
 			jw_flush(&w);
-			next_flush = now_ns(CLOCK_MONOTONIC) + 50 * 1000000ull;
+			next_flush = now + 50 * 1000000ull;
 		}
 		/* Processes the kernel told of: a followed child, an exec. */
 		for (int i = 0; i < s.n_pending; i++) {
@@ -535,7 +536,6 @@ int cmd_trace(int argc, char **argv)
 			trace_model_learn_threads(&s.model, (uint32_t)pid);
 		}
 		s.n_pending = 0;
-		now = now_ns(CLOCK_MONOTONIC);
 		if (now >= next_scan) {
 			/* Libraries loaded since (dlopen), and the names of new threads. */
 			for (size_t i = 0; i < s.targets.n; i++) {

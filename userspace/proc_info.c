@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "proc_info.h"
+#include "proc_maps.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -90,8 +91,8 @@ int proc_facts_read(int pid, struct proc_facts *f)
 		snprintf(f->comm, sizeof(f->comm), "%s", text);
 		free(text);
 	}
-	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-	read_link(path, f->exe, sizeof(f->exe));
+	if (proc_maps_exe(pid, f->exe, sizeof(f->exe)) < 0)
+		f->exe[0] = '\0';
 	snprintf(path, sizeof(path), "/proc/%d/cwd", pid);
 	read_link(path, f->cwd, sizeof(f->cwd));
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
