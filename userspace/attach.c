@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include "ctrace.skel.h"
+#include "ctrace_record.h"
 #include "ctrace_site.h"
 #include "proc_maps.h"
 #include "usdt_notes.h"
@@ -41,18 +42,17 @@ struct uprobe_multi_link_attr {
 	__u32 pid;
 };
 
-enum { KIND_COUNT = 8 };
-
-/* The BPF program for each probe name of provider "ctrace", by kind index. */
+/* The BPF program for each probe name of provider "ctrace" (the kinds table), by index. */
 static const struct {
 	const char *probe;
 	size_t off; /* offset of the program pointer in the skeleton */
-} programs[KIND_COUNT] = {
-#define P(n) { #n, offsetof(struct ctrace_bpf, progs.ctrace_##n) }
-	P(span_begin), P(span_end), P(instant), P(counter_set),
-	P(counter_add), P(new_pid), P(discard), P(scope),
+} programs[] = {
+#define P(kind, num, probe, ...) { #probe, offsetof(struct ctrace_bpf, progs.ctrace_##probe) },
+	CTRACE_PROBE_KINDS(P)
 #undef P
 };
+
+enum { KIND_COUNT = sizeof(programs) / sizeof(programs[0]) };
 
 static struct bpf_program *program_at(struct ctrace_bpf *skel, int i)
 {
