@@ -106,6 +106,7 @@ void trace_file_end(struct trace_file *tf, const struct trace_facts *facts,
 	write_kv_u64(w, "late_string_reads", s->late_string_reads);
 	write_kv_u64(w, "literals_by_reference", s->literals_by_reference);
 	write_kv_u64(w, "unreadable_strings", s->unreadable_strings);
+	write_kv_u64(w, "non_finite_counter_samples", s->non_finite_counter_samples);
 	jw_lit(w, "}}\n");
 }
 

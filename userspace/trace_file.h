@@ -39,6 +39,7 @@ struct trace_stats {
 	uint64_t late_string_reads;/* strings the probe could not read, read from /proc */
 	uint64_t literals_by_reference; /* literal strings sent as their address only */
 	uint64_t unreadable_strings;
+	uint64_t non_finite_counter_samples; /* NaN/inf samples left out of their track */
 	uint64_t stop_mono_ns;
 	const char *stop_reason;
 };

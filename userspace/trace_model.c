@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -431,10 +432,44 @@ static void instant(struct trace_model *m, const struct ctrace_event *ev)
 	te_end(m->tf);
 }
 
+static void jw_double_text(struct json_writer *w, double v)
+{
+	jw_lit(w, isnan(v) ? "\"NaN\"" : v > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+}
+
+/*
+ * A sample that is not a finite number is left out of the counter's track
+ * (viewers take a track with a string value for a track of strings, and
+ * JSON has no NaN), and the counter keeps its last value. What it was is
+ * shown where it happened, as an instant on that thread, and counted.
+ */
+static void non_finite_sample(struct trace_model *m, const struct ctrace_event *ev,
+			      uint32_t pid, uint32_t tid, double sample, double added)
+{
+	static const char name[] = "ctrace: counter sample not a number";
+
+	m->stats->non_finite_counter_samples++;
+	te_begin(m->tf, "I", pid, tid, ev->ts_ns);
+	te_name(m->tf, name, sizeof(name) - 1, 0);
+	jw_lit(m->tf->w, ",\"cat\":\"ctrace\",\"s\":\"t\",\"args\":{\"counter\":");
+	jw_str(m->tf->w, ev->name, ev->name_len, NULL);
+	jw_lit(m->tf->w, ",\"value\":");
+	jw_double_text(m->tf->w, sample);
+	if (ev->kind == CTRACE_KIND_COUNTER_ADD) {
+		jw_lit(m->tf->w, ",\"added\":");
+		if (isfinite(added))
+			jw_double(m->tf->w, added);
+		else
+			jw_double_text(m->tf->w, added);
+	}
+	jw_lit(m->tf->w, "}");
+	te_end(m->tf);
+}
+
 static void counter(struct trace_model *m, const struct ctrace_event *ev)
 {
 	uint32_t pid, tid;
-	double v, *slot;
+	double v, sample, *slot;
 	size_t klen;
 	char key[sizeof(uint32_t) + 1 + CTRACE_NAME_MAX];
 
@@ -447,11 +482,16 @@ static void counter(struct trace_model *m, const struct ctrace_event *ev)
 		memcpy(key + sizeof(pid) + 1, ev->name, ev->name_len);
 	klen = sizeof(pid) + 1 + ev->name_len;
 	slot = key_map_get(&m->counters, key, klen);
+	sample = ev->kind == CTRACE_KIND_COUNTER_ADD ? (slot ? *slot : 0) + v : v;
+	if (!isfinite(sample)) {
+		non_finite_sample(m, ev, pid, tid, sample, v);
+		return;
+	}
 	if (!slot) {
 		slot = xcalloc(sizeof(*slot));
 		key_map_put(&m->counters, key, klen, slot);
 	}
-	*slot = ev->kind == CTRACE_KIND_COUNTER_ADD ? *slot + v : v;
+	*slot = sample;
 
 	te_begin(m->tf, "C", pid, tid, ev->ts_ns);
 	te_name(m->tf, ev->name, ev->name_len, ev->name_flags);
