@@ -26,6 +26,7 @@
 #include "ctrace.skel.h"
 #include "json_writer.h"
 #include "launch.h"
+#include "link_map_watch.h"
 #include "literal_cache.h"
 #include "output_file.h"
 #include "preflight.h"
@@ -71,10 +72,28 @@ struct session {
 	struct literal_cache literals;
 	uint64_t drops_reported;
 	struct bpf_link *exec_link, *fork_link; /* the sched_process tracepoints */
+	struct link_map_watch dl; /* the dynamic linkers' hooks: dlopen, dlclose */
 	unsigned batch;  /* records taken in this round (see RECORDS_PER_ROUND) */
-	int pending[64]; /* processes the kernel told of (fork/exec), to attach */
+	int pending[64]; /* processes the kernel told of (fork, exec, dlopen), to attach */
 	int n_pending;
+	/*
+	 * Once the stop is decided: records stamped later are left out (and
+	 * counted). They come from the detach, whose probes go one kind after
+	 * the other, so they would pair wrongly (an END whose BEGIN's probe
+	 * was already gone), and the user asked for nothing after the stop.
+	 */
+	uint64_t stop_ns;
 };
+
+/* Notes a process to look at again in this round; once, however often told. */
+static void add_pending(struct session *s, int pid)
+{
+	for (int i = 0; i < s->n_pending; i++)
+		if (s->pending[i] == pid)
+			return;
+	if (s->n_pending < (int)(sizeof(s->pending) / sizeof(s->pending[0])))
+		s->pending[s->n_pending++] = pid; /* else the next poll of the maps finds it */
+}
 
 /* Strings the probe could not read (a page not yet faulted in) are read again from /proc. */
 static void late_read(struct session *s, struct ctrace_event *ev, int arg,
@@ -142,9 +161,14 @@ static int on_record(void *ctx, void *data, size_t size)
 		s->stats.bad_records++;
 		return ++s->batch >= RECORDS_PER_ROUND ? END_OF_ROUND : 0;
 	}
-	if ((ev.kind == CTRACE_KIND_FORK || ev.kind == CTRACE_KIND_EXEC) &&
-	    s->n_pending < (int)(sizeof(s->pending) / sizeof(s->pending[0])))
-		s->pending[s->n_pending++] = (int)(ev.kind == CTRACE_KIND_FORK ? ev.arg[1] : ev.arg[0]);
+	if (s->stop_ns && ev.ts_ns > s->stop_ns) {
+		s->stats.records_after_stop++;
+		return ++s->batch >= RECORDS_PER_ROUND ? END_OF_ROUND : 0;
+	}
+	if (ev.kind == CTRACE_KIND_FORK || ev.kind == CTRACE_KIND_EXEC || ev.kind == CTRACE_KIND_LINK_MAP)
+		add_pending(s, (int)(ev.kind == CTRACE_KIND_FORK ? ev.arg[1] : ev.arg[0]));
+	if (ev.kind == CTRACE_KIND_LINK_MAP) /* nothing to show: the objects are looked at again */
+		return ++s->batch >= RECORDS_PER_ROUND ? END_OF_ROUND : 0;
 	if (ev.kind == CTRACE_KIND_EXEC)
 		literal_cache_exec(&s->literals, (uint32_t)ev.arg[0]);
 	else if (ev.kind == CTRACE_KIND_FORK)
@@ -233,6 +257,8 @@ static int add_target(struct session *s, int pid)
 	if (err < 0)
 		return err;
 	mark_traced(s, pid);
+	/* Before its probes rise: it may dlopen() the moment they do. */
+	link_map_watch_process(&s->dl, s->skel->progs.ctrace_link_map, pid);
 	err = attach_process(s->skel, pid, &s->att);
 	return err == -ESRCH ? 0 : err; /* gone already: its exit ends it */
 }
@@ -447,6 +473,7 @@ int cmd_trace(int argc, char **argv)
 
 	if (stop_signal)
 		goto out; /* stopped before anything was attached: no file left */
+	link_map_watch_init(&s.dl, o.follow || o.exe, o.verbose);
 	err = load_and_attach(&s, o.exe ? &exe_st : NULL);
 	if (err == -ESRCH) {
 		fprintf(stderr, "ctrace-bpf: the process exited before it could be traced\n");
@@ -460,15 +487,19 @@ int cmd_trace(int argc, char **argv)
 	}
 	if (err)
 		goto out; /* said why */
-	if (!s.att.sites) {
-		if (o.exe)
-			fprintf(stderr, "ctrace-bpf: %s has no ctrace probes. Build it with include/ctrace.h and use its CTRACE_* macros.\n",
-				o.exe);
-		else
-			fprintf(stderr, "ctrace-bpf: process %d (%s) has no ctrace probes; looked in: %s."
-				" Build it with include/ctrace.h and use its CTRACE_* macros.\n",
-				first_pid, target.comm, s.att.looked_in[0] ? s.att.looked_in : "(no mapped files)");
+	if (!s.att.sites && o.exe) {
+		fprintf(stderr, "ctrace-bpf: %s has no ctrace probes. Build it with include/ctrace.h and use its CTRACE_* macros.\n",
+			o.exe);
 		goto out;
+	}
+	/*
+	 * Each target's dynamic linker tells of its dlopen()s as they happen
+	 * (add_target hooked those of -p and launch mode already); then its
+	 * maps once more, for what was mapped before the hook was in.
+	 */
+	for (size_t i = 0; i < s.targets.n; i++) {
+		link_map_watch_process(&s.dl, s.skel->progs.ctrace_link_map, s.targets.v[i].pid);
+		attach_process(s.skel, s.targets.v[i].pid, &s.att);
 	}
 	facts.probes_attached = s.att.sites;
 	facts.objects_with_probes = s.att.objects_with_probes;
@@ -483,11 +514,14 @@ int cmd_trace(int argc, char **argv)
 		fprintf(stderr, "ctrace-bpf: cannot read the ring buffer: %s\n", strerror(errno));
 		goto out;
 	}
-	if (o.duration > 0)
-		deadline = facts.start_mono_ns + (uint64_t)(o.duration * 1e9);
 	if (o.exe)
 		fprintf(stderr, "ctrace-bpf: tracing every process running %s (%zu now): %u probes; writing %s; Ctrl-C to stop\n",
 			o.exe, s.targets.n, s.att.sites, strcmp(o.output, "-") ? o.output : "standard output");
+	else if (!s.att.sites)
+		/* A plugin host, an interpreter: its probes may come with a library it loads later. */
+		fprintf(stderr, "ctrace-bpf: process %d (%s) has no ctrace probes yet (looked in: %s): waiting for it to load a library with probes; writing %s; Ctrl-C to stop\n",
+			first_pid, target.comm, s.att.looked_in[0] ? s.att.looked_in : "no mapped files",
+			strcmp(o.output, "-") ? o.output : "standard output");
 	else
 		fprintf(stderr, "ctrace-bpf: tracing process %d (%s)%s: %u probes in %u objects; writing %s; Ctrl-C to stop\n",
 			first_pid, target.comm, s.targets.n > 1 ? " and others" : "",
@@ -495,6 +529,9 @@ int cmd_trace(int argc, char **argv)
 			strcmp(o.output, "-") ? o.output : "standard output");
 	if (o.command && launch_resume(&launched) < 0)
 		fprintf(stderr, "ctrace-bpf: the command died before it started\n");
+	/* -d counts from now: everything is attached, tracing has started. */
+	if (o.duration > 0)
+		deadline = now_ns(CLOCK_MONOTONIC) + (uint64_t)(o.duration * 1e9);
 
 	s.stats.stop_reason = "interrupted";
 	for (;;) {
@@ -525,14 +562,16 @@ int cmd_trace(int argc, char **argv)
 			jw_flush(&w);
 			next_flush = now + 50 * 1000000ull;
 		}
-		/* Processes the kernel told of: a followed child, an exec. */
+		/* Processes the kernel told of: a followed child, an exec, a dlopen. */
 		for (int i = 0; i < s.n_pending; i++) {
 			int pid = s.pending[i];
 
 			if (targets_has(&s.targets, pid))
-				attach_process(s.skel, pid, &s.att); /* exec: the new image */
+				attach_process(s.skel, pid, &s.att); /* exec: the new image; dlopen */
 			else
 				add_target(&s, pid);
+			/* A new image has its own dynamic linker. */
+			link_map_watch_process(&s.dl, s.skel->progs.ctrace_link_map, pid);
 			trace_model_learn_threads(&s.model, (uint32_t)pid);
 		}
 		s.n_pending = 0;
@@ -546,6 +585,12 @@ int cmd_trace(int argc, char **argv)
 			}
 			tsc_clock_update(&s.tsc);
 			next_scan = now + 100 * 1000000ull;
+		}
+		if (!facts.probes_attached && s.att.sites) {
+			/* It was waiting: the first probes have come. */
+			facts.probes_attached = s.att.sites;
+			fprintf(stderr, "ctrace-bpf: tracing process %d (%s): %u probes in %u objects\n",
+				first_pid, target.comm, s.att.sites, s.att.objects_with_probes);
 		}
 		if (stop_signal) {
 			s.stats.stop_reason = signal_reason(stop_signal);
@@ -570,6 +615,11 @@ int cmd_trace(int argc, char **argv)
 	 * nothing new arrives, and take what is left.
 	 */
 	s.stats.stop_mono_ns = now_ns(CLOCK_MONOTONIC);
+	s.stop_ns = s.stats.stop_mono_ns;
+	/* Every probe attached in the course of the trace (libraries loaded later too). */
+	facts.probes_attached = s.att.sites;
+	facts.objects_with_probes = s.att.objects_with_probes;
+	link_map_watch_free(&s.dl);
 	attachment_free(&s.att);
 	do
 		s.batch = 0;
@@ -595,6 +645,7 @@ int cmd_trace(int argc, char **argv)
 out:
 	bpf_link__destroy(s.exec_link);
 	bpf_link__destroy(s.fork_link);
+	link_map_watch_free(&s.dl);
 	attachment_free(&s.att);
 	ring_buffer__free(rb);
 	ctrace_bpf__destroy(s.skel);

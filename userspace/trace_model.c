@@ -581,6 +581,7 @@ void trace_model_event(struct trace_model *m, const struct ctrace_event *ev)
 	case CTRACE_KIND_SCOPE: scope(m, ev); break;
 	case CTRACE_KIND_FORK:
 	case CTRACE_KIND_EXEC: process_change(m, ev); break;
+	case CTRACE_KIND_LINK_MAP: break; /* the loader's cue to look at the maps: nothing to show */
 	default: m->stats->bad_records++; break;
 	}
 }
