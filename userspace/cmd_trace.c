@@ -465,6 +465,8 @@ int cmd_trace(int argc, char **argv)
 	facts.target = &target;
 	trace_file_begin(&tf, &w, &facts);
 	trace_model_init(&s.model, &tf, &s.stats);
+	if (o.command) /* held before its first instruction: nothing began untraced */
+		trace_model_traced_from_start(&s.model, (uint32_t)launched.pid);
 	tsc_clock_init(&s.tsc);
 	s.model.tsc = &s.tsc;
 	/* Thread names now: a short-lived program may be gone before its events are read. */

@@ -74,8 +74,17 @@ void trace_model_init(struct trace_model *m, struct trace_file *tf,
 	key_map_init(&m->counters);
 	key_map_init(&m->spans);
 	key_map_init(&m->names);
+	key_map_init(&m->ended);
+	key_map_init(&m->from_start);
 	m->next_pseudo = CTRACE_PSEUDO_BASE;
 	m->next_async_id = 1; /* DevTools ignores async id 0 */
+}
+
+void trace_model_traced_from_start(struct trace_model *m, uint32_t pid)
+{
+	uint64_t key = pid;
+
+	key_map_put(&m->from_start, &key, sizeof(key), (void *)1);
 }
 
 void trace_model_add_process(struct trace_model *m, uint32_t pid)
@@ -328,6 +337,7 @@ static void span_begin(struct trace_model *m, const struct ctrace_event *ev)
 	resolve(m, ev->tgid, ev->tid, ev->arg[0], &s->pid, &s->tid);
 	s->name = text_copy(ev->name, ev->name_len, ev->name_flags);
 	s->args = text_copy(ev->args, ev->args_len, ev->args_flags);
+	key_map_del(&m->ended, &key, sizeof(key));
 	old = key_map_put(&m->spans, &key, sizeof(key), s);
 	if (old) {
 		write_unfinished(m, old, ev->ts_ns, "its span was begun again before it ended");
@@ -352,15 +362,47 @@ static void unmatched_end(struct trace_model *m, const struct ctrace_event *ev)
 	te_end(m->tf);
 }
 
+/* Addresses of ended spans kept, at most (a program may use endless heap addresses). */
+#define ENDED_SPANS_MAX (1u << 20)
+
+static void remember_ended(struct trace_model *m, const struct pair_key *key)
+{
+	if (m->ended.count >= ENDED_SPANS_MAX)
+		key_map_free(&m->ended); /* forgotten ones count as begun before tracing */
+	key_map_put(&m->ended, key, sizeof(*key), (void *)1);
+}
+
+/*
+ * An END with no open span: if its span was ended before (and not begun
+ * since), it is ended twice, a mistake, shown. If this address was never
+ * seen, its BEGIN may have run before the tracer came (or the span was
+ * never begun: the two cannot be told apart), which is no mistake of the
+ * user's: counted in metadata only, unless the process was traced from its
+ * first instruction, where it can only be a mistake.
+ */
+static void end_without_begin(struct trace_model *m, const struct ctrace_event *ev,
+			      const struct pair_key *key)
+{
+	uint64_t tgid = ev->tgid;
+
+	if (!key_map_get(&m->ended, key, sizeof(*key)) &&
+	    !key_map_get(&m->from_start, &tgid, sizeof(tgid)))
+		m->stats->spans_begun_before_tracing++;
+	else
+		unmatched_end(m, ev);
+	remember_ended(m, key);
+}
+
 static void span_end(struct trace_model *m, const struct ctrace_event *ev)
 {
 	struct pair_key key = { ev->tgid, ev->arg[0] };
 	struct open_span *s = key_map_del(&m->spans, &key, sizeof(key));
 
 	if (!s) {
-		unmatched_end(m, ev);
+		end_without_begin(m, ev, &key);
 		return;
 	}
+	remember_ended(m, &key);
 	if (s->real_tid == ev->tid) {
 		/* Args from one end only (the usual case) need no merging. */
 		if (!ev->args_len && !ev->args_flags)
@@ -549,6 +591,7 @@ static void process_change(struct trace_model *m, const struct ctrace_event *ev)
 			}
 		}
 		trace_model_add_process(m, (uint32_t)ev->arg[1]);
+		trace_model_traced_from_start(m, (uint32_t)ev->arg[1]);
 		return;
 	}
 	te_name(m->tf, "ctrace: exec", 12, 0);
@@ -641,4 +684,6 @@ void trace_model_finish(struct trace_model *m, uint64_t stop_ns)
 	key_map_free(&m->procs);
 	key_map_each(&m->names, free_value, NULL);
 	key_map_free(&m->names);
+	key_map_free(&m->ended);
+	key_map_free(&m->from_start);
 }
