@@ -165,10 +165,18 @@ static int on_record(void *ctx, void *data, size_t size)
 		s->stats.records_after_stop++;
 		return ++s->batch >= RECORDS_PER_ROUND ? END_OF_ROUND : 0;
 	}
-	if (ev.kind == CTRACE_KIND_FORK || ev.kind == CTRACE_KIND_EXEC || ev.kind == CTRACE_KIND_LINK_MAP)
+	if (ev.kind == CTRACE_KIND_FORK || ev.kind == CTRACE_KIND_EXEC)
 		add_pending(s, (int)(ev.kind == CTRACE_KIND_FORK ? ev.arg[1] : ev.arg[0]));
-	if (ev.kind == CTRACE_KIND_LINK_MAP) /* nothing to show: the objects are looked at again */
+	if (ev.kind == CTRACE_KIND_LINK_MAP) {
+		/*
+		 * A dlopen() under way: its library may be used the moment it
+		 * returns, so its probes are attached now, not after the rest of
+		 * this round's records. Nothing to show in the trace.
+		 */
+		if (targets_has(&s->targets, (int)ev.arg[0]))
+			attach_process(s->skel, (int)ev.arg[0], &s->att);
 		return ++s->batch >= RECORDS_PER_ROUND ? END_OF_ROUND : 0;
+	}
 	if (ev.kind == CTRACE_KIND_EXEC)
 		literal_cache_exec(&s->literals, (uint32_t)ev.arg[0]);
 	else if (ev.kind == CTRACE_KIND_FORK)

@@ -244,21 +244,33 @@ static void run_traced(const char *prog, const char *const *prog_args,
 
 /*
  * A library used 5 ms after its dlopen(): the tracer learns of it from the
- * dynamic linker as it happens, not at its next look at the maps.
+ * dynamic linker as it happens, not at its next look at the maps (100 ms).
+ * The tracer must get a CPU within those 5 ms, which a machine whose CPUs
+ * are all busy does not always give it (measured on this project's 2-CPU
+ * VM under a load of 4: 0.3 to 14 ms, most under 3), so the scenario runs
+ * up to three times and one traced run passes; polling fails all three.
  */
 static void test_dlopen_used_at_once(void **state)
 {
 	const char *const args[] = { "soon", early_so, late_so, "5", NULL };
-	long us;
 
 	(void)state;
-	run_traced("dso_loader", args, NULL);
-	assert_int_equal(r.prog_exit, 0);
-	us = am_need_field(r.prog_stdout, "soon ", "armed_us");
-	print_message("      the library was armed %ld us after its dlopen() returned\n", us);
-	if (us < 0)
-		fail_msg("the library was not armed 5 ms after its dlopen()");
-	assert_true(am_arg_num(lib_hit("late", r.pid), "n") == 2);
+	for (int attempt = 1;; attempt++) {
+		long us;
+
+		run_traced("dso_loader", args, NULL);
+		assert_int_equal(r.prog_exit, 0);
+		us = am_need_field(r.prog_stdout, "soon ", "armed_us");
+		print_message("      run %d: the library was armed %ld us after its dlopen() returned\n",
+			      attempt, us);
+		if (us >= 0) {
+			assert_true(am_arg_num(lib_hit("late", r.pid), "n") == 2);
+			return;
+		}
+		if (attempt == 3)
+			fail_msg("in 3 runs, the library was never armed 5 ms after its dlopen()");
+		tr_free(&r);
+	}
 }
 
 /* The "hello from NAME" instant of library NAME: exactly one, its own args. */
