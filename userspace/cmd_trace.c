@@ -502,6 +502,12 @@ int cmd_trace(int argc, char **argv)
 			o.exe);
 		goto out;
 	}
+	if (!s.att.sites && !s.att.looked_in[0]) {
+		/* No file mapped at all (a kernel thread): it will never load one. */
+		fprintf(stderr, "ctrace-bpf: process %d (%s) maps no program file (a kernel thread?): it has no ctrace probes and never will\n",
+			first_pid, target.comm);
+		goto out;
+	}
 	/*
 	 * Each target's dynamic linker tells of its dlopen()s as they happen
 	 * (add_target hooked those of -p and launch mode already); then its

@@ -106,18 +106,27 @@ static void test_bad_options(void **state)
 	expect_error(args, 0, "ctrace-bpf");
 }
 
-/* Real processes: one without probes (sleep), a kernel thread. */
+/*
+ * Programs without probes: --exe of one (sleep), -p of a kernel thread,
+ * which maps no file and never will. (-p of a process without probes
+ * waits for them: test_cli's test_no_probes.)
+ */
 static void test_processes_without_probes(void **state)
 {
 	const char *const sleep_args[] = { "5", NULL };
-	char args[96];
+	char args[4200], exe[4096], link[64];
+	ssize_t n;
 
 	(void)state;
 	tr_require_root();
 	if (tr_init(&r) < 0 || tr_start_program(&r, "/bin/sleep", sleep_args) < 0)
 		fail_msg("%s", r.error);
 	usleep(100 * 1000); /* exec'd */
-	snprintf(args, sizeof(args), "-p %d -o {OUT}", (int)r.prog.pid);
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)r.prog.pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = '\0';
+	snprintf(args, sizeof(args), "--exe %s -o {OUT}", exe);
 	expect_error(args, 0, "include/ctrace.h");
 	assert_non_null(strstr(c.err, "sleep"));
 	expect_error("-p 2 -o {OUT}", 0, "no ctrace probes"); /* kthreadd */
