@@ -120,6 +120,13 @@ struct {
 __u64 dropped = 0;
 
 /*
+ * Set by the loader at the stop, before it detaches (which takes a while):
+ * nothing is recorded after the stop, and the ring does not fill with
+ * records the trace would leave out anyway.
+ */
+bool stopping = false;
+
+/*
  * Wake the loader only once this many bytes wait in the ring buffer; it
  * also polls on a short timeout, so a quiet program's events are still
  * written promptly. One wake-up per record would cost the loader an
@@ -132,7 +139,7 @@ static __always_inline struct ctrace_record *record_init(struct ctrace_record *r
 {
 	__u64 pid_tgid;
 
-	if (!r)
+	if (!r || stopping)
 		return 0;
 	pid_tgid = bpf_get_current_pid_tgid();
 	if (filter_by_map) {

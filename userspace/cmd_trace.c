@@ -199,10 +199,14 @@ static void report_drops(struct session *s, int pid)
 {
 	uint64_t total = s->skel->bss->dropped;
 
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+
 	if (total == s->drops_reported)
 		return;
-	trace_model_drops(&s->model, (uint32_t)pid, now_ns(CLOCK_MONOTONIC),
-			  total - s->drops_reported, total);
+	/* Found after the stop, they happened before it: nothing is stamped later. */
+	if (s->stop_ns && now > s->stop_ns)
+		now = s->stop_ns;
+	trace_model_drops(&s->model, (uint32_t)pid, now, total - s->drops_reported, total);
 	s->drops_reported = total;
 }
 
@@ -497,6 +501,9 @@ int cmd_trace(int argc, char **argv)
 	}
 	if (err)
 		goto out; /* said why */
+	/* -d counts from here: the probes are up (in launch mode, from the command's start). */
+	if (o.duration > 0)
+		deadline = now_ns(CLOCK_MONOTONIC) + (uint64_t)(o.duration * 1e9);
 	if (!s.att.sites && o.exe) {
 		fprintf(stderr, "ctrace-bpf: %s has no ctrace probes. Build it with include/ctrace.h and use its CTRACE_* macros.\n",
 			o.exe);
@@ -545,8 +552,7 @@ int cmd_trace(int argc, char **argv)
 			strcmp(o.output, "-") ? o.output : "standard output");
 	if (o.command && launch_resume(&launched) < 0)
 		fprintf(stderr, "ctrace-bpf: the command died before it started\n");
-	/* -d counts from now: everything is attached, tracing has started. */
-	if (o.duration > 0)
+	if (o.command && o.duration > 0)
 		deadline = now_ns(CLOCK_MONOTONIC) + (uint64_t)(o.duration * 1e9);
 
 	s.stats.stop_reason = "interrupted";
@@ -632,6 +638,7 @@ int cmd_trace(int argc, char **argv)
 	 */
 	s.stats.stop_mono_ns = now_ns(CLOCK_MONOTONIC);
 	s.stop_ns = s.stats.stop_mono_ns;
+	s.skel->bss->stopping = true;
 	/* Every probe attached in the course of the trace (libraries loaded later too). */
 	facts.probes_attached = s.att.sites;
 	facts.objects_with_probes = s.att.objects_with_probes;

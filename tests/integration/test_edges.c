@@ -77,6 +77,8 @@ static void test_nothing_after_the_stop(void **state)
 
 	(void)state;
 	need_run();
+	/* A lost BEGIN would make a diagnostic of its own (drops are shown anyway). */
+	assert_true(tr_num(meta(), "dropped_events") == 0);
 	stop = stop_us();
 	cJSON_ArrayForEach(ev, run.events) {
 		cJSON *ts = cJSON_GetObjectItem(ev, "ts");
@@ -129,7 +131,8 @@ static void test_duration_counts_from_attach(void **state)
 	assert_non_null(armed);
 	traced = (stop_us() - tr_num(armed, "ts")) / 1e6;
 	print_message("      -d 1 traced %.3f s after the probes rose\n", traced);
-	if (traced < 1.0 || traced > 1.2)
+	/* The probes rise at the end of the attach; the program sees it a moment later. */
+	if (traced < 0.99 || traced > 1.2)
 		fail_msg("-d 1 traced %.3f s after the probes rose, not 1 s", traced);
 	assert_string_equal(tr_str(meta(), "stop_reason"), "duration elapsed");
 }
