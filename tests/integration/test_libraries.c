@@ -360,6 +360,39 @@ static void test_waits_until_duration(void **state)
 			    "duration elapsed");
 }
 
+/* Waiting, Ctrl-C still stops it, with a complete file. */
+static void test_waits_until_sigint(void **state)
+{
+	const char *const args[] = { "-", "3000", NULL };
+	double deadline;
+
+	(void)state;
+	need_libs();
+	if (tr_init(&r) < 0 || tr_start_program(&r, "plugin_host", args) < 0 ||
+	    tr_wait_line(&r, "ready", 10000) < 0 || tr_start_tracer(&r, NULL) < 0)
+		fail_msg("%s", r.error);
+	for (deadline = am_now() + 10;;) {
+		char *err = tr_read_file(r.tracer.err_path, NULL);
+		bool waiting = err && strstr(err, "waiting for");
+
+		free(err);
+		if (waiting)
+			break;
+		if (am_now() > deadline)
+			fail_msg("the tracer never said it waits");
+		am_sleep_ms(5);
+	}
+	kill(r.tracer.pid, SIGINT);
+	if (tr_wait(&r, TR_TIMEOUT_MS) < 0)
+		fail_msg("%s", r.error);
+	if (r.tracer_exit != 0)
+		fail_msg("the tracer exited %d after SIGINT:\n%s", r.tracer_exit, r.tracer_stderr);
+	if (tr_load_trace(&r) < 0)
+		fail_msg("%s", r.error);
+	assert_string_equal(tr_str(cJSON_GetObjectItem(r.trace, "metadata"), "stop_reason"),
+			    "SIGINT");
+}
+
 /*
  * Two processes run libearly.so: A (dso_loader) is traced, B (a copy of
  * dso_loader at another path, so that --exe does not match it) is not. Both
@@ -471,6 +504,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_library_replaced_at_same_address, free_all),
 		cmocka_unit_test_teardown(test_waits_for_probes, free_all),
 		cmocka_unit_test_teardown(test_waits_until_duration, free_all),
+		cmocka_unit_test_teardown(test_waits_until_sigint, free_all),
 		cmocka_unit_test_teardown(test_shared_library_pid, free_all),
 		cmocka_unit_test_teardown(test_shared_library_follow, free_all),
 		cmocka_unit_test_teardown(test_shared_library_exe, free_all),
