@@ -35,6 +35,7 @@
 #include "trace_file.h"
 #include "trace_model.h"
 #include "trace_options.h"
+#include "usdt_notes.h"
 
 static volatile sig_atomic_t stop_signal;
 
@@ -338,6 +339,26 @@ static int trace_exe(struct session *s, const char *exe_path, const struct stat 
 	return err;
 }
 
+/* --exe names a program: an ELF executable or shared object (else one line, false). */
+static bool exe_is_program(const char *path)
+{
+	struct usdt_note_list notes = { 0 };
+	char err[256];
+	int rc = usdt_notes_read(path, &notes, err, sizeof(err));
+
+	usdt_note_list_free(&notes);
+	if (rc == -ENOEXEC || rc == -EINVAL) {
+		fprintf(stderr, "ctrace-bpf: --exe %s: %s (not an ELF program); give the path of an executable built with include/ctrace.h\n",
+			path, err);
+		return false;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "ctrace-bpf: --exe %s: %s\n", path, err);
+		return false;
+	}
+	return true;
+}
+
 static const char *signal_reason(int sig)
 {
 	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP";
@@ -394,6 +415,8 @@ int cmd_trace(int argc, char **argv)
 		fprintf(stderr, "ctrace-bpf: --exe %s: %s\n", o.exe, strerror(errno));
 		return 1;
 	}
+	if (o.exe && !exe_is_program(o.exe))
+		return 1;
 	if (!preflight_privileges() || !preflight_kernel())
 		return 1;
 	if (o.command) {
