@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include "commands.h"
 #include "output_file.h"
+#include "sudo_user.h"
 #include "trace_fix.h"
 
 static const char usage_text[] =
@@ -33,14 +34,6 @@ static const char usage_text[] =
 	"\n"
 	"  -o, --output OUT   write the repaired trace here instead\n"
 	"  -h, --help         this text\n";
-
-/* The user who ran sudo, or -1. */
-static uid_t sudo_uid(void)
-{
-	const char *s = getenv("SUDO_UID");
-
-	return s && *s ? (uid_t)strtoul(s, NULL, 10) : (uid_t)-1;
-}
 
 static void say_result(const char *file, const char *out, const struct trace_fix_result *r)
 {
@@ -223,7 +216,7 @@ static int fix_in_place(const char *file)
 			file);
 		return 1;
 	}
-	if (st.st_uid != geteuid() && st.st_uid != sudo_uid()) {
+	if (st.st_uid != sudo_user_owner()) {
 		fprintf(stderr, "ctrace-bpf: will not rewrite %s: it belongs to another user (uid %u); give -o OUT\n",
 			file, (unsigned)st.st_uid);
 		return 1;
