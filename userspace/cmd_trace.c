@@ -421,7 +421,11 @@ int cmd_trace(int argc, char **argv)
 		return 1;
 	if (o.command) {
 		/* Held before its first instruction, its libraries mapped. */
-		if (launch_start(&launched, o.command) < 0)
+		/* With -o -, standard output is the trace's alone: the command prints to our stderr. */
+		bool trace_on_stdout = o.output && !strcmp(o.output, "-");
+
+		if (launch_start_with_stdout(&launched, o.command,
+					     trace_on_stdout ? STDERR_FILENO : -1) < 0)
 			return 127;
 		first_pid = launched.pid;
 		o.pids[o.n_pids++] = launched.pid;

@@ -108,10 +108,13 @@ static void child_fail(int fd, enum child_step step, int err)
 	_exit(127);
 }
 
-static void child_run(int fd, const struct identity *id, char *const argv[])
+static void child_run(int fd, const struct identity *id, char *const argv[], int stdout_fd)
 {
 	struct sigaction dfl = { 0 };
 	sigset_t none;
+
+	if (stdout_fd >= 0 && dup2(stdout_fd, STDOUT_FILENO) < 0)
+		child_fail(fd, STEP_EXEC, errno);
 
 	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
 		child_fail(fd, STEP_PTRACE, errno);
@@ -432,6 +435,11 @@ static int hold_at_entry(struct launch *l, int fd, const char *cmd,
 
 int launch_start(struct launch *l, char *const argv[])
 {
+	return launch_start_with_stdout(l, argv, -1);
+}
+
+int launch_start_with_stdout(struct launch *l, char *const argv[], int stdout_fd)
+{
 	struct identity id;
 	int pipefd[2], rc;
 
@@ -455,7 +463,7 @@ int launch_start(struct launch *l, char *const argv[])
 	l->pid = fork();
 	if (l->pid == 0) {
 		close(pipefd[0]);
-		child_run(pipefd[1], &id, argv);
+		child_run(pipefd[1], &id, argv, stdout_fd);
 	}
 	if (l->pid < 0) {
 		rc = -errno;
