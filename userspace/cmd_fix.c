@@ -37,7 +37,7 @@ static const char usage_text[] =
 
 static void say_result(const char *file, const char *out, const struct trace_fix_result *r)
 {
-	fprintf(stderr, "ctrace-bpf: repaired %s%s%s: kept %llu events%s; dropped %llu bytes of cut-off text",
+	fprintf(stderr, "ctrace-bpf: repaired %s%s%s: kept %llu events%s; removed %llu bytes (the cut-off tail, damaged lines, the old end and anything after it)",
 		file, out ? " into " : "", out ? (strcmp(out, "-") ? out : "standard output") : "",
 		(unsigned long long)r->events,
 		r->context_kept ? " and the context" : " (the context was cut: not kept)",
