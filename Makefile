@@ -29,7 +29,7 @@ CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 LDFLAGS  += -fsanitize=address,undefined
 endif
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Ibpf -Iusdt -Iuserspace -DCTRACE_SITE_LAYOUT_ONLY
-LIBS     := -lbpf -lelf -lz -lcjson -lm -pthread
+LIBS     := -lbpf -lelf -lz -lcjson -lcap -lm -pthread
 
 VMLINUX  := vmlinux/vmlinux.h
 BPF_OBJ  := $(BUILD)/ctrace.bpf.o

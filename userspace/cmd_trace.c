@@ -30,6 +30,7 @@
 #include "output_file.h"
 #include "preflight.h"
 #include "proc_info.h"
+#include "ptrace_access.h"
 #include "record_decode.h"
 #include "targets.h"
 #include "trace_file.h"
@@ -480,13 +481,20 @@ int cmd_trace(int argc, char **argv)
 		goto out;
 	}
 	if (err == -EACCES || err == -EPERM) {
-		fprintf(stderr, "ctrace-bpf: cannot read the memory map of process %d: %s"
-			" (it needs root in the process's own PID and user namespace, or CAP_SYS_PTRACE)\n",
-			first_pid, strerror(-err));
+		char why[512];
+
+		ptrace_access_explain(first_pid, why, sizeof(why));
+		fprintf(stderr, "ctrace-bpf: cannot read the memory map of process %d: %s (%s)\n",
+			first_pid, strerror(-err), why);
 		goto out;
 	}
 	if (err)
 		goto out; /* said why */
+	if (!s.att.sites && first_pid && !s.att.looked_in[0] && kill(first_pid, 0) != 0 && errno == ESRCH) {
+		/* Gone while we loaded: its maps were empty, not without probes. */
+		fprintf(stderr, "ctrace-bpf: process %d exited before it could be traced\n", first_pid);
+		goto out;
+	}
 	if (!s.att.sites) {
 		if (o.exe)
 			fprintf(stderr, "ctrace-bpf: %s has no ctrace probes. Build it with include/ctrace.h and use its CTRACE_* macros.\n",
