@@ -490,7 +490,7 @@ int cmd_trace(int argc, char **argv)
 	}
 	if (err)
 		goto out; /* said why */
-	if (!s.att.sites && first_pid && !s.att.looked_in[0] && kill(first_pid, 0) != 0 && errno == ESRCH) {
+	if (!s.att.sites && first_pid && !s.att.looked_in[0] && proc_exited(first_pid)) {
 		/* Gone while we loaded: its maps were empty, not without probes. */
 		fprintf(stderr, "ctrace-bpf: process %d exited before it could be traced\n", first_pid);
 		goto out;

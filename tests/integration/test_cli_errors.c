@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <setjmp.h>
 #include <cmocka.h>
@@ -281,6 +282,24 @@ static void test_pid_1(void **state)
 		fail_msg("process 1 holds CAP_SYS_RESOURCE, which we lack; not named in: %s", c.err);
 }
 
+/* A target that has exited (a zombie: its pid is there, its memory is not) is said to have exited. */
+static void test_target_exited(void **state)
+{
+	char args[64];
+	pid_t child;
+
+	(void)state;
+	tr_require_root();
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0)
+		_exit(0);
+	usleep(100 * 1000); /* a zombie until reaped below */
+	snprintf(args, sizeof(args), "-p %d -o {OUT}", (int)child);
+	expect_error(args, 1, "exited before it could be traced");
+	waitpid(child, NULL, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -290,6 +309,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_unknown_words, free_all),
 		cmocka_unit_test_teardown(test_exe_not_elf, free_all),
 		cmocka_unit_test_teardown(test_pid_1, free_all),
+		cmocka_unit_test_teardown(test_target_exited, free_all),
 		cmocka_unit_test_teardown(test_processes_without_probes, free_all),
 		cmocka_unit_test_teardown(test_unwritable_outputs, free_all),
 		cmocka_unit_test_teardown(test_bad_fix_command_lines, free_all),
