@@ -143,7 +143,7 @@ kernel-test-build: all $(patsubst %,$(BUILD)/tests/programs/%,$(KERNEL_PROGS)) \
 test-kernels:
 	$(Q)./scripts/install-deps kernels
 	$(Q)$(MAKE) --no-print-directory kernel-test-build
-	$(Q)BUILD=$(BUILD) ./tests/kernels/run-kernels
+	$(Q)BUILD=$(BUILD) $(if $(KERNEL_CACHE),KERNEL_CACHE=$(KERNEL_CACHE)) ./tests/kernels/run-kernels
 $(BUILD)/tests/kernels/check_guest_traces: tests/kernels/check_guest_traces.c $(TEST_HELPER_OBJS) | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
