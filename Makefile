@@ -48,7 +48,6 @@ INTEG_TESTS := $(patsubst tests/integration/%.c,$(BUILD)/tests/integration/%,$(w
 TEST_HELPER_OBJS := $(patsubst tests/lib/%.c,$(BUILD)/tests/lib/%.o,$(wildcard tests/lib/*.c))
 
 .PHONY: fuzz all clean test unit-test header-test integration-test install deps deps-test demo bench
-.PHONY: test-kernels kernel-test-build
 all: $(BUILD)/ctrace-bpf $(EXAMPLES)
 
 # vmlinux.h is generated from the running kernel's BTF (CO-RE: the object
@@ -137,6 +136,7 @@ test: deps-test
 # Debian's 6.1 and 6.12 cloud kernels booted under qemu (TCG) with the
 # tracer and a smoke suite inside; the traces are checked here
 # (tests/kernels/run-kernels). KERNEL_CACHE: where the kernel packages go.
+.PHONY: test-kernels kernel-test-build
 KERNEL_PROGS := every_macro scopes launched dso_loader forker armed_hello
 kernel-test-build: all $(patsubst %,$(BUILD)/tests/programs/%,$(KERNEL_PROGS)) \
 	$(BUILD)/tests/kernels/check_guest_traces $(BUILD)/tests/kernels/libearly.so $(BUILD)/tests/kernels/liblate.so
