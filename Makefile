@@ -29,7 +29,7 @@ CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 LDFLAGS  += -fsanitize=address,undefined
 endif
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Ibpf -Iusdt -Iuserspace -DCTRACE_SITE_LAYOUT_ONLY
-LIBS     := -lbpf -lelf -lz -lcjson -lm -pthread
+LIBS     := -lbpf -lelf -lz -lcjson -lcap -lm -pthread
 
 VMLINUX  := vmlinux/vmlinux.h
 BPF_OBJ  := $(BUILD)/ctrace.bpf.o
@@ -132,6 +132,27 @@ test: deps-test
 	$(Q)$(MAKE) --no-print-directory unit-test
 	$(Q)$(MAKE) --no-print-directory header-test
 	$(Q)$(MAKE) --no-print-directory integration-test
+
+# Debian's 6.1 and 6.12 cloud kernels booted under qemu (TCG) with the
+# tracer and a smoke suite inside; the traces are checked here
+# (tests/kernels/run-kernels). KERNEL_CACHE: where the kernel packages go.
+.PHONY: test-kernels kernel-test-build
+KERNEL_PROGS := every_macro scopes launched dso_loader forker armed_hello
+kernel-test-build: all $(patsubst %,$(BUILD)/tests/programs/%,$(KERNEL_PROGS)) \
+	$(BUILD)/tests/kernels/check_guest_traces $(BUILD)/tests/kernels/libearly.so $(BUILD)/tests/kernels/liblate.so
+test-kernels:
+	$(Q)./scripts/install-deps kernels
+	$(Q)$(MAKE) --no-print-directory kernel-test-build
+	$(Q)BUILD=$(BUILD) $(if $(KERNEL_CACHE),KERNEL_CACHE=$(KERNEL_CACHE)) ./tests/kernels/run-kernels
+$(BUILD)/tests/kernels/check_guest_traces: tests/kernels/check_guest_traces.c $(TEST_HELPER_OBJS) | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(LDFLAGS) $(filter %.c %.o,$^) -lcjson -lcmocka -lm -o $@
+# The dlopen()ed libraries, built the way test_libraries.c builds them.
+$(BUILD)/tests/kernels/lib%.so: tests/programs/lib/probelib.c include/ctrace.h usdt/ctrace_site.h | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -shared -fPIC -O2 $(WARN) -Iinclude -DPROBELIB_NAME='"$*"' $< -o $@
 
 # libFuzzer harnesses (tests/fuzz/: records -> JSON, and fix), ASan+UBSan,
 # bounded in time (CI: 60 s).

@@ -31,11 +31,13 @@
 #include "output_file.h"
 #include "preflight.h"
 #include "proc_info.h"
+#include "ptrace_access.h"
 #include "record_decode.h"
 #include "targets.h"
 #include "trace_file.h"
 #include "trace_model.h"
 #include "trace_options.h"
+#include "usdt_notes.h"
 
 static volatile sig_atomic_t stop_signal;
 
@@ -376,6 +378,26 @@ static int trace_exe(struct session *s, const char *exe_path, const struct stat 
 	return err;
 }
 
+/* --exe names a program: an ELF executable or shared object (else one line, false). */
+static bool exe_is_program(const char *path)
+{
+	struct usdt_note_list notes = { 0 };
+	char err[256];
+	int rc = usdt_notes_read(path, &notes, err, sizeof(err));
+
+	usdt_note_list_free(&notes);
+	if (rc == -ENOEXEC || rc == -EINVAL) {
+		fprintf(stderr, "ctrace-bpf: --exe %s: %s (not an ELF program); give the path of an executable built with include/ctrace.h\n",
+			path, err);
+		return false;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "ctrace-bpf: --exe %s: %s\n", path, err);
+		return false;
+	}
+	return true;
+}
+
 static const char *signal_reason(int sig)
 {
 	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP";
@@ -432,11 +454,17 @@ int cmd_trace(int argc, char **argv)
 		fprintf(stderr, "ctrace-bpf: --exe %s: %s\n", o.exe, strerror(errno));
 		return 1;
 	}
+	if (o.exe && !exe_is_program(o.exe))
+		return 1;
 	if (!preflight_privileges() || !preflight_kernel())
 		return 1;
 	if (o.command) {
 		/* Held before its first instruction, its libraries mapped. */
-		if (launch_start(&launched, o.command) < 0)
+		/* With -o -, standard output is the trace's alone: the command prints to our stderr. */
+		bool trace_on_stdout = o.output && !strcmp(o.output, "-");
+
+		if (launch_start_with_stdout(&launched, o.command,
+					     trace_on_stdout ? STDERR_FILENO : -1) < 0)
 			return 127;
 		first_pid = launched.pid;
 		o.pids[o.n_pids++] = launched.pid;
@@ -494,9 +522,11 @@ int cmd_trace(int argc, char **argv)
 		goto out;
 	}
 	if (err == -EACCES || err == -EPERM) {
-		fprintf(stderr, "ctrace-bpf: cannot read the memory map of process %d: %s"
-			" (it needs root in the process's own PID and user namespace, or CAP_SYS_PTRACE)\n",
-			first_pid, strerror(-err));
+		char why[512];
+
+		ptrace_access_explain(first_pid, why, sizeof(why));
+		fprintf(stderr, "ctrace-bpf: cannot read the memory map of process %d: %s (%s)\n",
+			first_pid, strerror(-err), why);
 		goto out;
 	}
 	if (err)
@@ -504,6 +534,11 @@ int cmd_trace(int argc, char **argv)
 	/* -d counts from here: the probes are up (in launch mode, from the command's start). */
 	if (o.duration > 0)
 		deadline = now_ns(CLOCK_MONOTONIC) + (uint64_t)(o.duration * 1e9);
+	if (!s.att.sites && first_pid && !s.att.looked_in[0] && proc_exited(first_pid)) {
+		/* Gone while we loaded: its maps were empty, not without probes. */
+		fprintf(stderr, "ctrace-bpf: process %d exited before it could be traced\n", first_pid);
+		goto out;
+	}
 	if (!s.att.sites && o.exe) {
 		fprintf(stderr, "ctrace-bpf: %s has no ctrace probes. Build it with include/ctrace.h and use its CTRACE_* macros.\n",
 			o.exe);
