@@ -72,6 +72,8 @@ void attach_prepare_multi(struct ctrace_bpf *skel)
 	for (int i = 0; i < KIND_COUNT; i++)
 		bpf_program__set_expected_attach_type(program_at(skel, i),
 						      CTRACE_TRACE_UPROBE_MULTI);
+	/* The dynamic linker's hook too (link_map_watch.c). */
+	bpf_program__set_expected_attach_type(skel->progs.ctrace_link_map, CTRACE_TRACE_UPROBE_MULTI);
 }
 
 void attachment_init(struct attachment *a, bool multi, bool verbose)
@@ -429,4 +431,20 @@ void attachment_free(struct attachment *a)
 		a->global = global;
 		a->fast = fast;
 	}
+}
+
+int attach_multi_one(const struct bpf_program *prog, const char *path, uint64_t offset, int pid)
+{
+	struct uprobe_multi_link_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_fd = (__u32)bpf_program__fd(prog);
+	attr.attach_type = CTRACE_TRACE_UPROBE_MULTI;
+	attr.path = (uintptr_t)path;
+	attr.offsets = (uintptr_t)&offset;
+	attr.cnt = 1;
+	attr.pid = (__u32)pid;
+	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	return fd < 0 ? -errno : fd;
 }

@@ -175,7 +175,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		 * returns, so its probes are attached now, not after the rest of
 		 * this round's records. Nothing to show in the trace.
 		 */
-		if (targets_has(&s->targets, (int)ev.arg[0]))
+		if (!s->stop_ns && targets_has(&s->targets, (int)ev.arg[0]))
 			attach_process(s->skel, (int)ev.arg[0], &s->att);
 		return ++s->batch >= RECORDS_PER_ROUND ? END_OF_ROUND : 0;
 	}
@@ -272,7 +272,7 @@ static int add_target(struct session *s, int pid)
 		return err;
 	mark_traced(s, pid);
 	/* Before its probes rise: it may dlopen() the moment they do. */
-	link_map_watch_process(&s->dl, s->skel->progs.ctrace_link_map, pid);
+	link_map_watch_process(&s->dl, s->skel->progs.ctrace_link_map, s->att.multi, pid);
 	err = attach_process(s->skel, pid, &s->att);
 	return err == -ESRCH ? 0 : err; /* gone already: its exit ends it */
 }
@@ -556,7 +556,8 @@ int cmd_trace(int argc, char **argv)
 	 * maps once more, for what was mapped before the hook was in.
 	 */
 	for (size_t i = 0; i < s.targets.n; i++) {
-		link_map_watch_process(&s.dl, s.skel->progs.ctrace_link_map, s.targets.v[i].pid);
+		link_map_watch_process(&s.dl, s.skel->progs.ctrace_link_map, s.att.multi,
+				       s.targets.v[i].pid);
 		attach_process(s.skel, s.targets.v[i].pid, &s.att);
 	}
 	facts.probes_attached = s.att.sites;
@@ -628,7 +629,7 @@ int cmd_trace(int argc, char **argv)
 			else
 				add_target(&s, pid);
 			/* A new image has its own dynamic linker. */
-			link_map_watch_process(&s.dl, s.skel->progs.ctrace_link_map, pid);
+			link_map_watch_process(&s.dl, s.skel->progs.ctrace_link_map, s.att.multi, pid);
 			trace_model_learn_threads(&s.model, (uint32_t)pid);
 		}
 		s.n_pending = 0;

@@ -20,11 +20,20 @@ struct bpf_link;
 
 struct link_map_watch {
 	bool global;           /* one uprobe per ld.so file for every process (pid -1) */
+	/*
+	 * multi: uprobe_multi links (the programs were loaded for them). Else
+	 * perf-event uprobes, which for one process also turn on the
+	 * scheduler's perf hooks (a cost on every context switch), so they
+	 * are used only where the probes' own links are perf events too.
+	 */
+	bool multi;
 	bool verbose;
 	const struct bpf_program *prog; /* the program the hooks run (one BPF object) */
 	struct key_map seen;   /* {pid (0 when global), inode, dev} of ld.so files hooked */
-	struct bpf_link **links;
+	struct bpf_link **links; /* perf-event uprobes */
 	size_t n, cap;
+	int *fds;                /* uprobe_multi links */
+	size_t n_fds, cap_fds;
 };
 
 void link_map_watch_init(struct link_map_watch *w, bool global, bool verbose);
@@ -35,7 +44,8 @@ void link_map_watch_init(struct link_map_watch *w, bool global, bool verbose);
  * Called with the program of another BPF object (the loader reloaded it),
  * it forgets the hooks of the old one and starts again.
  */
-int link_map_watch_process(struct link_map_watch *w, struct bpf_program *prog, int pid);
+int link_map_watch_process(struct link_map_watch *w, struct bpf_program *prog, bool multi,
+			   int pid);
 void link_map_watch_free(struct link_map_watch *w);
 
 #endif
