@@ -247,7 +247,7 @@ static void run_traced(const char *prog, const char *const *prog_args,
  * dynamic linker as it happens, not at its next look at the maps (100 ms).
  * The tracer must get a CPU within those 5 ms, which a machine whose CPUs
  * are all busy does not always give it (measured on this project's 2-CPU
- * VM under a load of 4: 0.3 to 14 ms, most under 3), so the scenario runs
+ * VM under a load of 4: 0.1 to 14 ms, most under 3), so the scenario runs
  * up to three times and one traced run passes; polling fails all three.
  */
 static void test_dlopen_used_at_once(void **state)
