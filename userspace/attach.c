@@ -228,9 +228,16 @@ static int link_perf(struct ctrace_bpf *skel, int kind, const char *path,
 	LIBBPF_OPTS(bpf_uprobe_opts, opts);
 
 	opts.ref_ctr_offset = ref_ctr;
-	opts.bpf_cookie = cookie;
+	opts.bpf_cookie = a->cookies ? cookie : 0;
 	link = bpf_program__attach_uprobe_opts(program_at(skel, kind), pid, path,
 					       offset, &opts);
+	if (!link && errno == EOPNOTSUPP && opts.bpf_cookie) {
+		/* The kernel has no perf links after all: no cookies from now on. */
+		a->cookies = false;
+		opts.bpf_cookie = 0;
+		link = bpf_program__attach_uprobe_opts(program_at(skel, kind), pid, path,
+						       offset, &opts);
+	}
 	if (!link)
 		return -errno;
 	if (grow((void **)&a->links, &a->cap_links, a->n_links, sizeof(*a->links))) {
@@ -258,7 +265,8 @@ static int attach_sites(struct ctrace_bpf *skel, int pid,
 		if (!refs)
 			return -ENOMEM;
 		refs[cnt - 1] = sema;
-		fd = link_multi(skel, kind, obj->host_path, offsets, refs, cookies, cnt, pid);
+		fd = link_multi(skel, kind, obj->host_path, offsets, refs,
+				a->cookies ? cookies : NULL, cnt, pid);
 		err = fd < 0 ? -errno : 0;
 		free(refs);
 		if (fd >= 0 && grow((void **)&a->link_fds, &a->cap_fds, a->n_fds, sizeof(int))) {
@@ -423,10 +431,11 @@ void attachment_free(struct attachment *a)
 	free(a->link_fds);
 	key_map_free(&a->seen);
 	{
-		bool global = a->global, fast = a->fast;
+		bool global = a->global, fast = a->fast, cookies = a->cookies;
 
 		attachment_init(a, a->multi, a->verbose);
 		a->global = global;
 		a->fast = fast;
+		a->cookies = cookies;
 	}
 }

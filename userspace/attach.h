@@ -39,6 +39,13 @@ struct attachment {
 	 * parent had hit dies of SIGSEGV (tests/integration/test_fork_safety.c).
 	 */
 	bool fast;
+	/*
+	 * cookies: each site's address goes with its uprobe as the BPF cookie
+	 * (for bpftool and for programs that want it). libbpf refuses a
+	 * nonzero cookie on a perf uprobe where the kernel has no BPF links for
+	 * perf events (before 5.15): then none is passed.
+	 */
+	bool cookies;
 	struct bpf_link **links; /* perf-event uprobes */
 	size_t n_links, cap_links;
 	int *link_fds;           /* uprobe_multi links */
