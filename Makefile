@@ -52,7 +52,7 @@ UNIT_TESTS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(wildcard tests/
 INTEG_TESTS := $(patsubst tests/integration/%.c,$(BUILD)/tests/integration/%,$(wildcard tests/integration/test_*.c))
 TEST_HELPER_OBJS := $(patsubst tests/lib/%.c,$(BUILD)/tests/lib/%.o,$(wildcard tests/lib/*.c))
 
-.PHONY: fuzz all clean test unit-test header-test integration-test install deps deps-test demo bench
+.PHONY: test-program-sets fuzz all clean test unit-test header-test integration-test install deps deps-test demo bench
 all: $(BUILD)/ctrace-bpf $(EXAMPLES)
 
 # vmlinux.h is generated from the running kernel's BTF (CO-RE: the object
@@ -147,6 +147,21 @@ $(INTEG_TESTS): $(wildcard tests/integration/*.h)
 integration-test: all $(TEST_PROGS) $(INTEG_TESTS)
 	$(Q)CTRACE_BPF=$(BUILD)/ctrace-bpf CTRACE_TEST_PROGRAMS=$(BUILD)/tests/programs \
 		./tests/run-integration $(INTEG_TESTS)
+
+# The integration suite once per BPF program set, forced, each with the
+# attach of the oldest kernels it is for (bpf/ctrace.bpf.c): copy_user with
+# perf uprobes (6.0-6.5), probe_read with perf uprobes and no BPF cookies
+# (5.8-5.14). So every fallback runs here although this kernel has better.
+PROGRAM_SET_RUNS := copy_str copy_user:CTRACE_NO_MULTI=1 probe_read:CTRACE_NO_MULTI=1:CTRACE_NO_COOKIES=1
+test-program-sets: all $(TEST_PROGS) $(INTEG_TESTS)
+	$(Q)failed=; for run in $(PROGRAM_SET_RUNS); do \
+		vars="CTRACE_PROGRAM_SET=$$(echo $$run | tr ':' ' ')"; start=$$(date +%s); \
+		echo "==== $$vars"; \
+		env $$vars CTRACE_BPF=$(BUILD)/ctrace-bpf CTRACE_TEST_PROGRAMS=$(BUILD)/tests/programs \
+			./tests/run-integration $(INTEG_TESTS) || failed="$$failed $${run%%:*}"; \
+		echo "==== $$vars: $$(( $$(date +%s) - start )) s"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "test-program-sets: failed under:$$failed" >&2; exit 1; fi
 
 # The README's test command: everything, on a fresh machine too.
 test: deps-test

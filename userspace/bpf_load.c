@@ -38,6 +38,14 @@ const char *program_set_name(enum program_set set)
 	return set >= 0 && set < PROGRAM_SET_COUNT ? set_names[set] : "?";
 }
 
+/* A switch set to something other than "" or "0" (run-integration passes empty ones on). */
+static bool env_on(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v && strcmp(v, "0");
+}
+
 /* Load failed for this set (the kernel's verifier or feature): try the next. */
 #define SET_REFUSED 1
 
@@ -178,7 +186,7 @@ static int load_set(const struct trace_options *o, const struct stat *exe,
 {
 	bool global = o->follow || o->exe;
 	/* CTRACE_NO_MULTI=1 forces one perf-event uprobe per site. */
-	int first = getenv("CTRACE_NO_MULTI") ? 0 : 1;
+	int first = env_on("CTRACE_NO_MULTI") ? 0 : 1;
 
 	for (int multi = first; multi >= 0; multi--) {
 		int err;
@@ -252,12 +260,12 @@ int bpf_load_and_attach(const struct trace_options *o, const struct stat *exe,
 		last = first;
 	c->forced = forced;
 	kernel_features_probe(&c->feat);
-	c->cookies = c->feat.perf_link && !getenv("CTRACE_NO_COOKIES");
+	c->cookies = c->feat.perf_link && !env_on("CTRACE_NO_COOKIES");
 	if (!c->feat.perf_link)
 		add_why(c, "no BPF links for perf events, so no BPF cookies");
-	if (getenv("CTRACE_NO_MULTI"))
+	if (env_on("CTRACE_NO_MULTI"))
 		add_why(c, "uprobe_multi links off (CTRACE_NO_MULTI)");
-	if (getenv("CTRACE_NO_COOKIES"))
+	if (env_on("CTRACE_NO_COOKIES"))
 		add_why(c, "BPF cookies off (CTRACE_NO_COOKIES)");
 	c->fast = o->fast && c->feat.optimized_nop5;
 	if (o->fast && !c->fast)
