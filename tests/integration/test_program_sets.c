@@ -171,18 +171,24 @@ static void test_perf_uprobes_without_cookies(void **state)
 
 static void test_unknown_set_is_one_line(void **state)
 {
-	char prog[300];
-	const char *argv[] = { tr_tracer(), "-o", "/tmp/ctrace-test-unknown-set.json", "--",
+	char prog[300], dir[] = "/tmp/ctrace-test-set.XXXXXX", out[64];
+	const char *argv[] = { tr_tracer(), "-o", out, "--",
 			       tr_program_path("every_macro", prog, sizeof(prog)), NULL };
 
 	(void)state;
 	tr_require_root();
+	if (!mkdtemp(dir))
+		fail_msg("mkdtemp failed");
+	snprintf(out, sizeof(out), "%s/trace.json", dir);
 	setenv("CTRACE_PROGRAM_SET", "copy_everything", 1);
 	tr_cmd_run(&c, argv, 10000);
 	assert_int_equal(c.exit, 1);
 	assert_string_equal(c.err, "ctrace-bpf: CTRACE_PROGRAM_SET=copy_everything is not a program set:"
 			    " use copy_str, copy_user or probe_read\n");
-	assert_true(access("/tmp/ctrace-test-unknown-set.json", F_OK) != 0);
+	/* Said before anything ran: no file left behind. */
+	assert_true(access(out, F_OK) != 0);
+	unlink(out);
+	rmdir(dir);
 }
 
 int main(void)
