@@ -15,6 +15,7 @@
 
 struct ctrace_bpf;
 struct bpf_link;
+struct file_maps;
 
 struct attachment {
 	/*
@@ -46,6 +47,8 @@ struct attachment {
 	 * perf events (before 5.15): then none is passed.
 	 */
 	bool cookies;
+	/* Where each attach round leaves the process's read-only file mappings (or NULL). */
+	struct file_maps *files;
 	struct bpf_link **links; /* perf-event uprobes */
 	size_t n_links, cap_links;
 	int *link_fds;           /* uprobe_multi links */
@@ -64,8 +67,9 @@ void attachment_init(struct attachment *a, bool multi, bool verbose);
  * searched before (call again to pick up libraries loaded later). Returns
  * the number of sites newly attached (0: none new), -ESRCH when the
  * process is gone, -EOPNOTSUPP when uprobe_multi links are refused (reload
- * the programs without multi and start again), other -errno when the kernel
- * refused (a message was printed).
+ * the programs without multi and start again), -ECANCELED when perf uprobes
+ * were refused for want of a capability, other -errno when the kernel
+ * refused (a message was printed for both).
  */
 int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a);
 

@@ -24,6 +24,7 @@
 #include "attach.h"
 #include "bpf_load.h"
 #include "commands.h"
+#include "file_maps.h"
 #include "ctrace.skel.h"
 #include "json_writer.h"
 #include "launch.h"
@@ -70,6 +71,7 @@ struct session {
 	struct trace_model model;
 	struct tsc_clock tsc;
 	struct literal_cache literals;
+	struct file_maps files;  /* for strings of processes gone (late_read) */
 	uint64_t drops_reported;
 	struct bpf_link *exec_link, *fork_link; /* the sched_process tracepoints */
 	const struct stat *exe;  /* --exe: the program's file */
@@ -90,11 +92,17 @@ static void late_read(struct session *s, struct ctrace_event *ev, int arg,
 	if (arg < 0 || !(*flags & CTRACE_STR_FAULT))
 		return;
 	n = proc_read_str((int)ev->tgid, ev->arg[arg], buf, max, &truncated);
-	if (n < 0) {
-		s->stats.unreadable_strings++;
-		return;
+	if (n >= 0) {
+		s->stats.late_string_reads++;
+	} else {
+		/* The process is gone: a string of a read-only file mapping is the file's. */
+		n = file_maps_read_str(&s->files, ev->tgid, ev->arg[arg], buf, max, &truncated);
+		if (n < 0) {
+			s->stats.unreadable_strings++;
+			return;
+		}
+		s->stats.file_string_reads++;
 	}
-	s->stats.late_string_reads++;
 	*str = buf;
 	*len = (size_t)n;
 	*flags = truncated ? CTRACE_STR_TRUNCATED : 0;
@@ -148,10 +156,13 @@ static int on_record(void *ctx, void *data, size_t size)
 	if ((ev.kind == CTRACE_KIND_FORK || ev.kind == CTRACE_KIND_EXEC) &&
 	    s->n_pending < (int)(sizeof(s->pending) / sizeof(s->pending[0])))
 		s->pending[s->n_pending++] = (int)(ev.kind == CTRACE_KIND_FORK ? ev.arg[1] : ev.arg[0]);
-	if (ev.kind == CTRACE_KIND_EXEC)
+	if (ev.kind == CTRACE_KIND_EXEC) {
 		literal_cache_exec(&s->literals, (uint32_t)ev.arg[0]);
-	else if (ev.kind == CTRACE_KIND_FORK)
+		file_maps_exec(&s->files, (uint32_t)ev.arg[0]);
+	} else if (ev.kind == CTRACE_KIND_FORK) {
 		literal_cache_fork(&s->literals, (uint32_t)ev.arg[0], (uint32_t)ev.arg[1]);
+		file_maps_fork(&s->files, (uint32_t)ev.arg[0], (uint32_t)ev.arg[1]);
+	}
 	literal_read(s, &ev, record_name_arg(ev.kind), &ev.name, &ev.name_len,
 		     &ev.name_flags, CTRACE_NAME_MAX - 1);
 	literal_read(s, &ev, record_args_arg(ev.kind), &ev.args, &ev.args_len,
@@ -278,6 +289,7 @@ int cmd_trace(int argc, char **argv)
 	memset(&s, 0, sizeof(s));
 	memset(&target, 0, sizeof(target));
 	literal_cache_init(&s.literals);
+	file_maps_init(&s.files);
 	attachment_init(&s.att, false, false);
 	trace_options_parse(argc, argv, &o);
 	s.o = &o;
@@ -366,7 +378,7 @@ int cmd_trace(int argc, char **argv)
 	s.exe = o.exe ? &exe_st : NULL;
 	err = bpf_load_and_attach(&o, s.exe,
 				  &(struct bpf_load_target){ &s.skel, &s.exec_link, &s.fork_link,
-							     &s.att, attach_targets, &s },
+							     &s.att, &s.files, attach_targets, &s },
 				  &s.programs);
 	if (err == -ESRCH) {
 		fprintf(stderr, "ctrace-bpf: the process exited before it could be traced\n");
@@ -529,6 +541,7 @@ out:
 		trace_model_finish(&s.model, 0); /* frees */
 	targets_free(&s.targets);
 	literal_cache_free(&s.literals);
+	file_maps_free(&s.files);
 	proc_facts_free(&target);
 	if (o.command) {
 		int code;

@@ -135,6 +135,7 @@ void trace_file_end(struct trace_file *tf, const struct trace_facts *facts,
 	write_kv_u64(w, "unmatched_span_ends", s->unmatched_ends);
 	write_kv_u64(w, "unfinished_spans", s->unfinished_spans);
 	write_kv_u64(w, "late_string_reads", s->late_string_reads);
+	write_kv_u64(w, "file_string_reads", s->file_string_reads);
 	write_kv_u64(w, "literals_by_reference", s->literals_by_reference);
 	write_kv_u64(w, "unreadable_strings", s->unreadable_strings);
 	jw_lit(w, "}}\n");

@@ -46,6 +46,7 @@ struct trace_stats {
 	uint64_t unmatched_ends;   /* CTRACE_SPAN_END without a BEGIN */
 	uint64_t unfinished_spans; /* spans still open at the stop */
 	uint64_t late_string_reads;/* strings the probe could not read, read from /proc */
+	uint64_t file_string_reads;/* the same, the process gone: read from its mapped file */
 	uint64_t literals_by_reference; /* literal strings sent as their address only */
 	uint64_t unreadable_strings;
 	uint64_t stop_mono_ns;
