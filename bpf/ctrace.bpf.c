@@ -10,8 +10,12 @@
  *
  * Built three times, one object per program set (-DCTRACE_SET=...), best
  * first; the loader (userspace/bpf_load.c) loads the best one the running
- * kernel takes. What each needs of the kernel, besides ring buffers (5.8),
- * tp_btf and bpf_probe_read_{user,kernel}_str (5.5), global data (5.2):
+ * kernel takes. Every set uses: maps RINGBUF (5.8; bpf_ringbuf_output and
+ * bpf_ringbuf_query), PERCPU_ARRAY, HASH and LRU_HASH (preallocated, as
+ * sleepable programs need), global data in .rodata/.bss (5.2); helpers
+ * bpf_get_current_pid_tgid, bpf_ktime_get_ns, bpf_map_lookup_elem,
+ * bpf_map_update_elem; the tp_btf fork/exec programs (5.5) with
+ * bpf_probe_read_kernel[_str] (5.5) for CO-RE reads. Then, per set:
  *
  *   copy_str   sleepable uprobes (6.0), task storage (5.11) with
  *              bpf_get_current_task_btf (5.11) and bpf_task_storage_get in
