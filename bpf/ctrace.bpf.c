@@ -74,9 +74,11 @@ struct record_buf {
 };
 
 /*
- * Entry 0 for the tracepoints; entry 1 for the probes of the probe_read set
- * (kept apart so that a probe preempted on a preemptible kernel is not
- * overwritten by a fork on the same CPU).
+ * Entry 0 for the tracepoints; entry 1 for the probes of the probe_read set.
+ * A per-CPU record is safe where that set is the one taken (before 6.0 the
+ * kernel runs uprobe programs with preemption off); forced on a later,
+ * fully preemptible kernel, a probe preempted mid-record could have it
+ * overwritten by another on the same CPU.
  */
 #define SCRATCH_TRACEPOINTS 0
 #define SCRATCH_PROBES 1
