@@ -495,6 +495,8 @@ static __always_inline void process_record(__u16 kind, __u64 a0, __u64 a1,
 		return;
 	r->arg[0] = a0;
 	r->arg[1] = a1;
+	/* The literal epoch of the process it is about, after any bump: see record_decode.h. */
+	r->arg[2] = literal_epoch(kind == CTRACE_KIND_FORK ? a1 : a0);
 	if (path) {
 		n = bpf_probe_read_kernel_str(r->data, CTRACE_NAME_MAX, path);
 		n = n > 0 ? n - 1 : 0;

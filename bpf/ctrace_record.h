@@ -43,7 +43,10 @@
 
 /*
  * Not probes: what the kernel tells about the traced processes. Their
- * strings come from the kernel, never from a user pointer.
+ * strings come from the kernel, never from a user pointer. Their arg[2] is
+ * the literal epoch (bpf/ctrace.bpf.c) of the process they are about, as
+ * it is from then on: the loader knows from it which mappings an event
+ * read later in the ring saw.
  *   X(ENUM, number, NAME)
  */
 #define CTRACE_PROCESS_KINDS(X)                                                \

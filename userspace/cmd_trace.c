@@ -90,7 +90,45 @@ struct session {
 	 * was already gone), and the user asked for nothing after the stop.
 	 */
 	uint64_t stop_ns;
+	/*
+	 * Which mappings a string read late belongs to. The BPF side's literal
+	 * epoch of a process moves on at each change to its objects (dlopen,
+	 * dlclose, exec); the records of those changes carry it, so
+	 * known_epoch is the epoch at the point of the ring being read, and
+	 * snapshot_epochs the epoch when file_maps last looked at a process
+	 * (tgid -> epoch + 1).
+	 */
+	uint32_t known_epoch[4096];
+	struct key_map snapshot_epochs;
 };
+
+static uint32_t epoch_slot(uint32_t tgid)
+{
+	return tgid % (sizeof(((struct session *)0)->known_epoch) / sizeof(uint32_t));
+}
+
+/* The epoch the BPF side is at now (ahead of known_epoch while records are on their way). */
+static uint32_t live_epoch(const struct session *s, uint32_t tgid)
+{
+	return ((volatile uint32_t *)s->skel->bss->literal_epochs)[epoch_slot(tgid)];
+}
+
+/*
+ * attach_process, which also takes file_maps' snapshot of the process:
+ * notes the epoch it belongs to, if none moved on while it was taken.
+ */
+static int attach_and_note(struct session *s, int pid)
+{
+	uint32_t before = live_epoch(s, (uint32_t)pid);
+	int err = attach_process(s->skel, pid, &s->att);
+	uint64_t key = (uint32_t)pid;
+
+	if (live_epoch(s, (uint32_t)pid) == before)
+		key_map_put(&s->snapshot_epochs, &key, sizeof(key), (void *)(uintptr_t)(before + 1ull));
+	else
+		key_map_del(&s->snapshot_epochs, &key, sizeof(key));
+	return err;
+}
 
 /* Notes a process to look at again in this round; once, however often told. */
 static void add_pending(struct session *s, int pid)
@@ -110,14 +148,27 @@ static void late_read(struct session *s, struct ctrace_event *ev, int arg,
 	bool truncated;
 	ssize_t n;
 
+	uint64_t key = ev->tgid;
+	uint32_t epoch = s->known_epoch[epoch_slot(ev->tgid)];
+	bool unchanged;
+
 	if (arg < 0 || !(*flags & CTRACE_STR_FAULT))
 		return;
-	n = proc_read_str((int)ev->tgid, ev->arg[arg], buf, max, &truncated);
+	/*
+	 * The process's memory now is what the probe saw only if no object
+	 * was mapped or unmapped since (a library dlclose()d, another mapped
+	 * at its address). Else the file it was mapped from says, if
+	 * file_maps looked at the process in the event's epoch; else nothing
+	 * does: unreadable, rather than another object's string.
+	 */
+	unchanged = live_epoch(s, ev->tgid) == epoch;
+	n = unchanged ? proc_read_str((int)ev->tgid, ev->arg[arg], buf, max, &truncated) : -1;
 	if (n >= 0) {
 		s->stats.late_string_reads++;
 	} else {
-		/* The process is gone: a string of a read-only file mapping is the file's. */
-		n = file_maps_read_str(&s->files, ev->tgid, ev->arg[arg], buf, max, &truncated);
+		/* The process is gone, or has changed: a string of a read-only file mapping is the file's. */
+		n = unchanged || (uintptr_t)key_map_get(&s->snapshot_epochs, &key, sizeof(key)) == epoch + 1ull ?
+			    file_maps_read_str(&s->files, ev->tgid, ev->arg[arg], buf, max, &truncated) : -1;
 		if (n < 0) {
 			s->stats.unreadable_strings++;
 			return;
@@ -178,6 +229,9 @@ static int on_record(void *ctx, void *data, size_t size)
 		s->stats.records_after_stop++;
 		return ++s->batch >= RECORDS_PER_ROUND ? END_OF_ROUND : 0;
 	}
+	if (ev.kind == CTRACE_KIND_FORK || ev.kind == CTRACE_KIND_EXEC || ev.kind == CTRACE_KIND_LINK_MAP)
+		s->known_epoch[epoch_slot((uint32_t)(ev.kind == CTRACE_KIND_FORK ? ev.arg[1] : ev.arg[0]))] =
+			(uint32_t)ev.arg[2];
 	if (ev.kind == CTRACE_KIND_FORK || ev.kind == CTRACE_KIND_EXEC)
 		add_pending(s, (int)(ev.kind == CTRACE_KIND_FORK ? ev.arg[1] : ev.arg[0]));
 	if (ev.kind == CTRACE_KIND_LINK_MAP) {
@@ -187,7 +241,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		 * this round's records. Nothing to show in the trace.
 		 */
 		if (!s->stop_ns && targets_has(&s->targets, (int)ev.arg[0]))
-			attach_process(s->skel, (int)ev.arg[0], &s->att);
+			attach_and_note(s, (int)ev.arg[0]);
 		return ++s->batch >= RECORDS_PER_ROUND ? END_OF_ROUND : 0;
 	}
 	if (ev.kind == CTRACE_KIND_EXEC) {
@@ -238,7 +292,7 @@ static int add_target(struct session *s, int pid)
 	mark_traced(s, pid);
 	/* Before its probes rise: it may dlopen() the moment they do. */
 	link_map_watch_process(&s->dl, s->skel->progs.ctrace_link_map, s->att.multi, pid);
-	err = attach_process(s->skel, pid, &s->att);
+	err = attach_and_note(s, pid);
 	return err == -ESRCH ? 0 : err; /* gone already: its exit ends it */
 }
 
@@ -349,6 +403,7 @@ int cmd_trace(int argc, char **argv)
 	memset(&s, 0, sizeof(s));
 	memset(&target, 0, sizeof(target));
 	literal_cache_init(&s.literals);
+	key_map_init(&s.snapshot_epochs);
 	file_maps_init(&s.files);
 	attachment_init(&s.att, false, false);
 	trace_options_parse(argc, argv, &o);
@@ -490,7 +545,7 @@ int cmd_trace(int argc, char **argv)
 	for (size_t i = 0; i < s.targets.n; i++) {
 		link_map_watch_process(&s.dl, s.skel->progs.ctrace_link_map, s.att.multi,
 				       s.targets.v[i].pid);
-		attach_process(s.skel, s.targets.v[i].pid, &s.att);
+		attach_and_note(&s, s.targets.v[i].pid);
 	}
 	facts.probes_attached = s.att.sites;
 	bpf_choice_facts(&s.programs, &facts);
@@ -558,7 +613,7 @@ int cmd_trace(int argc, char **argv)
 			int pid = s.pending[i];
 
 			if (targets_has(&s.targets, pid))
-				attach_process(s.skel, pid, &s.att); /* exec: the new image; dlopen */
+				attach_and_note(&s, pid); /* exec: the new image */
 			else
 				add_target(&s, pid);
 			/* A new image has its own dynamic linker. */
@@ -571,7 +626,7 @@ int cmd_trace(int argc, char **argv)
 			for (size_t i = 0; i < s.targets.n; i++) {
 				if (s.targets.v[i].gone)
 					continue;
-				attach_process(s.skel, s.targets.v[i].pid, &s.att);
+				attach_and_note(&s, s.targets.v[i].pid);
 				trace_model_learn_threads(&s.model, (uint32_t)s.targets.v[i].pid);
 			}
 			tsc_clock_update(&s.tsc);
@@ -651,6 +706,7 @@ out:
 		trace_model_finish(&s.model, 0); /* frees */
 	targets_free(&s.targets);
 	literal_cache_free(&s.literals);
+	key_map_free(&s.snapshot_epochs);
 	file_maps_free(&s.files);
 	proc_facts_free(&target);
 	if (o.command) {
