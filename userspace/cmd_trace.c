@@ -537,10 +537,16 @@ int cmd_trace(int argc, char **argv)
 			first_pid, target.comm);
 		goto out;
 	}
+	started = true;
+	for (size_t i = 0; i < s.targets.n; i++) {
+		trace_model_learn_threads(&s.model, (uint32_t)s.targets.v[i].pid);
+		trace_model_add_process(&s.model, (uint32_t)s.targets.v[i].pid);
+	}
 	/*
 	 * Each target's dynamic linker tells of its dlopen()s as they happen
-	 * (add_target hooked those of -p and launch mode already); then its
-	 * maps once more, for what was mapped before the hook was in.
+	 * (add_target hooked those of -p and launch mode already, --exe's are
+	 * hooked here); then its maps once more, for what was mapped before
+	 * the hook was in. After the names: a target may exec meanwhile.
 	 */
 	for (size_t i = 0; i < s.targets.n; i++) {
 		link_map_watch_process(&s.dl, s.skel->progs.ctrace_link_map, s.att.multi,
@@ -550,11 +556,6 @@ int cmd_trace(int argc, char **argv)
 	facts.probes_attached = s.att.sites;
 	bpf_choice_facts(&s.programs, &facts);
 	facts.objects_with_probes = s.att.objects_with_probes;
-	started = true;
-	for (size_t i = 0; i < s.targets.n; i++) {
-		trace_model_learn_threads(&s.model, (uint32_t)s.targets.v[i].pid);
-		trace_model_add_process(&s.model, (uint32_t)s.targets.v[i].pid);
-	}
 
 	rb = ring_buffer__new(bpf_map__fd(s.skel->maps.events), on_record, &s, NULL);
 	if (!rb) {
@@ -666,7 +667,7 @@ int cmd_trace(int argc, char **argv)
 	/* Every probe attached in the course of the trace (libraries loaded later too). */
 	facts.probes_attached = s.att.sites;
 	facts.objects_with_probes = s.att.objects_with_probes;
-	link_map_watch_free(&s.dl);
+	link_map_watch_free(&s.dl); /* first: no breakpoint is left once the semaphores drop */
 	attachment_free(&s.att);
 	do
 		s.batch = 0;
