@@ -50,21 +50,21 @@ struct ctrace_span {
 };
 
 /* True while a tracer is attached: guard costly argument preparation. */
-#define CTRACE_ENABLED() ((int)CTRACE__ARMED())
+#define CTRACE_ENABLED() CTRACE__CAST(int, CTRACE__ARMED())
 
 #define CTRACE_SPAN_BEGIN(marker, span, name, args)                            \
-	CTRACE__WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_),                     \
+	CTRACE__WHEN_ARMED(                                                    \
 		CTRACE__SITE4L(span_begin, CTRACE__PTR(marker), CTRACE__PTR(span), \
 			       CTRACE__PTR(name), CTRACE__PTR(args),           \
 			       CTRACE__LIT(name) | CTRACE__LIT(args) << 1);)
 
 #define CTRACE_SPAN_END(span, args)                                            \
-	CTRACE__WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_),                     \
+	CTRACE__WHEN_ARMED(                                                    \
 		CTRACE__SITE2L(span_end, CTRACE__PTR(span), CTRACE__PTR(args), \
 			       CTRACE__LIT(args) << 1);)
 
 #define CTRACE_INSTANT(marker, name, scope, args)                              \
-	CTRACE__WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_),                     \
+	CTRACE__WHEN_ARMED(                                                    \
 		CTRACE__SITE4L(instant, CTRACE__PTR(marker), CTRACE__PTR(name),    \
 			       CTRACE__U64(scope), CTRACE__PTR(args),          \
 			       CTRACE__LIT(name) | CTRACE__LIT(args) << 1);)
@@ -74,8 +74,8 @@ struct ctrace_span {
  * argument is an integer register; bpftrace shows these bits as an integer).
  */
 #define CTRACE__COUNTER(probe, marker, name, value)                            \
-	CTRACE__WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_),                     \
-		double ctrace__d = (double)(value);                            \
+	CTRACE__WHEN_ARMED(                                                    \
+		double ctrace__d = CTRACE__DOUBLE(value);                      \
 		unsigned long long ctrace__bits;                               \
 		__builtin_memcpy(&ctrace__bits, &ctrace__d, sizeof(ctrace__bits)); \
 		CTRACE__SITE3L(probe, CTRACE__PTR(marker), CTRACE__PTR(name),  \
@@ -87,12 +87,12 @@ struct ctrace_span {
 	CTRACE__COUNTER(counter_add, marker, name, value)
 
 #define CTRACE_NEW_PID(marker, pname)                                          \
-	CTRACE__WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_),                     \
+	CTRACE__WHEN_ARMED(                                                    \
 		CTRACE__SITE2L(new_pid, CTRACE__PTR(marker), CTRACE__PTR(pname), \
 			       CTRACE__LIT(pname));)
 
 #define CTRACE_DISCARD(marker)                                                 \
-	CTRACE__WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_),                     \
+	CTRACE__WHEN_ARMED(                                                    \
 		CTRACE__SITE1(discard, CTRACE__PTR(marker));)
 
 /*
@@ -119,7 +119,7 @@ static __inline__ unsigned long long ctrace__rdtsc(void)
 	unsigned int lo, hi;
 
 	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-	return ((unsigned long long)hi << 32) | lo;
+	return CTRACE__CAST(unsigned long long, hi) << 32 | lo;
 }
 
 static __inline__ void ctrace__scope_end(struct ctrace_scope *s)
@@ -136,7 +136,7 @@ static __inline__ void ctrace__scope_end(struct ctrace_scope *s)
 #define CTRACE__SCOPE_BEGIN(s, marker_, name_, args_)                          \
 	do {                                                                   \
 		(s).tsc = 0;                                                   \
-		CTRACE__WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_),             \
+		CTRACE__WHEN_ARMED(                                            \
 			(s).marker = (marker_);                                \
 			(s).name = (name_);                                    \
 			(s).args = (args_);                                    \

@@ -60,37 +60,53 @@
 extern "C" {
 #endif
 
-__attribute__((weak, visibility("hidden"), section(".probes")))
+/*
+ * `used`: the notes name the semaphore only inside asm strings, which link
+ * time optimization cannot see; without it LTO drops the definition and the
+ * link fails (undefined reference to ctrace_semaphore). The extern
+ * declaration first keeps -Wmissing-variable-declarations quiet.
+ */
+extern volatile unsigned short ctrace_semaphore;
+__attribute__((weak, used, visibility("hidden"), section(".probes")))
 volatile unsigned short ctrace_semaphore;
 
 #ifdef __cplusplus
 }
 #endif
 
-/* The semaphore as a value (CTRACE_ENABLED()). */
-#define CTRACE__ARMED() __builtin_expect(ctrace_semaphore != 0, 0)
-
 /*
  * The guard of every site: two instructions, `cmpw $0, sem(%rip)` and a
- * not-taken `jne` to the site's out-of-line block. Written as asm goto
- * because a volatile load in C costs gcc a third instruction (load, test,
- * branch); %rip-relative works in PIE, non-PIE and shared objects alike
- * (the semaphore is hidden). The block is reachable only from the jne, so
- * the compiler lays it out of the hot path and computes the arguments
- * there, never while untraced.
+ * not-taken `jne` to the site's out-of-line block. The compare is an asm
+ * statement whose result is the flags themselves ("=@ccne": the compiler
+ * branches on ZF directly, no setne/test): a volatile load in C costs gcc a
+ * third instruction (load, test, branch). Not asm goto: clang before 17
+ * treats every asm goto label of a function as a possible target of every
+ * asm goto, and refuses any that would cross a cleanup (CTRACE_SCOPE, a C++
+ * destructor) -- "cannot jump from this asm goto statement". The memory
+ * operand is a reference the compiler (and LTO) sees; for a hidden symbol
+ * it is %rip-relative in PIE, non-PIE and shared objects alike. asm volatile:
+ * read again at every site, never hoisted out of a loop.
  */
-#define CTRACE__GOTO_IF_ARMED(label)                                           \
-	__asm__ goto("cmpw $0, ctrace_semaphore(%%rip)\n\tjne %l0"           \
-		     : : : "cc" : label)
+static __inline__ __attribute__((always_inline)) int ctrace__armed(void)
+{
+	int armed;
 
-/* Runs the statements after the comma only while armed; `label` must be unique. */
-#define CTRACE__WHEN_ARMED(label, ...)                                         \
+	__asm__ __volatile__("cmpw $0, %1" : "=@ccne"(armed) : "m"(ctrace_semaphore));
+	return armed;
+}
+
+/* The semaphore as a value (CTRACE_ENABLED()). */
+#define CTRACE__ARMED() __builtin_expect(ctrace__armed(), 0)
+
+/*
+ * Runs the statements only while armed. The block is unlikely, so the
+ * compiler lays it out of the hot path and computes the arguments there,
+ * never while untraced.
+ */
+#define CTRACE__WHEN_ARMED(...)                                         \
 	do {                                                                   \
-		CTRACE__GOTO_IF_ARMED(label);                                  \
-		if (0) {                                                       \
-		label: {                                                       \
-				__VA_ARGS__                                    \
-			}                                                      \
+		if (CTRACE__ARMED()) {                                         \
+			__VA_ARGS__                                            \
 		}                                                              \
 	} while (0)
 
@@ -102,9 +118,48 @@ volatile unsigned short ctrace_semaphore;
 #define CTRACE__UNIQUE(prefix) CTRACE__CAT(prefix, __LINE__)
 #endif
 
-/* Every argument travels as a 64-bit unsigned integer. */
+/*
+ * Every argument travels as a 64-bit unsigned integer. In C++ the
+ * conversions must keep -Wold-style-cast and -Wuseless-cast (a cast to the
+ * type a value already has) quiet in users' builds: named casts, and
+ * overloads that take a value already of the wanted type as it is. The
+ * explicit conversions stay (no implicit ones): -Wconversion is quiet too.
+ */
+#ifdef __cplusplus
+#define CTRACE__CAST(type, x) static_cast<type>(x)
+extern "C++" {
+template <typename T>
+static __inline__ __attribute__((always_inline)) unsigned long long ctrace__u64(T v)
+{
+	return static_cast<unsigned long long>(v);
+}
+static __inline__ __attribute__((always_inline)) unsigned long long ctrace__u64(unsigned long long v)
+{
+	return v;
+}
+template <typename T>
+static __inline__ __attribute__((always_inline)) double ctrace__double(T v)
+{
+	return static_cast<double>(v);
+}
+static __inline__ __attribute__((always_inline)) double ctrace__double(double v)
+{
+	return v;
+}
+static __inline__ __attribute__((always_inline)) unsigned long long ctrace__ptr(const volatile void *p)
+{
+	return reinterpret_cast<unsigned long long>(p);
+}
+}
+#define CTRACE__U64(x) ctrace__u64(x)
+#define CTRACE__DOUBLE(x) ctrace__double(x)
+#define CTRACE__PTR(p) ctrace__ptr(p)
+#else
+#define CTRACE__CAST(type, x) ((type)(x))
 #define CTRACE__U64(x) ((unsigned long long)(x))
+#define CTRACE__DOUBLE(x) ((double)(x))
 #define CTRACE__PTR(p) CTRACE__U64((__UINTPTR_TYPE__)(const volatile void *)(p))
+#endif
 
 #define CTRACE__STR(x) #x
 
@@ -162,6 +217,12 @@ volatile unsigned short ctrace_semaphore;
 		CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx")      \
 		: : "D"(a0), "S"(a1), "d"(a2), "c"(a3) : "memory")
 
+/* Five arguments: the fifth in %rax, as for the literal flags below. */
+#define CTRACE__SITE5(name, a0, a1, a2, a3, a4)                                \
+	__asm__ __volatile__(                                                  \
+		CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx 8@%%rax") \
+		: : "D"(a0), "S"(a1), "d"(a2), "c"(a3), "a"(a4) : "memory")
+
 /*
  * Sites whose strings may be literals carry one more argument, after the
  * others: bit 0 set when the name is a string literal, bit 1 when the args
@@ -172,7 +233,7 @@ volatile unsigned short ctrace_semaphore;
  * argument register; only 4-argument sites need %rax, which can cost a
  * function returning a value computed before the site one `mov`.
  */
-#define CTRACE__LIT(s) ((unsigned long long)__builtin_constant_p(s))
+#define CTRACE__LIT(s) CTRACE__CAST(unsigned long long, __builtin_constant_p(s))
 #define CTRACE__SITE2L(name, a0, a1, lit)                                      \
 	__asm__ __volatile__(CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi 8@%%rdx") \
 			     : : "D"(a0), "S"(a1), "d"(lit) : "memory")
