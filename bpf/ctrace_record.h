@@ -33,7 +33,8 @@ enum ctrace_kind {
 	/* Not probes: what the kernel tells about the traced processes. */
 	CTRACE_KIND_FORK = 9,       /* arg: parent tgid, child tgid */
 	CTRACE_KIND_EXEC = 10,      /* arg: old tgid; name: the new program's path */
-	CTRACE_KIND_MAX = 10,
+	CTRACE_KIND_SCOPE_TSC = 11, /* as SCOPE, and tsc: the end's TSC (header 0.2+) */
+	CTRACE_KIND_MAX = 11,
 };
 
 /* Per-string status bits; the name's are in flags bits 0-3, args' in 4-7. */
@@ -55,6 +56,7 @@ struct ctrace_record {
 	__u16 flags;    /* CTRACE_STR_* bits for name and args */
 	__u16 name_len; /* bytes of name at data[0] */
 	__u16 args_len; /* bytes of args at data[name_len] */
+	__u64 tsc;      /* SCOPE_TSC: the TSC at the scope's end; else not set */
 	char data[];    /* name bytes, then args bytes; no NULs */
 };
 

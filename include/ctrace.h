@@ -33,7 +33,7 @@
 #include "../usdt/ctrace_site.h"
 
 #define CTRACE_VERSION_MAJOR 0
-#define CTRACE_VERSION_MINOR 1
+#define CTRACE_VERSION_MINOR 2
 
 /* Scopes of CTRACE_INSTANT: the Chrome trace "s" field. */
 #define CTRACE_SCOPE_GLOBAL 'g'
@@ -103,7 +103,11 @@ struct ctrace_span {
  *
  * It costs one probe hit, not two: while traced, the start reads the time
  * stamp counter (rdtsc, no syscall) and the end fires one probe carrying
- * the ticks elapsed; ctrace-bpf turns them into the span's start. A scope
+ * the ticks elapsed and the end's own TSC. ctrace-bpf converts both edges
+ * with one monotonic TSC-to-clock mapping, so that a scope nested in another
+ * lies within it exactly (an end stamped when the probe runs would be late
+ * by a uprobe's varying entry cost). Probe "scope_tsc"; headers before 0.2
+ * sent "scope" with the ticks only, still traced as before. A scope
  * entered before the tracer attached is not traced. The cleanup attribute
  * (C, gcc and clang) or a destructor (C++) ends it on every way out.
  */
@@ -125,10 +129,10 @@ static __inline__ unsigned long long ctrace__rdtsc(void)
 static __inline__ void ctrace__scope_end(struct ctrace_scope *s)
 {
 	if (__builtin_expect(s->tsc != 0, 0)) {
-		unsigned long long ticks = ctrace__rdtsc() - s->tsc;
+		unsigned long long end = ctrace__rdtsc();
 
-		CTRACE__SITE4(scope, CTRACE__PTR(s->marker), CTRACE__PTR(s->name),
-			      CTRACE__PTR(s->args), ticks);
+		CTRACE__SITE5(scope_tsc, CTRACE__PTR(s->marker), CTRACE__PTR(s->name),
+			      CTRACE__PTR(s->args), end - s->tsc, end);
 	}
 }
 

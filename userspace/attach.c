@@ -41,7 +41,7 @@ struct uprobe_multi_link_attr {
 	__u32 pid;
 };
 
-enum { KIND_COUNT = 8 };
+enum { KIND_COUNT = 9 };
 
 /* The BPF program for each probe name of provider "ctrace", by kind index. */
 static const struct {
@@ -50,7 +50,7 @@ static const struct {
 } programs[KIND_COUNT] = {
 #define P(n) { #n, offsetof(struct ctrace_bpf, progs.ctrace_##n) }
 	P(span_begin), P(span_end), P(instant), P(counter_set),
-	P(counter_add), P(new_pid), P(discard), P(scope),
+	P(counter_add), P(new_pid), P(discard), P(scope), P(scope_tsc),
 #undef P
 };
 

@@ -59,7 +59,7 @@ static bool known_ctrace_probe(const char *name)
 {
 	static const char *const names[] = {
 		"span_begin", "span_end", "instant", "counter_set",
-		"counter_add", "new_pid", "discard",
+		"counter_add", "new_pid", "discard", "scope_tsc",
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

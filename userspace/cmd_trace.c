@@ -608,6 +608,7 @@ out:
 		trace_model_finish(&s.model, 0); /* frees */
 	targets_free(&s.targets);
 	literal_cache_free(&s.literals);
+	tsc_clock_free(&s.tsc);
 	proc_facts_free(&target);
 	if (o.command) {
 		int code;

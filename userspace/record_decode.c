@@ -20,6 +20,7 @@ static const struct {
 	/* From the kernel's tracepoints: their strings are never user pointers. */
 	[CTRACE_KIND_FORK] = { "(fork)", -1, -1 },
 	[CTRACE_KIND_EXEC] = { "(exec)", -1, -1 },
+	[CTRACE_KIND_SCOPE_TSC] = { "scope_tsc", 1, 2 },
 };
 
 const char *record_kind_probe(unsigned kind)
@@ -56,6 +57,7 @@ int record_decode(const void *data, size_t size, struct ctrace_event *out)
 	out->tid = r.tid;
 	out->kind = r.kind;
 	memcpy(out->arg, r.arg, sizeof(out->arg));
+	out->tsc = r.tsc;
 	out->name = bytes + sizeof(r);
 	out->name_len = r.name_len;
 	out->name_flags = CTRACE_NAME_FLAGS(r.flags);

@@ -180,11 +180,49 @@ static void test_nested_scopes_fast(void **state)
 	nested_exactly(fast);
 }
 
+/*
+ * A program built with a header before 0.2 (probe "scope", ticks only) is
+ * traced as before: its scopes are there, as long as they lasted, nested
+ * (here with milliseconds between edges: that form is only as exact as the
+ * probe's entry jitter).
+ */
+static void test_old_header_scopes_still_traced(void **state)
+{
+	struct trace_run r;
+	cJSON *outer, *inner[4];
+	double o_ts, o_end;
+	size_t n;
+
+	(void)state;
+	tr_require_root();
+	if (tr_run(&r, "old_scope", NULL, NULL) < 0)
+		fail_msg("%s", r.error);
+	assert_int_equal(r.prog_exit, 0);
+	assert_int_equal(r.tracer_exit, 0);
+	outer = tr_find(&r, "X", "old outer");
+	assert_non_null(outer);
+	n = tr_find_all(&r, "X", "old inner", inner, 4);
+	assert_int_equal(n, 2);
+	o_ts = tr_num(outer, "ts");
+	o_end = o_ts + tr_num(outer, "dur");
+	assert_true(tr_num(outer, "dur") >= 7000.0);
+	for (size_t i = 0; i < n; i++) {
+		double ts = tr_num(inner[i], "ts"), dur = tr_num(inner[i], "dur");
+
+		assert_true(dur >= 2000.0 && dur < 2000.0 * 20);
+		if (!(ts >= o_ts && ts + dur <= o_end))
+			fail_msg("old inner [%.3f, %.3f] not inside old outer [%.3f, %.3f]", ts,
+				 ts + dur, o_ts, o_end);
+	}
+	tr_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nested_scopes_int3),
 		cmocka_unit_test(test_nested_scopes_fast),
+		cmocka_unit_test(test_old_header_scopes_still_traced),
 	};
 
 	return cmocka_run_group_tests_name("scope_nesting", tests, NULL, NULL);
