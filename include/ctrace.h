@@ -131,6 +131,13 @@ static __inline__ void ctrace__scope_end(struct ctrace_scope *s)
 	if (__builtin_expect(s->tsc != 0, 0)) {
 		unsigned long long end = ctrace__rdtsc();
 
+		/*
+		 * The fields are set whenever tsc is, but gcc cannot always see
+		 * that (a goto, a loop) and warns -Wmaybe-uninitialized in the
+		 * user's function: this empty asm "writes" them. Traced path only.
+		 */
+		__asm__ __volatile__("" : "+m"(*s));
+
 		CTRACE__SITE5(scope_tsc, CTRACE__PTR(s->marker), CTRACE__PTR(s->name),
 			      CTRACE__PTR(s->args), end - s->tsc, end);
 	}
