@@ -131,12 +131,6 @@ static __inline__ void ctrace__scope_end(struct ctrace_scope *s)
 	if (__builtin_expect(s->tsc != 0, 0)) {
 		unsigned long long end = ctrace__rdtsc();
 
-		/*
-		 * The fields are set whenever tsc is, but gcc cannot always see
-		 * that (a goto, a loop) and warns -Wmaybe-uninitialized in the
-		 * user's function: this empty asm "writes" them. Traced path only.
-		 */
-		__asm__ __volatile__("" : "+m"(*s));
 
 		CTRACE__SITE5(scope_tsc, CTRACE__PTR(s->marker), CTRACE__PTR(s->name),
 			      CTRACE__PTR(s->args), end - s->tsc, end);
@@ -147,7 +141,7 @@ static __inline__ void ctrace__scope_end(struct ctrace_scope *s)
 #define CTRACE__SCOPE_BEGIN(s, marker_, name_, args_)                          \
 	do {                                                                   \
 		(s).tsc = 0;                                                   \
-		CTRACE__WHEN_ARMED(                                            \
+		CTRACE__SCOPE_WHEN_ARMED(                                      \
 			(s).marker = (marker_);                                \
 			(s).name = (name_);                                    \
 			(s).args = (args_);                                    \
@@ -164,9 +158,21 @@ struct ctrace_scope_guard {
 	ctrace_scope_guard var;                                                \
 	CTRACE__SCOPE_BEGIN(var.s, marker, name, args)
 #else
-/* C: the cleanup attribute ends the scope (gcc and clang). */
+/*
+ * C: the cleanup attribute ends the scope (gcc and clang). For gcc the
+ * fields start zeroed: it cannot always see that they are set whenever tsc
+ * is (after a goto, in a loop) and would warn -Wmaybe-uninitialized in the
+ * user's function; it keeps a scope in registers, so the zeros cost
+ * nothing. clang keeps it in memory (they would be stores) and does not warn.
+ */
+#if defined(__clang__)
+#define CTRACE__SCOPE_ZERO
+#else
+#define CTRACE__SCOPE_ZERO = { 0, 0, 0, 0 }
+#endif
 #define CTRACE__SCOPE_VAR(var, marker, name, args)                             \
-	struct ctrace_scope var __attribute__((cleanup(ctrace__scope_end)));   \
+	struct ctrace_scope var __attribute__((cleanup(ctrace__scope_end)))   \
+		CTRACE__SCOPE_ZERO;                                            \
 	CTRACE__SCOPE_BEGIN(var, marker, name, args)
 #endif
 #define CTRACE_SCOPE(marker, name, args)                                       \

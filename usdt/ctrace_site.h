@@ -76,16 +76,15 @@ volatile unsigned short ctrace_semaphore;
 
 /*
  * The guard of every site: two instructions, `cmpw $0, sem(%rip)` and a
- * not-taken `jne` to the site's out-of-line block. The compare is an asm
- * statement whose result is the flags themselves ("=@ccne": the compiler
- * branches on ZF directly, no setne/test): a volatile load in C costs gcc a
- * third instruction (load, test, branch). Not asm goto: clang before 17
- * treats every asm goto label of a function as a possible target of every
- * asm goto, and refuses any that would cross a cleanup (CTRACE_SCOPE, a C++
- * destructor) -- "cannot jump from this asm goto statement". The memory
- * operand is a reference the compiler (and LTO) sees; for a hidden symbol
- * it is %rip-relative in PIE, non-PIE and shared objects alike. asm volatile:
- * read again at every site, never hoisted out of a loop.
+ * not-taken `jne` to the site's out-of-line block, where the arguments are
+ * computed (never while untraced). A volatile load in C would cost gcc a
+ * third instruction (load, test, branch), so the compare is asm, with the
+ * semaphore as a memory operand: a reference the compiler and LTO see (for a
+ * hidden symbol, %rip-relative in PIE, non-PIE and shared objects alike).
+ * asm volatile: read again at every site, never hoisted out of a loop.
+ *
+ * ctrace__armed(): the flags are the asm's result ("=@ccne"), so the
+ * compiler branches on ZF directly (no setne/test) wherever it tests it.
  */
 static __inline__ __attribute__((always_inline)) int ctrace__armed(void)
 {
@@ -99,16 +98,43 @@ static __inline__ __attribute__((always_inline)) int ctrace__armed(void)
 #define CTRACE__ARMED() __builtin_expect(ctrace__armed(), 0)
 
 /*
- * Runs the statements only while armed. The block is unlikely, so the
- * compiler lays it out of the hot path and computes the arguments there,
- * never while untraced.
+ * CTRACE__WHEN_ARMED(statements): runs them only while armed, an if on
+ * ctrace__armed(). Not asm goto: clang before 19 (at least 14 and 16) takes
+ * every asm goto label of a function as a possible target of every asm
+ * goto, and refuses one that could cross a cleanup (a CTRACE_SCOPE, a C++
+ * destructor): "cannot jump from this asm goto statement to one of its
+ * possible targets". (gcc, too, does better with the if: around an asm goto
+ * it copies a live register back and forth, two instructions more.)
  */
-#define CTRACE__WHEN_ARMED(...)                                         \
+#define CTRACE__WHEN_ARMED(...)                                                \
 	do {                                                                   \
 		if (CTRACE__ARMED()) {                                         \
 			__VA_ARGS__                                            \
 		}                                                              \
 	} while (0)
+
+/*
+ * The same for CTRACE_SCOPE's start. gcc, given the flag as a value, merges
+ * the start's test with the end's (tsc != 0) by keeping the flag in a
+ * register (setne, test: seven instructions a scope); asm goto's branch
+ * cannot be moved, and gcc threads the end's test away (two). gcc checks
+ * only an asm goto's real targets. clang: the if (as above).
+ */
+#if defined(__clang__)
+#define CTRACE__SCOPE_WHEN_ARMED CTRACE__WHEN_ARMED
+#else
+#define CTRACE__SCOPE_WHEN_ARMED(...) CTRACE__GOTO_WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_), __VA_ARGS__)
+#define CTRACE__GOTO_WHEN_ARMED(label, ...)                                    \
+	do {                                                                   \
+		__asm__ goto("cmpw $0, %0\n\tjne %l1"                          \
+			     : : "m"(ctrace_semaphore) : "cc" : label);        \
+		if (0) {                                                       \
+		label: {                                                       \
+				__VA_ARGS__                                    \
+			}                                                      \
+		}                                                              \
+	} while (0)
+#endif
 
 #define CTRACE__CAT2(a, b) a##b
 #define CTRACE__CAT(a, b) CTRACE__CAT2(a, b)
