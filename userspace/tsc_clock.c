@@ -4,8 +4,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-/* How often a new piece begins, and how fast it may steer (1 ms a second). */
-#define PIECE_NS 1000000000.0
+/* How fast a piece may steer toward the clock (1 ms a second). */
 #define MAX_STEER 1e-3
 
 static uint64_t rdtsc(void)
@@ -38,7 +37,7 @@ static void refine_ratio(struct tsc_clock *c, uint64_t tsc, uint64_t ns)
 /* A piece from (tsc, at) whose line meets the measured clock a second later. */
 static void begin_piece(struct tsc_clock *c, uint64_t tsc, uint64_t at, uint64_t measured)
 {
-	double steer = ((double)measured - (double)at) / PIECE_NS;
+	double steer = ((double)measured - (double)at) / c->piece_ns;
 	struct tsc_piece *p;
 
 	if (c->n == c->cap) {
@@ -67,6 +66,7 @@ void tsc_clock_init(struct tsc_clock *c)
 
 	c->pieces = NULL;
 	c->n = c->cap = 0;
+	c->piece_ns = 1e9;
 	sample(&c->tsc0, &c->ns0);
 	c->ticks_per_ns = 1.0;
 	nanosleep(&pause, NULL);
@@ -82,7 +82,7 @@ void tsc_clock_update(struct tsc_clock *c)
 	sample(&tsc, &ns);
 	refine_ratio(c, tsc, ns);
 	if (c->n && tsc > c->pieces[c->n - 1].tsc &&
-	    (double)(tsc - c->pieces[c->n - 1].tsc) / c->ticks_per_ns >= PIECE_NS)
+	    (double)(tsc - c->pieces[c->n - 1].tsc) / c->ticks_per_ns >= c->piece_ns)
 		begin_piece(c, tsc, tsc_clock_to_ns(c, tsc), ns);
 	else if (!c->n)
 		begin_piece(c, tsc, ns, ns);
@@ -131,4 +131,5 @@ void tsc_clock_free(struct tsc_clock *c)
 	free(c->pieces);
 	c->pieces = NULL;
 	c->n = c->cap = 0;
+	c->piece_ns = 1e9;
 }

@@ -34,6 +34,7 @@ struct tsc_clock {
 	double ticks_per_ns;  /* the long-run ratio, since the first sample */
 	struct tsc_piece *pieces; /* in TSC order; at least one after init */
 	size_t n, cap;
+	double piece_ns;      /* how long a piece lasts at least (1 s; tests: less) */
 };
 
 /* Calibrates over ~10 ms. */
