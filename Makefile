@@ -29,11 +29,16 @@ CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 LDFLAGS  += -fsanitize=address,undefined
 endif
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Ibpf -Iusdt -Iuserspace -DCTRACE_SITE_LAYOUT_ONLY
-LIBS     := -lbpf -lelf -lz -lcjson -lm -pthread
+LIBS     := -lbpf -lelf -lz -lcjson -lcap -lm -pthread
 
 VMLINUX  := vmlinux/vmlinux.h
-BPF_OBJ  := $(BUILD)/ctrace.bpf.o
+# One BPF source, one object per program set (bpf/ctrace.bpf.c says what
+# each needs of the kernel). ctrace.skel.h, from the best set, is the one
+# interface; the others' skeletons lend only their object's bytes.
+PROGRAM_SETS := copy_str copy_user probe_read
+BPF_OBJS := $(patsubst %,$(BUILD)/ctrace_%.bpf.o,$(PROGRAM_SETS))
 SKEL     := $(BUILD)/ctrace.skel.h
+SET_SKELS := $(BUILD)/ctrace_copy_user.skel.h $(BUILD)/ctrace_probe_read.skel.h
 
 # The loader: every userspace/*.c; ctrace_bpf.c holds main().
 LOADER_SRCS := $(wildcard userspace/*.c)
@@ -47,7 +52,7 @@ UNIT_TESTS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(wildcard tests/
 INTEG_TESTS := $(patsubst tests/integration/%.c,$(BUILD)/tests/integration/%,$(wildcard tests/integration/test_*.c))
 TEST_HELPER_OBJS := $(patsubst tests/lib/%.c,$(BUILD)/tests/lib/%.o,$(wildcard tests/lib/*.c))
 
-.PHONY: fuzz all clean test unit-test header-test integration-test install deps deps-test demo bench
+.PHONY: test-program-sets fuzz all clean test unit-test header-test integration-test install deps deps-test demo bench
 all: $(BUILD)/ctrace-bpf $(EXAMPLES)
 
 # vmlinux.h is generated from the running kernel's BTF (CO-RE: the object
@@ -60,16 +65,32 @@ $(VMLINUX):
 
 # BPF_KPROBE() hands every program a `ctx` it need not use.
 BPF_WARN := -Wno-unused-parameter
-$(BPF_OBJ): bpf/ctrace.bpf.c bpf/ctrace_record.h $(VMLINUX) | $(BUILD)
+$(BUILD)/ctrace_%.bpf.o: bpf/ctrace.bpf.c bpf/ctrace_record.h $(VMLINUX) | $(BUILD)
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) $(BPF_WARN) -Ivmlinux -Ibpf -c $< -o $@.tmp
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -DCTRACE_SET=CTRACE_SET_$(shell echo $* | tr a-z A-Z) \
+		$(WARN) $(BPF_WARN) -Ivmlinux -Ibpf -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
 
-$(SKEL): $(BPF_OBJ)
+# Every set's skeleton must declare what ctrace.skel.h declares (the same
+# maps, programs and globals at the same offsets): the loader opens each
+# set's object through ctrace.skel.h. Checked here, on their text without
+# the object bytes.
+SKEL_INTERFACE = sed -e 's/ctrace_bpf_copy_user\|ctrace_bpf_probe_read/ctrace_bpf/g;s/CTRACE_BPF[A-Z_]*_SKEL_H__/SKEL/' \
+	-e '/^static inline const void \*ctrace_bpf__elf_bytes(size_t \*sz)$$/,/^}$$/d'
+$(SKEL): $(BPF_OBJS)
 	$(call msg,GEN-SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< name ctrace_bpf > $@
+	$(Q)$(BPFTOOL) gen skeleton $(BUILD)/ctrace_copy_str.bpf.o name ctrace_bpf > $@.tmp
+	$(Q)for set in copy_user probe_read; do \
+		$(BPFTOOL) gen skeleton $(BUILD)/ctrace_$$set.bpf.o name ctrace_bpf_$$set > $(BUILD)/ctrace_$$set.skel.h && \
+		{ $(SKEL_INTERFACE) $@.tmp; } > $(BUILD)/skel-interface.a && \
+		{ $(SKEL_INTERFACE) $(BUILD)/ctrace_$$set.skel.h; } > $(BUILD)/skel-interface.b && \
+		diff $(BUILD)/skel-interface.a $(BUILD)/skel-interface.b >&2 || \
+		{ echo "ctrace-bpf: the $$set program set's maps, programs or globals differ from copy_str's (above)" >&2; exit 1; }; \
+	done
+	$(Q)rm -f $(BUILD)/skel-interface.[ab] && mv $@.tmp $@
+$(SET_SKELS): $(SKEL)
 
-$(BUILD)/userspace/%.o: userspace/%.c $(wildcard userspace/*.h) bpf/ctrace_record.h usdt/ctrace_site.h $(SKEL) | $(BUILD)
+$(BUILD)/userspace/%.o: userspace/%.c $(wildcard userspace/*.h) bpf/ctrace_record.h usdt/ctrace_site.h $(SKEL) $(SET_SKELS) | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
@@ -128,11 +149,47 @@ integration-test: all $(TEST_PROGS) $(INTEG_TESTS)
 	$(Q)CTRACE_BPF=$(BUILD)/ctrace-bpf CTRACE_TEST_PROGRAMS=$(BUILD)/tests/programs \
 		./tests/run-integration $(INTEG_TESTS)
 
+# The integration suite once per BPF program set, forced, each with the
+# attach of the oldest kernels it is for (bpf/ctrace.bpf.c): copy_user with
+# perf uprobes (6.0-6.5), probe_read with perf uprobes and no BPF cookies
+# (5.8-5.14). So every fallback runs here although this kernel has better.
+PROGRAM_SET_RUNS := copy_str copy_user:CTRACE_NO_MULTI=1 probe_read:CTRACE_NO_MULTI=1:CTRACE_NO_COOKIES=1
+test-program-sets: all $(TEST_PROGS) $(INTEG_TESTS)
+	$(Q)failed=; for run in $(PROGRAM_SET_RUNS); do \
+		vars="CTRACE_PROGRAM_SET=$$(echo $$run | tr ':' ' ')"; start=$$(date +%s); \
+		echo "==== $$vars"; \
+		env $$vars CTRACE_BPF=$(BUILD)/ctrace-bpf CTRACE_TEST_PROGRAMS=$(BUILD)/tests/programs \
+			./tests/run-integration $(INTEG_TESTS) || failed="$$failed $${run%%:*}"; \
+		echo "==== $$vars: $$(( $$(date +%s) - start )) s"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "test-program-sets: failed under:$$failed" >&2; exit 1; fi
+
 # The README's test command: everything, on a fresh machine too.
 test: deps-test
 	$(Q)$(MAKE) --no-print-directory unit-test
 	$(Q)$(MAKE) --no-print-directory header-test
 	$(Q)$(MAKE) --no-print-directory integration-test
+
+# Debian's 6.1 and 6.12 cloud kernels booted under qemu (TCG) with the
+# tracer and a smoke suite inside; the traces are checked here
+# (tests/kernels/run-kernels). KERNEL_CACHE: where the kernel packages go.
+.PHONY: test-kernels kernel-test-build
+KERNEL_PROGS := every_macro scopes launched dso_loader forker armed_hello
+kernel-test-build: all $(patsubst %,$(BUILD)/tests/programs/%,$(KERNEL_PROGS)) \
+	$(BUILD)/tests/kernels/check_guest_traces $(BUILD)/tests/kernels/libearly.so $(BUILD)/tests/kernels/liblate.so
+test-kernels:
+	$(Q)./scripts/install-deps kernels
+	$(Q)$(MAKE) --no-print-directory kernel-test-build
+	$(Q)BUILD=$(BUILD) $(if $(KERNEL_CACHE),KERNEL_CACHE=$(KERNEL_CACHE)) ./tests/kernels/run-kernels
+$(BUILD)/tests/kernels/check_guest_traces: tests/kernels/check_guest_traces.c $(TEST_HELPER_OBJS) | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(LDFLAGS) $(filter %.c %.o,$^) -lcjson -lcmocka -lm -o $@
+# The dlopen()ed libraries, built the way test_libraries.c builds them.
+$(BUILD)/tests/kernels/lib%.so: tests/programs/lib/probelib.c include/ctrace.h usdt/ctrace_site.h | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -shared -fPIC -O2 $(WARN) -Iinclude -DPROBELIB_NAME='"$*"' $< -o $@
 
 # libFuzzer harnesses (tests/fuzz/: records -> JSON, and fix), ASan+UBSan,
 # bounded in time (CI: 60 s).

@@ -7,12 +7,53 @@
  * arguments to %rdi, %rsi, %rdx, %rcx, so PT_REGS_PARM1..4 read them with no
  * per-site argument table. Each hit becomes one ring-buffer record
  * (bpf/ctrace_record.h); a record that does not fit is counted in `dropped`.
+ *
+ * Built three times, one object per program set (-DCTRACE_SET=...), best
+ * first; the loader (userspace/bpf_load.c) loads the best one the running
+ * kernel takes. Every set uses: maps RINGBUF (5.8; bpf_ringbuf_output and
+ * bpf_ringbuf_query), PERCPU_ARRAY, HASH and LRU_HASH (preallocated, as
+ * sleepable programs need), global data in .rodata/.bss (5.2); helpers
+ * bpf_get_current_pid_tgid, bpf_ktime_get_ns, bpf_map_lookup_elem,
+ * bpf_map_update_elem; the tp_btf fork/exec programs (5.5) with
+ * bpf_probe_read_kernel[_str] (5.5) for CO-RE reads. Then, per set:
+ *
+ *   copy_str   sleepable uprobes (6.0), task storage (5.11) with
+ *              bpf_get_current_task_btf (5.11) and bpf_task_storage_get in
+ *              kprobe-type programs (5.12), the kfunc bpf_copy_from_user_str
+ *              (6.12), which faults a page in and stops at the NUL.
+ *   copy_user  the same without the kfunc: bpf_probe_read_user_str, and where
+ *              that faults, bpf_copy_from_user (5.10, sleepable programs only)
+ *              page by page to fault the string's pages in, then again. So
+ *              6.0 or later.
+ *   probe_read not sleepable: bpf_probe_read_user_str into a per-CPU record.
+ *              A string on a page not yet faulted in comes flagged
+ *              CTRACE_STR_FAULT, and the loader reads it from the process
+ *              (or the file). 5.8 or later.
+ *
+ * Each object declares the same maps and globals (the loader drives all
+ * three through one skeleton; the Makefile checks that their skeletons
+ * agree). The kfunc is declared only in the copy_str object: libbpf 1.1
+ * leaves an unresolved weak kfunc as a call that verifiers before 6.12
+ * reject, so an object meant for them must not mention it at all.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "ctrace_record.h"
+
+#define CTRACE_SET_COPY_STR 0
+#define CTRACE_SET_COPY_USER 1
+#define CTRACE_SET_PROBE_READ 2
+#ifndef CTRACE_SET
+#error "build with -DCTRACE_SET=CTRACE_SET_COPY_STR, _COPY_USER or _PROBE_READ"
+#endif
+#define CTRACE_SLEEPABLE (CTRACE_SET != CTRACE_SET_PROBE_READ)
+#if CTRACE_SLEEPABLE
+#define PROBE_SEC "uprobe.s"
+#else
+#define PROBE_SEC "uprobe"
+#endif
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -32,19 +73,29 @@ struct record_buf {
 	__u32 sent; /* records this thread sent (for the wake-up policy) */
 };
 
+/*
+ * Entry 0 for the tracepoints; entry 1 for the probes of the probe_read set.
+ * A per-CPU record is safe where that set is the one taken (before 6.0 the
+ * kernel runs uprobe programs with preemption off); forced on a later,
+ * fully preemptible kernel, a probe preempted mid-record could have it
+ * overwritten by another on the same CPU.
+ */
+#define SCRATCH_TRACEPOINTS 0
+#define SCRATCH_PROBES 1
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, struct record_buf);
 } scratch SEC(".maps");
 
 /*
- * The probes' programs are sleepable, so that a string on a page the
- * program has not touched yet (a literal in a cold .rodata page, any page
- * of a child just forked) is faulted in and read, instead of lost. A
- * sleepable program can be preempted, so its scratch record is per thread,
- * not per CPU.
+ * Where the probes' programs are sleepable, a string on a page the program
+ * has not touched yet (a literal in a cold .rodata page, any page of a
+ * child just forked) is faulted in and read, instead of lost. A sleepable
+ * program can be preempted, so its scratch record is per thread, not per
+ * CPU. Declared in every set (one skeleton for all); the loader does not
+ * create it for probe_read, whose kernels may not know the map type.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -53,8 +104,10 @@ struct {
 	__type(value, struct record_buf);
 } task_scratch SEC(".maps");
 
+#if CTRACE_SET == CTRACE_SET_COPY_STR
 extern int bpf_copy_from_user_str(void *dst, __u32 dst__sz,
 				  const void *unsafe_ptr__ign, __u64 flags) __weak __ksym;
+#endif
 
 /*
  * The processes being traced (tgid -> 1). The loader puts its targets in;
@@ -129,21 +182,76 @@ static __always_inline struct ctrace_record *record_init(struct ctrace_record *r
 	return r;
 }
 
-/* For the probes (sleepable): this thread's scratch record. */
+/* For the tracepoints (not sleepable): this CPU's scratch record. */
+static __always_inline struct ctrace_record *record_start_cpu(__u16 kind, __u32 entry)
+{
+	return record_init(bpf_map_lookup_elem(&scratch, &entry), kind);
+}
+
+/* For the probes: this thread's scratch record (sleepable), else this CPU's. */
 static __always_inline struct ctrace_record *record_start(__u16 kind)
 {
+#if CTRACE_SLEEPABLE
 	struct record_buf *b = bpf_task_storage_get(&task_scratch, bpf_get_current_task_btf(),
 						     0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 
 	return record_init((struct ctrace_record *)b, kind);
+#else
+	return record_start_cpu(kind, SCRATCH_PROBES);
+#endif
 }
 
-/* For the tracepoints (not sleepable): this CPU's scratch record. */
-static __always_inline struct ctrace_record *record_start_cpu(__u16 kind)
+#if CTRACE_SET == CTRACE_SET_COPY_USER
+/*
+ * A string on a page not yet faulted in: bpf_copy_from_user faults pages in,
+ * but copies a fixed size and fails if any byte of it is unmapped, so it is
+ * given one page's share of the window at a time (a short string that ends
+ * just before an unmapped page must still be read). After each page,
+ * bpf_probe_read_user_str tries again; it finds the NUL. A string of at
+ * most CTRACE_ARGS_MAX + 1 bytes spans at most two pages.
+ */
+static __always_inline long fault_in_and_read(char *dst, __u32 size, __u64 ptr)
 {
-	__u32 zero = 0;
+	__u64 at = ptr;
+	long n = -14; /* EFAULT */
 
-	return record_init(bpf_map_lookup_elem(&scratch, &zero), kind);
+	for (int page = 0; page < 2; page++) {
+		__u64 chunk = 4096 - (at & 4095);
+
+		if (chunk > ptr + size - at)
+			chunk = ptr + size - at;
+		barrier_var(chunk);
+		if (chunk > size)
+			break;
+		if (bpf_copy_from_user(dst, chunk, (const void *)at))
+			break; /* not mapped at all: a bad pointer */
+		n = bpf_probe_read_user_str(dst, size, (const void *)ptr);
+		if (n > 0)
+			break;
+		at += chunk;
+		if (at >= ptr + size)
+			break;
+	}
+	return n;
+}
+#endif
+
+/*
+ * Copies at most `size` bytes of a NUL-terminated user string, the NUL
+ * included; returns the bytes copied with the NUL, or < 0 when it could not
+ * be read (a bad pointer, or for probe_read a page not yet faulted in).
+ */
+static __always_inline long read_user_str(char *dst, __u32 size, __u64 ptr)
+{
+#if CTRACE_SET == CTRACE_SET_COPY_STR
+	return bpf_copy_from_user_str(dst, size, (const void *)ptr, 0);
+#elif CTRACE_SET == CTRACE_SET_COPY_USER
+	long n = bpf_probe_read_user_str(dst, size, (const void *)ptr);
+
+	return n > 0 ? n : fault_in_and_read(dst, size, ptr);
+#else
+	return bpf_probe_read_user_str(dst, size, (const void *)ptr);
+#endif
 }
 
 /*
@@ -170,7 +278,7 @@ static __always_inline __u32 copy_str(char *dst, __u32 max, __u64 ptr,
 		}
 	}
 	/* Read one byte more than we keep, to tell "exactly max" from "longer". */
-	n = bpf_copy_from_user_str(dst, max + 1, (const void *)ptr, 0);
+	n = read_user_str(dst, max + 1, ptr);
 	if (n <= 0) {
 		*flags |= CTRACE_STR_FAULT << shift;
 		return 0;
@@ -240,7 +348,7 @@ static __always_inline int record_emit(struct ctrace_record *r, __u64 name_ptr,
 	return 0;
 }
 
-SEC("uprobe.s")
+SEC(PROBE_SEC)
 int BPF_KPROBE(ctrace_span_begin, __u64 marker, __u64 span, __u64 name,
 	       __u64 args)
 {
@@ -255,7 +363,7 @@ int BPF_KPROBE(ctrace_span_begin, __u64 marker, __u64 span, __u64 name,
 	return record_emit(r, name, args, PT_REGS_RC(ctx));
 }
 
-SEC("uprobe.s")
+SEC(PROBE_SEC)
 int BPF_KPROBE(ctrace_span_end, __u64 span, __u64 args, __u64 lit)
 {
 	struct ctrace_record *r = record_start(CTRACE_KIND_SPAN_END);
@@ -267,7 +375,7 @@ int BPF_KPROBE(ctrace_span_end, __u64 span, __u64 args, __u64 lit)
 	return record_emit(r, 0, args, lit);
 }
 
-SEC("uprobe.s")
+SEC(PROBE_SEC)
 int BPF_KPROBE(ctrace_instant, __u64 marker, __u64 name, __u64 scope,
 	       __u64 args)
 {
@@ -295,19 +403,19 @@ static __always_inline int counter(__u16 kind, __u64 marker,
 	return record_emit(r, name, 0, lit);
 }
 
-SEC("uprobe.s")
+SEC(PROBE_SEC)
 int BPF_KPROBE(ctrace_counter_set, __u64 marker, __u64 name, __u64 bits, __u64 lit)
 {
 	return counter(CTRACE_KIND_COUNTER_SET, marker, name, bits, lit);
 }
 
-SEC("uprobe.s")
+SEC(PROBE_SEC)
 int BPF_KPROBE(ctrace_counter_add, __u64 marker, __u64 name, __u64 bits, __u64 lit)
 {
 	return counter(CTRACE_KIND_COUNTER_ADD, marker, name, bits, lit);
 }
 
-SEC("uprobe.s")
+SEC(PROBE_SEC)
 int BPF_KPROBE(ctrace_new_pid, __u64 marker, __u64 pname, __u64 lit)
 {
 	struct ctrace_record *r = record_start(CTRACE_KIND_NEW_PID);
@@ -319,7 +427,7 @@ int BPF_KPROBE(ctrace_new_pid, __u64 marker, __u64 pname, __u64 lit)
 	return record_emit(r, pname, 0, lit);
 }
 
-SEC("uprobe.s")
+SEC(PROBE_SEC)
 int BPF_KPROBE(ctrace_discard, __u64 marker)
 {
 	struct ctrace_record *r = record_start(CTRACE_KIND_DISCARD);
@@ -331,7 +439,7 @@ int BPF_KPROBE(ctrace_discard, __u64 marker)
 }
 
 /* The end of a CTRACE_SCOPE: its start travels as the ticks it lasted. */
-SEC("uprobe.s")
+SEC(PROBE_SEC)
 int BPF_KPROBE(ctrace_scope, __u64 marker, __u64 name, __u64 args, __u64 ticks)
 {
 	struct ctrace_record *r = record_start(CTRACE_KIND_SCOPE);
@@ -350,7 +458,7 @@ int BPF_KPROBE(ctrace_scope, __u64 marker, __u64 name, __u64 args, __u64 ticks)
  * the loader converts both edges with one mapping (the probe's own entry,
  * later by a varying few hundred ns, no longer stamps the end).
  */
-SEC("uprobe.s")
+SEC(PROBE_SEC)
 int BPF_KPROBE(ctrace_scope_tsc, __u64 marker, __u64 name, __u64 args, __u64 ticks)
 {
 	struct ctrace_record *r = record_start(CTRACE_KIND_SCOPE_TSC);
@@ -369,7 +477,7 @@ int BPF_KPROBE(ctrace_scope_tsc, __u64 marker, __u64 name, __u64 args, __u64 tic
 static __always_inline void process_record(__u16 kind, __u64 a0, __u64 a1,
 					   const char *path)
 {
-	struct ctrace_record *r = record_start_cpu(kind);
+	struct ctrace_record *r = record_start_cpu(kind, SCRATCH_TRACEPOINTS);
 	long n = 0;
 
 	if (!r)

@@ -15,8 +15,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
+#include <linux/perf_event.h>
 #include "ctrace.skel.h"
 #include "ctrace_site.h"
+#include "elf_init.h"
+#include "file_maps.h"
 #include "proc_maps.h"
 #include "usdt_notes.h"
 
@@ -228,9 +231,16 @@ static int link_perf(struct ctrace_bpf *skel, int kind, const char *path,
 	LIBBPF_OPTS(bpf_uprobe_opts, opts);
 
 	opts.ref_ctr_offset = ref_ctr;
-	opts.bpf_cookie = cookie;
+	opts.bpf_cookie = a->cookies ? cookie : 0;
 	link = bpf_program__attach_uprobe_opts(program_at(skel, kind), pid, path,
 					       offset, &opts);
+	if (!link && errno == EOPNOTSUPP && opts.bpf_cookie) {
+		/* The kernel has no perf links after all: no cookies from now on. */
+		a->cookies = false;
+		opts.bpf_cookie = 0;
+		link = bpf_program__attach_uprobe_opts(program_at(skel, kind), pid, path,
+						       offset, &opts);
+	}
 	if (!link)
 		return -errno;
 	if (grow((void **)&a->links, &a->cap_links, a->n_links, sizeof(*a->links))) {
@@ -239,6 +249,79 @@ static int link_perf(struct ctrace_bpf *skel, int kind, const char *path,
 	}
 	a->links[a->n_links++] = link;
 	return 0;
+}
+
+/* The kernel's uprobe PMU (perf_event_attr.type), or -1. */
+static int uprobe_pmu_type(void)
+{
+	static int type = -2;
+
+	if (type == -2) {
+		FILE *f = fopen("/sys/bus/event_source/devices/uprobe/type", "re");
+
+		if (!f || fscanf(f, "%d", &type) != 1)
+			type = -1;
+		if (f)
+			fclose(f);
+	}
+	return type;
+}
+
+/*
+ * Perf-uprobe mode: the semaphore is raised by a uprobe of its own, with no
+ * program, at `offset`. A perf uprobe is registered (the semaphore up) one
+ * syscall before its program is bound, so a site that carried the semaphore
+ * would lose what it fires in between (in a loop from CTRACE_ENABLED() on:
+ * thousands of events); here every site already has its program.
+ */
+static int perf_arm(const char *path, uint64_t offset, uint64_t sema, int pid,
+		    struct attachment *a)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = (__u32)uprobe_pmu_type();
+	attr.config = sema << 32; /* format/ref_ctr_offset: config:32-63 */
+	attr.config1 = (uintptr_t)path;
+	attr.config2 = offset;
+	if (uprobe_pmu_type() < 0)
+		return -ENOENT;
+	/* Every process (pid -1) is one event per CPU for perf; CPU 0 is enough to arm. */
+	fd = (int)syscall(__NR_perf_event_open, &attr, pid < 0 ? -1 : pid, pid < 0 ? 0 : -1, -1,
+			  PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (grow((void **)&a->link_fds, &a->cap_fds, a->n_fds, sizeof(int))) {
+		close(fd);
+		return -ENOMEM;
+	}
+	a->link_fds[a->n_fds++] = fd;
+	if (a->verbose)
+		fprintf(stderr, "ctrace-bpf: raised the semaphore of %s with a uprobe at +0x%llx\n",
+			path, (unsigned long long)offset);
+	return 0;
+}
+
+/*
+ * Where to arm: the object's .init code (ran once, at load), else the
+ * armer site's other nop (that site then traps twice a hit).
+ */
+static int perf_arm_object(const struct mapped_object *obj, const struct site_set *set,
+			   int pid, struct attachment *a)
+{
+	uint64_t init = elf_init_offset(obj->host_path);
+	uint64_t other = a->fast ? set->armer_offset - CTRACE_SITE_NOP5_OFFSET :
+				   set->armer_offset + CTRACE_SITE_NOP5_OFFSET;
+	int err = init ? perf_arm(obj->host_path, init, set->armer_sema, pid, a) : -ENOENT;
+
+	if (err)
+		err = perf_arm(obj->host_path, other, set->armer_sema, pid, a);
+	if (err)
+		fprintf(stderr, "ctrace-bpf: cannot raise the semaphore of %s: %s\n", obj->path,
+			strerror(-err));
+	return err;
 }
 
 /* Attaches `cnt` sites of one kind (one link in multi mode). */
@@ -258,7 +341,8 @@ static int attach_sites(struct ctrace_bpf *skel, int pid,
 		if (!refs)
 			return -ENOMEM;
 		refs[cnt - 1] = sema;
-		fd = link_multi(skel, kind, obj->host_path, offsets, refs, cookies, cnt, pid);
+		fd = link_multi(skel, kind, obj->host_path, offsets, refs,
+				a->cookies ? cookies : NULL, cnt, pid);
 		err = fd < 0 ? -errno : 0;
 		free(refs);
 		if (fd >= 0 && grow((void **)&a->link_fds, &a->cap_fds, a->n_fds, sizeof(int))) {
@@ -275,6 +359,13 @@ static int attach_sites(struct ctrace_bpf *skel, int pid,
 		for (size_t i = 0; i < cnt && !err; i++)
 			err = link_perf(skel, kind, obj->host_path, offsets[i],
 					i == cnt - 1 ? sema : 0, cookies[i], pid, a);
+	}
+	if (err == -EACCES && !a->multi) {
+		/* The uprobe PMU wants more than CAP_PERFMON (uprobe_multi links do not). */
+		fprintf(stderr, "ctrace-bpf: cannot attach to ctrace:%s in %s: %s: without uprobe_multi links"
+			" (Linux 6.6) perf uprobes need CAP_SYS_ADMIN too; run it as root\n",
+			programs[kind].probe, obj->path, strerror(-err));
+		return -ECANCELED;
 	}
 	if (err) {
 		fprintf(stderr, "ctrace-bpf: cannot attach to ctrace:%s in %s: %s\n",
@@ -303,9 +394,16 @@ static int attach_object(struct ctrace_bpf *skel, int pid,
 	for (int k = 0; k < KIND_COUNT && !err; k++)
 		err = attach_sites(skel, pid, obj, k, set.offsets[k], set.cookies[k],
 				   set.n[k], 0, a);
-	if (!err && set.armer_kind >= 0)
+	if (!err && set.armer_kind >= 0 && a->multi)
 		err = attach_sites(skel, pid, obj, set.armer_kind, &set.armer_offset,
 				   &set.armer_cookie, 1, set.armer_sema, a);
+	else if (!err && set.armer_kind >= 0) {
+		/* Perf uprobes: the armer site like any other, then the semaphore apart. */
+		err = attach_sites(skel, pid, obj, set.armer_kind, &set.armer_offset,
+				   &set.armer_cookie, 1, 0, a);
+		if (!err)
+			err = perf_arm_object(obj, &set, pid, a);
+	}
 	site_set_free(&set);
 	return err ? err : (int)(a->sites - before);
 }
@@ -339,6 +437,8 @@ int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a)
 	ret = proc_maps_objects(pid, &objs);
 	if (ret < 0)
 		return ret;
+	if (a->files)
+		file_maps_snapshot(a->files, pid);
 	for (size_t i = 0; i < objs.n; i++) {
 		int n = attach_once(skel, pid, &objs.v[i], a);
 
@@ -423,10 +523,13 @@ void attachment_free(struct attachment *a)
 	free(a->link_fds);
 	key_map_free(&a->seen);
 	{
-		bool global = a->global, fast = a->fast;
+		bool global = a->global, fast = a->fast, cookies = a->cookies;
+		struct file_maps *files = a->files;
 
 		attachment_init(a, a->multi, a->verbose);
+		a->files = files;
 		a->global = global;
 		a->fast = fast;
+		a->cookies = cookies;
 	}
 }

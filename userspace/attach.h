@@ -15,6 +15,7 @@
 
 struct ctrace_bpf;
 struct bpf_link;
+struct file_maps;
 
 struct attachment {
 	/*
@@ -39,6 +40,15 @@ struct attachment {
 	 * parent had hit dies of SIGSEGV (tests/integration/test_fork_safety.c).
 	 */
 	bool fast;
+	/*
+	 * cookies: each site's address goes with its uprobe as the BPF cookie
+	 * (for bpftool and for programs that want it). libbpf refuses a
+	 * nonzero cookie on a perf uprobe where the kernel has no BPF links for
+	 * perf events (before 5.15): then none is passed.
+	 */
+	bool cookies;
+	/* Where each attach round leaves the process's read-only file mappings (or NULL). */
+	struct file_maps *files;
 	struct bpf_link **links; /* perf-event uprobes */
 	size_t n_links, cap_links;
 	int *link_fds;           /* uprobe_multi links */
@@ -57,8 +67,9 @@ void attachment_init(struct attachment *a, bool multi, bool verbose);
  * searched before (call again to pick up libraries loaded later). Returns
  * the number of sites newly attached (0: none new), -ESRCH when the
  * process is gone, -EOPNOTSUPP when uprobe_multi links are refused (reload
- * the programs without multi and start again), other -errno when the kernel
- * refused (a message was printed).
+ * the programs without multi and start again), -ECANCELED when perf uprobes
+ * were refused for want of a capability, other -errno when the kernel
+ * refused (a message was printed for both).
  */
 int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a);
 

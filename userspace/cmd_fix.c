@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include "commands.h"
 #include "output_file.h"
+#include "sudo_user.h"
 #include "trace_fix.h"
 
 static const char usage_text[] =
@@ -34,17 +35,9 @@ static const char usage_text[] =
 	"  -o, --output OUT   write the repaired trace here instead\n"
 	"  -h, --help         this text\n";
 
-/* The user who ran sudo, or -1. */
-static uid_t sudo_uid(void)
-{
-	const char *s = getenv("SUDO_UID");
-
-	return s && *s ? (uid_t)strtoul(s, NULL, 10) : (uid_t)-1;
-}
-
 static void say_result(const char *file, const char *out, const struct trace_fix_result *r)
 {
-	fprintf(stderr, "ctrace-bpf: repaired %s%s%s: kept %llu events%s; dropped %llu bytes of cut-off text",
+	fprintf(stderr, "ctrace-bpf: repaired %s%s%s: kept %llu events%s; removed %llu bytes (the cut-off tail, damaged lines, the old end and anything after it)",
 		file, out ? " into " : "", out ? (strcmp(out, "-") ? out : "standard output") : "",
 		(unsigned long long)r->events,
 		r->context_kept ? " and the context" : " (the context was cut: not kept)",
@@ -223,7 +216,7 @@ static int fix_in_place(const char *file)
 			file);
 		return 1;
 	}
-	if (st.st_uid != geteuid() && st.st_uid != sudo_uid()) {
+	if (st.st_uid != sudo_user_owner()) {
 		fprintf(stderr, "ctrace-bpf: will not rewrite %s: it belongs to another user (uid %u); give -o OUT\n",
 			file, (unsigned)st.st_uid);
 		return 1;

@@ -22,7 +22,9 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include "attach.h"
+#include "bpf_load.h"
 #include "commands.h"
+#include "file_maps.h"
 #include "ctrace.skel.h"
 #include "json_writer.h"
 #include "launch.h"
@@ -30,11 +32,13 @@
 #include "output_file.h"
 #include "preflight.h"
 #include "proc_info.h"
+#include "ptrace_access.h"
 #include "record_decode.h"
 #include "targets.h"
 #include "trace_file.h"
 #include "trace_model.h"
 #include "trace_options.h"
+#include "usdt_notes.h"
 
 static volatile sig_atomic_t stop_signal;
 
@@ -69,8 +73,11 @@ struct session {
 	struct trace_model model;
 	struct tsc_clock tsc;
 	struct literal_cache literals;
+	struct file_maps files;  /* for strings of processes gone (late_read) */
 	uint64_t drops_reported;
 	struct bpf_link *exec_link, *fork_link; /* the sched_process tracepoints */
+	const struct stat *exe;  /* --exe: the program's file */
+	struct bpf_choice programs; /* which BPF programs were loaded, and why */
 	unsigned batch;  /* records taken in this round (see RECORDS_PER_ROUND) */
 	int pending[64]; /* processes the kernel told of (fork/exec), to attach */
 	int n_pending;
@@ -87,11 +94,17 @@ static void late_read(struct session *s, struct ctrace_event *ev, int arg,
 	if (arg < 0 || !(*flags & CTRACE_STR_FAULT))
 		return;
 	n = proc_read_str((int)ev->tgid, ev->arg[arg], buf, max, &truncated);
-	if (n < 0) {
-		s->stats.unreadable_strings++;
-		return;
+	if (n >= 0) {
+		s->stats.late_string_reads++;
+	} else {
+		/* The process is gone: a string of a read-only file mapping is the file's. */
+		n = file_maps_read_str(&s->files, ev->tgid, ev->arg[arg], buf, max, &truncated);
+		if (n < 0) {
+			s->stats.unreadable_strings++;
+			return;
+		}
+		s->stats.file_string_reads++;
 	}
-	s->stats.late_string_reads++;
 	*str = buf;
 	*len = (size_t)n;
 	*flags = truncated ? CTRACE_STR_TRUNCATED : 0;
@@ -145,10 +158,13 @@ static int on_record(void *ctx, void *data, size_t size)
 	if ((ev.kind == CTRACE_KIND_FORK || ev.kind == CTRACE_KIND_EXEC) &&
 	    s->n_pending < (int)(sizeof(s->pending) / sizeof(s->pending[0])))
 		s->pending[s->n_pending++] = (int)(ev.kind == CTRACE_KIND_FORK ? ev.arg[1] : ev.arg[0]);
-	if (ev.kind == CTRACE_KIND_EXEC)
+	if (ev.kind == CTRACE_KIND_EXEC) {
 		literal_cache_exec(&s->literals, (uint32_t)ev.arg[0]);
-	else if (ev.kind == CTRACE_KIND_FORK)
+		file_maps_exec(&s->files, (uint32_t)ev.arg[0]);
+	} else if (ev.kind == CTRACE_KIND_FORK) {
 		literal_cache_fork(&s->literals, (uint32_t)ev.arg[0], (uint32_t)ev.arg[1]);
+		file_maps_fork(&s->files, (uint32_t)ev.arg[0], (uint32_t)ev.arg[1]);
+	}
 	literal_read(s, &ev, record_name_arg(ev.kind), &ev.name, &ev.name_len,
 		     &ev.name_flags, CTRACE_NAME_MAX - 1);
 	literal_read(s, &ev, record_args_arg(ev.kind), &ev.args, &ev.args_len,
@@ -174,55 +190,6 @@ static void report_drops(struct session *s, int pid)
 	s->drops_reported = total;
 }
 
-/*
- * Opens and loads the BPF programs: for uprobe_multi links when `multi`
- * (one link per probe kind and object: fast to attach and to detach, and
- * the program is bound before any uprobe is registered), else for one
- * perf-event uprobe per site.
- */
-static struct ctrace_bpf *load_programs(const struct trace_options *o, bool multi,
-					bool global, const struct stat *exe)
-{
-	struct ctrace_bpf *skel = ctrace_bpf__open();
-	int err;
-
-	if (!skel) {
-		fprintf(stderr, "ctrace-bpf: cannot open the BPF object: %s\n", strerror(errno));
-		return NULL;
-	}
-	if (o->buffer_size &&
-	    bpf_map__set_max_entries(skel->maps.events, (__u32)o->buffer_size)) {
-		fprintf(stderr, "ctrace-bpf: cannot size the ring buffer to %lu bytes\n", o->buffer_size);
-		goto fail;
-	}
-	/* Wake the loader when an eighth of the ring buffer is in use. */
-	skel->rodata->wakeup_bytes = bpf_map__max_entries(skel->maps.events) / 8;
-	skel->rodata->filter_by_map = global;
-	skel->rodata->follow_forks = o->follow;
-	if (exe) {
-		/* The kernel's s_dev encoding: major << 20 | minor. */
-		skel->rodata->exe_ino = exe->st_ino;
-		skel->rodata->exe_dev = (__u32)((major(exe->st_dev) << 20) | minor(exe->st_dev));
-	}
-	if (multi)
-		attach_prepare_multi(skel);
-	err = ctrace_bpf__load(skel);
-	if (err) {
-		if (!multi && err == -EPERM)
-			fprintf(stderr, "ctrace-bpf: the kernel does not let this process load BPF programs (%s):"
-				" CAP_BPF and CAP_PERFMON count only in the initial user namespace; in a container, run ctrace-bpf on the host\n",
-				strerror(-err));
-		else if (!multi)
-			fprintf(stderr, "ctrace-bpf: the kernel refused the BPF program: %s (run with -v for the verifier's log)\n",
-				strerror(-err));
-		goto fail; /* with multi, quietly: the caller tries without */
-	}
-	return skel;
-fail:
-	ctrace_bpf__destroy(skel);
-	return NULL;
-}
-
 /* Marks a process as traced for the BPF side and the loop; attaches its objects. */
 static void mark_traced(struct session *s, int pid);
 
@@ -237,62 +204,24 @@ static int add_target(struct session *s, int pid)
 	return err == -ESRCH ? 0 : err; /* gone already: its exit ends it */
 }
 
-/* Loads the programs and attaches to every starting target. */
+/* The starting targets, attached once the programs are loaded (bpf_load.c). */
 static int trace_exe(struct session *s, const char *exe_path, const struct stat *exe);
 
-static int load_and_attach(struct session *s, const struct stat *exe)
+static int attach_targets(void *ctx)
 {
+	struct session *s = ctx;
 	const struct trace_options *o = s->o;
-	bool global = o->follow || o->exe;
-	/* CTRACE_NO_MULTI=1 forces one perf-event uprobe per site (to compare). */
-	int first = getenv("CTRACE_NO_MULTI") ? 0 : 1;
+	int err = 0;
 
-	for (int multi = first; multi >= 0; multi--) {
-		int err = 0;
-
-		s->skel = load_programs(o, multi, global, exe);
-		if (!s->skel) {
-			if (multi)
-				continue;
-			return -EINVAL;
-		}
-		/*
-		 * Forks and execs are watched before any probe is attached: a
-		 * target may fork or exec the moment CTRACE_ENABLED() turns true.
-		 */
-		s->exec_link = bpf_program__attach(s->skel->progs.ctrace_exec);
-		if (o->follow)
-			s->fork_link = bpf_program__attach(s->skel->progs.ctrace_fork);
-		if (!s->exec_link || (o->follow && !s->fork_link)) {
-			fprintf(stderr, "ctrace-bpf: cannot watch the sched_process tracepoints: %s\n",
-				strerror(errno));
-			return -errno;
-		}
-		attachment_init(&s->att, multi, o->verbose);
-		s->att.global = global;
-		s->att.fast = o->fast;
-		targets_free(&s->targets);
-		if (o->exe)
-			err = trace_exe(s, o->exe, exe);
-		for (int i = 0; i < o->n_pids && err >= 0; i++) {
-			err = add_target(s, o->pids[i]);
-			if (err == 0 && !targets_has(&s->targets, o->pids[i]))
-				err = -ESRCH;
-		}
-		if (err == -EOPNOTSUPP && multi) {
-			if (o->verbose)
-				fputs("ctrace-bpf: no uprobe_multi links on this kernel: one uprobe per site\n", stderr);
-			attachment_free(&s->att);
-			bpf_link__destroy(s->exec_link);
-			bpf_link__destroy(s->fork_link);
-			s->exec_link = s->fork_link = NULL;
-			ctrace_bpf__destroy(s->skel);
-			s->skel = NULL;
-			continue;
-		}
-		return err < 0 ? err : 0;
+	targets_free(&s->targets);
+	if (o->exe)
+		err = trace_exe(s, o->exe, s->exe);
+	for (int i = 0; i < o->n_pids && err >= 0; i++) {
+		err = add_target(s, o->pids[i]);
+		if (err == 0 && !targets_has(&s->targets, o->pids[i]))
+			err = -ESRCH;
 	}
-	return -EINVAL;
+	return err;
 }
 
 /* Puts a process in the BPF side's set of traced processes. */
@@ -338,6 +267,26 @@ static int trace_exe(struct session *s, const char *exe_path, const struct stat 
 	return err;
 }
 
+/* --exe names a program: an ELF executable or shared object (else one line, false). */
+static bool exe_is_program(const char *path)
+{
+	struct usdt_note_list notes = { 0 };
+	char err[256];
+	int rc = usdt_notes_read(path, &notes, err, sizeof(err));
+
+	usdt_note_list_free(&notes);
+	if (rc == -ENOEXEC || rc == -EINVAL) {
+		fprintf(stderr, "ctrace-bpf: --exe %s: %s (not an ELF program); give the path of an executable built with include/ctrace.h\n",
+			path, err);
+		return false;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "ctrace-bpf: --exe %s: %s\n", path, err);
+		return false;
+	}
+	return true;
+}
+
 static const char *signal_reason(int sig)
 {
 	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP";
@@ -362,6 +311,7 @@ int cmd_trace(int argc, char **argv)
 	memset(&s, 0, sizeof(s));
 	memset(&target, 0, sizeof(target));
 	literal_cache_init(&s.literals);
+	file_maps_init(&s.files);
 	attachment_init(&s.att, false, false);
 	trace_options_parse(argc, argv, &o);
 	s.o = &o;
@@ -394,11 +344,17 @@ int cmd_trace(int argc, char **argv)
 		fprintf(stderr, "ctrace-bpf: --exe %s: %s\n", o.exe, strerror(errno));
 		return 1;
 	}
+	if (o.exe && !exe_is_program(o.exe))
+		return 1;
 	if (!preflight_privileges() || !preflight_kernel())
 		return 1;
 	if (o.command) {
 		/* Held before its first instruction, its libraries mapped. */
-		if (launch_start(&launched, o.command) < 0)
+		/* With -o -, standard output is the trace's alone: the command prints to our stderr. */
+		bool trace_on_stdout = o.output && !strcmp(o.output, "-");
+
+		if (launch_start_with_stdout(&launched, o.command,
+					     trace_on_stdout ? STDERR_FILENO : -1) < 0)
 			return 127;
 		first_pid = launched.pid;
 		o.pids[o.n_pids++] = launched.pid;
@@ -447,19 +403,30 @@ int cmd_trace(int argc, char **argv)
 
 	if (stop_signal)
 		goto out; /* stopped before anything was attached: no file left */
-	err = load_and_attach(&s, o.exe ? &exe_st : NULL);
+	s.exe = o.exe ? &exe_st : NULL;
+	err = bpf_load_and_attach(&o, s.exe,
+				  &(struct bpf_load_target){ &s.skel, &s.exec_link, &s.fork_link,
+							     &s.att, &s.files, attach_targets, &s },
+				  &s.programs);
 	if (err == -ESRCH) {
 		fprintf(stderr, "ctrace-bpf: the process exited before it could be traced\n");
 		goto out;
 	}
 	if (err == -EACCES || err == -EPERM) {
-		fprintf(stderr, "ctrace-bpf: cannot read the memory map of process %d: %s"
-			" (it needs root in the process's own PID and user namespace, or CAP_SYS_PTRACE)\n",
-			first_pid, strerror(-err));
+		char why[512];
+
+		ptrace_access_explain(first_pid, why, sizeof(why));
+		fprintf(stderr, "ctrace-bpf: cannot read the memory map of process %d: %s (%s)\n",
+			first_pid, strerror(-err), why);
 		goto out;
 	}
 	if (err)
 		goto out; /* said why */
+	if (!s.att.sites && first_pid && !s.att.looked_in[0] && proc_exited(first_pid)) {
+		/* Gone while we loaded: its maps were empty, not without probes. */
+		fprintf(stderr, "ctrace-bpf: process %d exited before it could be traced\n", first_pid);
+		goto out;
+	}
 	if (!s.att.sites) {
 		if (o.exe)
 			fprintf(stderr, "ctrace-bpf: %s has no ctrace probes. Build it with include/ctrace.h and use its CTRACE_* macros.\n",
@@ -471,6 +438,7 @@ int cmd_trace(int argc, char **argv)
 		goto out;
 	}
 	facts.probes_attached = s.att.sites;
+	bpf_choice_facts(&s.programs, &facts);
 	facts.objects_with_probes = s.att.objects_with_probes;
 	started = true;
 	for (size_t i = 0; i < s.targets.n; i++) {
@@ -609,6 +577,7 @@ out:
 	targets_free(&s.targets);
 	literal_cache_free(&s.literals);
 	tsc_clock_free(&s.tsc);
+	file_maps_free(&s.files);
 	proc_facts_free(&target);
 	if (o.command) {
 		int code;

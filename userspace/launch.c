@@ -19,6 +19,7 @@
  * never do so.
  */
 #include "launch.h"
+#include "sudo_user.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -54,17 +55,6 @@ struct identity {
 	int ngroups;
 };
 
-static int parse_id(const char *s, unsigned long *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || *v >= (unsigned long)UINT32_MAX || s[0] == '-')
-		return -EINVAL;
-	return 0;
-}
-
 /*
  * Everything the child needs to change user is looked up here, before the
  * fork: between fork and exec only async-signal-safe calls are allowed, and
@@ -72,21 +62,18 @@ static int parse_id(const char *s, unsigned long *v)
  */
 static int sudo_identity(struct identity *id)
 {
-	const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
-	unsigned long uid, gid;
+	struct sudo_user su;
 	struct passwd *pw;
 	int n = 16;
 
 	memset(id, 0, sizeof(*id));
-	if (geteuid() != 0 || !su || !sg)
-		return 0;
-	if (parse_id(su, &uid) || parse_id(sg, &gid)) {
-		fprintf(stderr, "ctrace-bpf: SUDO_UID/SUDO_GID ('%s', '%s') are not user and group ids\n", su, sg);
+	if (sudo_user_get(&su) < 0)
 		return -EINVAL;
-	}
+	if (!su.set)
+		return 0;
 	id->drop = true;
-	id->uid = (uid_t)uid;
-	id->gid = (gid_t)gid;
+	id->uid = su.uid;
+	id->gid = su.gid;
 	pw = getpwuid(id->uid);
 	for (;;) {
 		gid_t *g = realloc(id->groups, (size_t)n * sizeof(*g));
@@ -121,10 +108,13 @@ static void child_fail(int fd, enum child_step step, int err)
 	_exit(127);
 }
 
-static void child_run(int fd, const struct identity *id, char *const argv[])
+static void child_run(int fd, const struct identity *id, char *const argv[], int stdout_fd)
 {
 	struct sigaction dfl = { 0 };
 	sigset_t none;
+
+	if (stdout_fd >= 0 && dup2(stdout_fd, STDOUT_FILENO) < 0)
+		child_fail(fd, STEP_EXEC, errno);
 
 	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
 		child_fail(fd, STEP_PTRACE, errno);
@@ -445,6 +435,11 @@ static int hold_at_entry(struct launch *l, int fd, const char *cmd,
 
 int launch_start(struct launch *l, char *const argv[])
 {
+	return launch_start_with_stdout(l, argv, -1);
+}
+
+int launch_start_with_stdout(struct launch *l, char *const argv[], int stdout_fd)
+{
 	struct identity id;
 	int pipefd[2], rc;
 
@@ -468,7 +463,7 @@ int launch_start(struct launch *l, char *const argv[])
 	l->pid = fork();
 	if (l->pid == 0) {
 		close(pipefd[0]);
-		child_run(pipefd[1], &id, argv);
+		child_run(pipefd[1], &id, argv, stdout_fd);
 	}
 	if (l->pid < 0) {
 		rc = -errno;

@@ -64,6 +64,13 @@ struct launch {
  */
 int launch_start(struct launch *l, char *const argv[]);
 
+/*
+ * The same, with the command's standard output on `stdout_fd` (-1: ours).
+ * With `-o -` the trace is our standard output, and what the command
+ * prints must not land in the middle of its JSON.
+ */
+int launch_start_with_stdout(struct launch *l, char *const argv[], int stdout_fd);
+
 /* Lets the held child run (detaches ptrace). 0, or -errno (-ESRCH: it died
  * while held; launch_reap() then reaps it). */
 int launch_resume(struct launch *l);

@@ -3,20 +3,17 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
-
-/* The user who ran sudo, or -1. */
-static uid_t sudo_uid(void)
-{
-	const char *s = getenv("SUDO_UID");
-
-	return s && *s ? (uid_t)strtoul(s, NULL, 10) : (uid_t)-1;
-}
+#include "sudo_user.h"
 
 static int refuse(int fd, const char *path, const char *why)
 {
@@ -27,47 +24,106 @@ static int refuse(int fd, const char *path, const char *why)
 	return -1;
 }
 
+/*
+ * Kernel file systems whose "files" are interfaces (a process's memory,
+ * kernel tunables, cgroup controls): writing a trace there does harm or
+ * fails half-way, so their files are no place for one.
+ */
+static bool on_kernel_fs(const struct statfs *fs)
+{
+	switch ((unsigned long)fs->f_type) {
+	case PROC_SUPER_MAGIC: case SYSFS_MAGIC: case DEBUGFS_MAGIC:
+	case TRACEFS_MAGIC: case SECURITYFS_MAGIC: case CGROUP_SUPER_MAGIC:
+	case CGROUP2_SUPER_MAGIC: case BPF_FS_MAGIC: case EFIVARFS_MAGIC:
+	case PSTOREFS_MAGIC: case DEVPTS_SUPER_MAGIC:
+		return true;
+	}
+	return false;
+}
+
+/*
+ * What is already at `path`, judged before it is opened: opening a FIFO
+ * blocks until a reader comes, opening some devices has effects of its own
+ * (a watchdog starts counting), and /proc/PID/mem is a "regular" file.
+ * NULL if a trace may go there.
+ */
+static const char *unfit_existing(const char *path, const struct stat *st)
+{
+	struct statfs fs;
+
+	if (S_ISLNK(st->st_mode))
+		return "it is a symbolic link";
+	/* /dev/null (char 1:3) takes everything and does nothing: a trace thrown away. */
+	if (S_ISCHR(st->st_mode) && major(st->st_rdev) == 1 && minor(st->st_rdev) == 3)
+		return NULL;
+	if (!S_ISREG(st->st_mode))
+		return S_ISFIFO(st->st_mode) ? "not a plain file (a FIFO; for a pipe use -o - | ...)" :
+		       S_ISDIR(st->st_mode)  ? "it is a directory" :
+					       "not a plain file (a device or socket)";
+	if (statfs(path, &fs) == 0 && on_kernel_fs(&fs))
+		return "not a plain file (a kernel interface under /proc, /sys or the like)";
+	if (st->st_uid != sudo_user_owner())
+		return "it belongs to another user";
+	if (st->st_nlink > 1)
+		return "it has other hard links";
+	return NULL;
+}
+
+/*
+ * One tracer per file: two writing one file interleave into invalid JSON.
+ * The lock is held as long as the file is open (our whole run).
+ */
+static int lock_output(int fd, const char *path)
+{
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return fd;
+	if (errno == EWOULDBLOCK)
+		return refuse(fd, path, "another ctrace-bpf is writing it");
+	return refuse(fd, path, strerror(errno));
+}
+
 int output_open(const char *path, bool *created_out)
 {
-	const int flags = O_WRONLY | O_NOFOLLOW | O_CLOEXEC;
-	bool created = true;
-	struct stat st;
+	const int flags = O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+	struct sudo_user su;
+	struct stat st, fst;
+	const char *why;
 	int fd;
 
 	*created_out = false;
 	if (!strcmp(path, "-"))
 		return fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
+	if (sudo_user_get(&su) < 0)
+		return -1;
 	/* O_EXCL tells a file we create from one that was there. */
 	fd = open(path, flags | O_CREAT | O_EXCL, 0644);
-	if (fd < 0 && errno == EEXIST) {
-		created = false;
-		fd = open(path, flags);
+	if (fd >= 0) {
+		if (su.set && fchown(fd, su.uid, su.gid) != 0) /* not fatal: the trace is written either way */
+			fprintf(stderr, "ctrace-bpf: note: %s stays owned by root: %s\n", path, strerror(errno));
+		*created_out = true;
+		return lock_output(fd, path);
 	}
-	if (fd < 0) {
-		if (errno == ELOOP)
-			return refuse(-1, path, "it is a symbolic link");
+	if (errno != EEXIST) {
 		fprintf(stderr, "ctrace-bpf: cannot write the trace to %s: %s; choose another path with -o\n",
 			path, strerror(errno));
 		return -1;
 	}
-	if (fstat(fd, &st) != 0)
+	if (lstat(path, &st) != 0)
+		return refuse(-1, path, strerror(errno));
+	why = unfit_existing(path, &st);
+	if (why)
+		return refuse(-1, path, why);
+	fd = open(path, flags);
+	if (fd < 0)
+		return refuse(-1, path, strerror(errno));
+	/* The file judged above must be the file opened. */
+	if (fstat(fd, &fst) != 0 || fst.st_ino != st.st_ino || fst.st_dev != st.st_dev)
+		return refuse(fd, path, "it changed while being opened");
+	if (!S_ISREG(fst.st_mode))
+		return fd; /* /dev/null */
+	fd = lock_output(fd, path);
+	/* Truncate only now that it is known to be ours and no one else's output. */
+	if (fd >= 0 && ftruncate(fd, 0) != 0)
 		return refuse(fd, path, strerror(errno));
-	if (S_ISREG(st.st_mode)) {
-		if (!created && st.st_uid != geteuid() && st.st_uid != sudo_uid())
-			return refuse(fd, path, "it belongs to another user");
-		if (!created && st.st_nlink > 1)
-			return refuse(fd, path, "it has other hard links");
-		/* Truncate only now that it is known to be ours. */
-		if (ftruncate(fd, 0) != 0)
-			return refuse(fd, path, strerror(errno));
-	}
-	if (created && geteuid() == 0 && sudo_uid() != (uid_t)-1) {
-		const char *g = getenv("SUDO_GID");
-
-		/* Not fatal: the trace is written either way. */
-		if (fchown(fd, sudo_uid(), g && *g ? (gid_t)strtoul(g, NULL, 10) : (gid_t)-1) != 0)
-			fprintf(stderr, "ctrace-bpf: note: %s stays owned by root: %s\n", path, strerror(errno));
-	}
-	*created_out = created;
 	return fd;
 }

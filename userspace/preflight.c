@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "bpf_load.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -53,6 +54,13 @@ bool preflight_kernel(void)
 		fputs("ctrace-bpf: this kernel has no uprobes (/sys/bus/event_source/devices/uprobe"
 		      " is missing); it needs CONFIG_UPROBE_EVENTS=y\n", stderr);
 		return false;
+	}
+	{
+		enum program_set set;
+
+		/* A mistyped forced set is said before a command is launched. */
+		if (program_set_forced(&set) < 0)
+			return false;
 	}
 	return true;
 }

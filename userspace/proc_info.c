@@ -62,6 +62,22 @@ static void trim_newline(char *s)
 		s[n - 1] = '\0';
 }
 
+bool proc_exited(int pid)
+{
+	char path[64], *text, *p;
+	bool gone = true;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	text = read_file(path, NULL);
+	if (!text)
+		return true;
+	p = strrchr(text, ')'); /* the state follows the comm, which may hold ')' */
+	if (p && p[1] == ' ' && p[2] && p[2] != 'Z' && p[2] != 'X')
+		gone = false;
+	free(text);
+	return gone;
+}
+
 int proc_facts_read(int pid, struct proc_facts *f)
 {
 	char path[64], *text, *p;

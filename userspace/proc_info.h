@@ -27,6 +27,9 @@ struct proc_facts {
 int proc_facts_read(int pid, struct proc_facts *f);
 void proc_facts_free(struct proc_facts *f);
 
+/* True when the process is gone or a zombie (exited, not yet reaped). */
+bool proc_exited(int pid);
+
 /* The thread's name (comm); false if the thread is gone. */
 bool proc_thread_comm(int pid, int tid, char *buf, size_t len);
 

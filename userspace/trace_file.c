@@ -30,6 +30,36 @@ static void write_kv_str(struct json_writer *w, const char *key, const char *v,
 	jw_str(w, v, strlen(v), NULL);
 }
 
+static void write_kv_bool(struct json_writer *w, const char *key, bool v)
+{
+	jw_lit(w, ",");
+	jw_str(w, key, strlen(key), NULL);
+	jw_lit(w, v ? ":true" : ":false");
+}
+
+/* Which BPF programs ran, and what the kernel offered (bpf_load.c). */
+static void write_programs(struct json_writer *w, const struct trace_facts *f)
+{
+	if (!f->program_set)
+		return;
+	write_kv_str(w, "program_set", f->program_set, true);
+	write_kv_bool(w, "program_set_forced", f->program_set_forced);
+	write_kv_str(w, "program_set_why", f->program_set_why ? f->program_set_why : "", true);
+	write_kv_str(w, "probe_links", f->probe_links, true);
+	write_kv_bool(w, "bpf_cookies", f->bpf_cookies);
+	write_kv_bool(w, "fast_nop5", f->fast_nop5);
+	jw_lit(w, ",\"kernel_features\":{");
+	for (int i = 0; i < KERNEL_FEATURE_COUNT; i++) {
+		const struct kernel_feature *k = &f->kernel_features[i];
+
+		if (i)
+			jw_lit(w, ",");
+		jw_str(w, k->name, strlen(k->name), NULL);
+		jw_lit(w, k->present ? ":true" : ":false");
+	}
+	jw_lit(w, "}");
+}
+
 static void write_kv_u64(struct json_writer *w, const char *key, uint64_t v)
 {
 	jw_lit(w, ",");
@@ -95,6 +125,7 @@ void trace_file_end(struct trace_file *tf, const struct trace_facts *facts,
 	/* Known once attached, after "context" was written. */
 	write_kv_u64(w, "probes_attached", facts->probes_attached);
 	write_kv_u64(w, "objects_with_probes", facts->objects_with_probes);
+	write_programs(w, facts);
 	write_kv_str(w, "stop_reason", s->stop_reason ? s->stop_reason : "", true);
 	write_kv_u64(w, "trace_stop_monotonic_ns", s->stop_mono_ns);
 	write_kv_u64(w, "events_written", tf->events);
@@ -104,6 +135,7 @@ void trace_file_end(struct trace_file *tf, const struct trace_facts *facts,
 	write_kv_u64(w, "unmatched_span_ends", s->unmatched_ends);
 	write_kv_u64(w, "unfinished_spans", s->unfinished_spans);
 	write_kv_u64(w, "late_string_reads", s->late_string_reads);
+	write_kv_u64(w, "file_string_reads", s->file_string_reads);
 	write_kv_u64(w, "literals_by_reference", s->literals_by_reference);
 	write_kv_u64(w, "unreadable_strings", s->unreadable_strings);
 	jw_lit(w, "}}\n");

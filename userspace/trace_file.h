@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "json_writer.h"
+#include "kernel_features.h"
 #include "proc_info.h"
 
 struct trace_facts {
@@ -27,6 +28,14 @@ struct trace_facts {
 	uint64_t target_start_mono_ns;
 	unsigned probes_attached;
 	unsigned objects_with_probes;
+	/* The BPF programs (bpf_load.c): which set, attached how, and why. */
+	const char *program_set;      /* NULL: none loaded (not written) */
+	const char *program_set_why;  /* why better ones were not taken */
+	bool program_set_forced;      /* by CTRACE_PROGRAM_SET */
+	const char *probe_links;      /* "uprobe_multi" or "perf_uprobe" */
+	bool bpf_cookies;
+	bool fast_nop5;               /* --fast took effect */
+	struct kernel_feature kernel_features[KERNEL_FEATURE_COUNT];
 };
 
 struct trace_stats {
@@ -37,6 +46,7 @@ struct trace_stats {
 	uint64_t unmatched_ends;   /* CTRACE_SPAN_END without a BEGIN */
 	uint64_t unfinished_spans; /* spans still open at the stop */
 	uint64_t late_string_reads;/* strings the probe could not read, read from /proc */
+	uint64_t file_string_reads;/* the same, the process gone: read from its mapped file */
 	uint64_t literals_by_reference; /* literal strings sent as their address only */
 	uint64_t unreadable_strings;
 	uint64_t stop_mono_ns;

@@ -22,7 +22,15 @@ struct line_reader {
 	size_t raw_len;  /* bytes the line had in the file (without '\n') */
 	bool newline;    /* it ended with '\n' (else with the end of the file) */
 	bool too_long;   /* raw_len > TRACE_FIX_LINE_MAX: buf holds only a start */
+	uint64_t read;   /* bytes read from the file so far, '\n's included */
+	uint64_t kept;   /* of those, the bytes the repair keeps as they are */
 };
+
+/* The line just read goes into the repair unchanged. */
+static void keep_line(struct line_reader *r)
+{
+	r->kept += r->raw_len + r->newline;
+}
 
 /* 1: a line; 0: end of file with no byte; -1: read error or out of memory. */
 static int read_line(struct line_reader *r)
@@ -41,6 +49,7 @@ static int read_line(struct line_reader *r)
 		}
 	}
 	while ((c = getc_unlocked(r->in)) != EOF) {
+		r->read++;
 		if (c == '\n') {
 			r->newline = true;
 			break;
@@ -266,12 +275,10 @@ static int copy_events(struct line_reader *lr, struct json_writer *w,
 			last_comma = len < lr->len;
 			jw_lit(w, res->events ? ",\n" : "");
 			jw_raw(w, lr->buf, len);
+			keep_line(lr);
 			res->events++;
 		} else if (lr->newline) {
 			res->damaged_lines++;
-			res->bytes_dropped += lr->raw_len + 1;
-		} else {
-			res->bytes_dropped += lr->raw_len; /* the event the cut fell in */
 		}
 		if (!lr->newline)
 			break;
@@ -329,6 +336,7 @@ enum trace_fix_status trace_fix(FILE *in, int out_fd, struct trace_fix_result *r
 		}
 		memcpy(ctx, lr.buf + ctx_prefix, ctx_len);
 		res->context_kept = true;
+		keep_line(&lr);
 	} else {
 		ctx_len = 0;
 	}
@@ -339,7 +347,6 @@ enum trace_fix_status trace_fix(FILE *in, int out_fd, struct trace_fix_result *r
 	jw_lit(&w, EVENTS_LINE "\n");
 	if (!lr.newline) {
 		res->tail_cut = true;
-		res->bytes_dropped = lr.raw_len;
 		goto close;
 	}
 
@@ -349,13 +356,13 @@ enum trace_fix_status trace_fix(FILE *in, int out_fd, struct trace_fix_result *r
 		goto read_error;
 	if (got == 0 || (!lr.newline && is_prefix_of(lr.buf, lr.len, EVENTS_LINE))) {
 		res->tail_cut = true;
-		res->bytes_dropped += lr.raw_len;
 		goto close;
 	}
 	if (lr.too_long || strcmp(lr.buf, EVENTS_LINE)) {
 		not_ours(res, "its second line is not %s", EVENTS_LINE);
 		goto done;
 	}
+	keep_line(&lr);
 
 	if (copy_events(&lr, &w, res, &end_seen, &commas_ok) < 0)
 		goto read_error;
@@ -367,6 +374,16 @@ enum trace_fix_status trace_fix(FILE *in, int out_fd, struct trace_fix_result *r
 	if (ferror(in))
 		goto read_error;
 close:
+	/*
+	 * What was removed is all the input did not keep as it was: the cut
+	 * tail, damaged lines, the old closing, and whatever follows it, read
+	 * to the end so that the count is the whole of it.
+	 */
+	while (getc_unlocked(in) != EOF)
+		lr.read++;
+	if (ferror(in))
+		goto read_error;
+	res->bytes_dropped = lr.read - lr.kept;
 	write_closing(&w, ctx, ctx_len, res);
 	if (jw_flush(&w) < 0) {
 		res->err = w.err;

@@ -20,7 +20,7 @@
  *   ],
  *   "metadata":{<context's members>,"stop_reason":"...","truncated":true,
  *               "events_recovered":N,"damaged_lines_dropped":D,
- *               "bytes_dropped":B}}
+ *               "bytes_dropped":B}}     (B: every input byte not kept as it was)
  *
  * Work is one line at a time: memory does not grow with the file.
  */
@@ -51,7 +51,8 @@ struct trace_fix_result {
 	enum trace_fix_status status;
 	uint64_t events;        /* event lines kept */
 	uint64_t damaged_lines; /* lines before the tail that were no complete event */
-	uint64_t bytes_dropped; /* input bytes not kept: the cut tail and damaged lines */
+	uint64_t bytes_dropped; /* input bytes not kept as they were: the cut tail, damaged lines,
+				   the old closing and all after it */
 	bool context_kept;      /* the "context" object was complete */
 	bool tail_cut;          /* the input ended inside the event list */
 	int err;

@@ -28,10 +28,12 @@ static const char usage_text[] =
 	"  -d, --duration SECS  stop after this many seconds (decimals allowed)\n"
 	"  -b, --buffer-size SIZE  ring buffer between kernel and tracer, e.g. 64K,\n"
 	"                       16M (default 8M; rounded up to a power of two)\n"
-	"  --fast               attach at each site's 5-byte nop, which the kernel\n"
-	"                       optimizes (about 2x faster a hit); unsafe for a process\n"
-	"                       that forks after its probes fired (Linux 6.18 crashes\n"
-	"                       the child); default: the int3 of the note's 1-byte nop\n"
+	"  --fast               attach at each site's 5-byte nop, which kernels with\n"
+	"                       the uprobe syscall (6.18) optimize (about 2x faster a\n"
+	"                       hit); there unsafe for a process that forks after its\n"
+	"                       probes fired (6.18 crashes the child); on older kernels\n"
+	"                       no faster, so ignored (said); default: the int3 of the\n"
+	"                       note's 1-byte nop, safe on every kernel\n"
 	"  -v, --verbose        say what is attached; show libbpf's messages\n"
 	"  -h, --help           this text\n"
 	"  -V, --version        the version\n"
@@ -48,28 +50,60 @@ static const char usage_text[] =
 	"  sudo ctrace-bpf --exe /usr/local/bin/worker -d 30\n"
 	"Then open the file at https://ui.perfetto.dev (Open trace file).\n";
 
-/* "64K", "16M", "1G" or bytes -> bytes, rounded up to a power of two; 0 if invalid. */
+/*
+ * "64K", "16M", "1G" or bytes -> bytes, rounded up to a power of two; 0 if
+ * invalid. Digits only: strtoull alone would take "-64K" as 2^64 - 64 Ki,
+ * "0x10" as hex and leading blanks, and a suffix could shift a big number
+ * past 64 bits (18014398509481988K wraps to 4 KiB).
+ */
 static unsigned long parse_size(const char *s)
 {
-	unsigned long long v, p = 4096;
-	char *end;
+	unsigned long long v = 0, p = 4096;
+	const char *end = s;
+	unsigned shift = 0;
 
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
+	while (*end >= '0' && *end <= '9') {
+		v = v * 10 + (unsigned)(*end++ - '0');
+		if (v > (1ull << 30))
+			return 0; /* already over the largest ring; no overflow below */
+	}
+	if (end == s)
 		return 0;
 	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
 	}
 	if (*end == 'i' || *end == 'b' || *end == 'B')
 		end += (*end == 'i' && (end[1] == 'B' || end[1] == 'b')) ? 2 : 1;
-	if (*end || v < 4096 || v > (1ull << 30))
+	if (*end || (v << shift) < 4096 || (v << shift) > (1ull << 30))
 		return 0;
+	v <<= shift;
 	while (p < v)
 		p <<= 1;
 	return (unsigned long)p;
+}
+
+/*
+ * Seconds as a user writes them: digits with an optional fraction ("10",
+ * "0.5"). strtod alone would also take hex ("0x10" is 16), "inf", "nan",
+ * exponents and leading blanks. 0 if invalid.
+ */
+static double parse_seconds(const char *s)
+{
+	const char *p = s;
+	size_t digits = 0;
+
+	while (*p >= '0' && *p <= '9')
+		p++, digits++;
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			digits++;
+	if (*p || !digits)
+		return 0;
+	double v = strtod(s, NULL);
+
+	return v > 0 && v <= 1e9 ? v : 0;
 }
 
 static void parse_pids(const char *arg, struct trace_options *o)
@@ -96,6 +130,38 @@ static void parse_pids(const char *arg, struct trace_options *o)
 	}
 }
 
+/*
+ * One line for an option getopt refused. getopt_long's optopt is the
+ * option's val, which for a long option given a value it does not take
+ * ("--fast=1") is an internal letter the user never typed: name what the
+ * user wrote instead.
+ */
+static void bad_option(const char *arg, const struct option *longopts)
+{
+	if (!strncmp(arg, "--", 2)) {
+		size_t len = strcspn(arg + 2, "=");
+
+		for (const struct option *lo = longopts; lo->name; lo++) {
+			if (strlen(lo->name) != len || strncmp(lo->name, arg + 2, len))
+				continue;
+			if (lo->has_arg == no_argument)
+				fprintf(stderr, "ctrace-bpf: --%s takes no value; see ctrace-bpf --help\n", lo->name);
+			else
+				fprintf(stderr, "ctrace-bpf: --%s needs a value; see ctrace-bpf --help\n", lo->name);
+			exit(2);
+		}
+		fprintf(stderr, "ctrace-bpf: unknown option '%.*s'; see ctrace-bpf --help\n",
+			(int)(len + 2), arg);
+	} else if (optopt && strchr("peodb", optopt)) {
+		fprintf(stderr, "ctrace-bpf: option -%c needs a value; see ctrace-bpf --help\n", optopt);
+	} else if (optopt) {
+		fprintf(stderr, "ctrace-bpf: option -%c is unknown; see ctrace-bpf --help\n", optopt);
+	} else {
+		fprintf(stderr, "ctrace-bpf: unknown option '%s'; see ctrace-bpf --help\n", arg);
+	}
+	exit(2);
+}
+
 void trace_options_parse(int argc, char **argv, struct trace_options *o)
 {
 	static const struct option longopts[] = {
@@ -112,7 +178,6 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		{ 0 },
 	};
 	int c, modes;
-	char *end;
 
 	memset(o, 0, sizeof(*o));
 	opterr = 0; /* one line of our own instead of getopt's and ours */
@@ -132,8 +197,8 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 			o->output = optarg;
 			break;
 		case 'd':
-			o->duration = strtod(optarg, &end);
-			if (*end || end == optarg || !(o->duration > 0) || o->duration > 1e9) {
+			o->duration = parse_seconds(optarg);
+			if (!o->duration) {
 				fprintf(stderr, "ctrace-bpf: -d needs a duration in seconds, like 10 or 0.5, not '%s'\n", optarg);
 				exit(2);
 			}
@@ -159,17 +224,25 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 			printf("ctrace-bpf %s (libbpf %s)\n", CTRACE_BPF_VERSION, libbpf_version_string());
 			exit(0);
 		default:
-			if (optopt)
-				fprintf(stderr, "ctrace-bpf: option -%c %s; see ctrace-bpf --help\n", optopt,
-					strchr("peodb", optopt) ? "needs a value" : "is unknown");
-			else
-				fprintf(stderr, "ctrace-bpf: unknown option '%s'; see ctrace-bpf --help\n",
-					argv[optind - 1]);
-			exit(2);
+			bad_option(argv[optind - 1], longopts);
 		}
 	}
-	if (optind < argc)
+	if (optind < argc) {
+		/*
+		 * A program to run comes after `--`, or is named by a path: a
+		 * mistyped subcommand ("ctrace-bpf lsit") must not run a
+		 * program of that name found in $PATH.
+		 */
+		bool after_dashes = optind > 1 && !strcmp(argv[optind - 1], "--") &&
+				    argv[optind - 1] != o->output;
+
+		if (!after_dashes && !strchr(argv[optind], '/')) {
+			fprintf(stderr, "ctrace-bpf: '%s' is not a command (list, fix); to trace a program, run it as: ctrace-bpf [options] -- %s\n",
+				argv[optind], argv[optind]);
+			exit(2);
+		}
 		o->command = argv + optind;
+	}
 	modes = (o->n_pids > 0) + (o->exe != NULL) + (o->command != NULL);
 	if (modes == 0) {
 		fputs("ctrace-bpf: what to trace? give -p PID, --exe PATH or -- COMMAND (see ctrace-bpf --help)\n", stderr);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <setjmp.h>
 #include <cmocka.h>
@@ -106,6 +107,66 @@ static void test_bad_options(void **state)
 	expect_error(args, 0, "ctrace-bpf");
 }
 
+/*
+ * Numbers that wrap or that strtod/strtoull read another way than a user
+ * means: 18014398509481988K is 2^64 + 4 KiB (wrapped to 4 KiB), "-64K" is
+ * 2^64 - 64 KiB to strtoull, 0x10 is 16 to strtod.
+ */
+static void test_numbers_read_as_written(void **state)
+{
+	static const char *const bad_sizes[] = {
+		"18014398509481988K", "-64K", "-1", " 64K", "+64K", "0x10000", "64KK",
+	};
+	static const char *const bad_durations[] = {
+		"0x10", "inf", "nan", "1e400", "-0", " 5", "5s",
+	};
+	char args[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad_sizes) / sizeof(bad_sizes[0]); i++) {
+		snprintf(args, sizeof(args), "-p %d -b %s -o {OUT}", (int)getpid(), bad_sizes[i]);
+		/* strtok splits on spaces: pass the leading-space one as is */
+		if (bad_sizes[i][0] == ' ')
+			continue;
+		expect_error(args, 2, "-b");
+	}
+	for (size_t i = 0; i < sizeof(bad_durations) / sizeof(bad_durations[0]); i++) {
+		if (bad_durations[i][0] == ' ')
+			continue;
+		snprintf(args, sizeof(args), "-p %d -d %s -o {OUT}", (int)getpid(), bad_durations[i]);
+		expect_error(args, 2, "-d");
+	}
+}
+
+/* A word that is not a command is not a program to run unless `--` or a path says so. */
+static void test_unknown_words(void **state)
+{
+	char args[96];
+
+	(void)state;
+	expect_error("frobnicate", 2, "-- frobnicate");
+	expect_error("frobnicate -o {OUT}", 2, "-- frobnicate");
+	expect_error("-o {OUT} frobnicate", 2, "-- frobnicate");
+	snprintf(args, sizeof(args), "--fast=1 -p %d -o {OUT}", (int)getpid());
+	expect_error(args, 2, "--fast takes no value");
+	snprintf(args, sizeof(args), "--verbose=yes -p %d -o {OUT}", (int)getpid());
+	expect_error(args, 2, "--verbose takes no value");
+	snprintf(args, sizeof(args), "--frob -p %d -o {OUT}", (int)getpid());
+	expect_error(args, 2, "'--frob'");
+	snprintf(args, sizeof(args), "--pid -o {OUT}");
+	expect_error(args, 2, "ctrace-bpf");
+}
+
+/* --exe of a file that is no program says so, not "no probes". */
+static void test_exe_not_elf(void **state)
+{
+	(void)state;
+	tr_require_root();
+	expect_error("--exe /etc/passwd -o {OUT}", 1, "not an ELF");
+	expect_error("--exe /etc -o {OUT}", 1, "not an ELF");
+	expect_error("--exe /nonexistent/prog -o {OUT}", 1, "No such file");
+}
+
 /* Real processes: one without probes (sleep), a kernel thread. */
 static void test_processes_without_probes(void **state)
 {
@@ -174,11 +235,81 @@ static void test_bad_fix_command_lines(void **state)
 	expect_error(args, 1, "same file");
 }
 
+/* The "Cap...:" mask of /proc/PID/status ("self" for ourselves). */
+static unsigned long long status_caps(const char *pid, const char *field)
+{
+	char path[64], *text, *at;
+	unsigned long long mask = 0;
+
+	snprintf(path, sizeof(path), "/proc/%s/status", pid);
+	text = tr_read_file(path, NULL);
+	assert_non_null(text);
+	at = strstr(text, field);
+	assert_non_null(at);
+	mask = strtoull(at + strlen(field) + 1, NULL, 16);
+	free(text);
+	return mask;
+}
+
+/*
+ * Process 1 as the target: where the kernel refuses its memory map to a
+ * root holding CAP_SYS_PTRACE, the message does not blame CAP_SYS_PTRACE
+ * but names what sets the target apart: each capability it holds that we
+ * lack. Where the map is readable, it is a process without probes.
+ */
+static void test_pid_1(void **state)
+{
+	unsigned long long extra;
+	FILE *f;
+
+	(void)state;
+	tr_require_root();
+	expect_error("-p 1 -o {OUT}", 1, "process 1");
+	f = fopen("/proc/1/maps", "r");
+	if (f) {
+		fclose(f);
+		assert_non_null(strstr(c.err, "no ctrace probes"));
+		return;
+	}
+	extra = status_caps("1", "CapPrm") & ~status_caps("self", "CapEff");
+	if (!extra)
+		return; /* another cause: the general rule is said */
+	if (strstr(c.err, "or CAP_SYS_PTRACE"))
+		fail_msg("blames CAP_SYS_PTRACE, which we hold: %s", c.err);
+	if (!strstr(c.err, "capabilities ctrace-bpf lacks ("))
+		fail_msg("process 1 holds capabilities we lack (%#llx); not said in: %s", extra, c.err);
+	if ((extra & (1ull << 24)) && !strstr(c.err, "cap_sys_resource"))
+		fail_msg("process 1 holds CAP_SYS_RESOURCE, which we lack; not named in: %s", c.err);
+}
+
+/* A target that has exited (a zombie: its pid is there, its memory is not) is said to have exited. */
+static void test_target_exited(void **state)
+{
+	char args[64];
+	pid_t child;
+
+	(void)state;
+	tr_require_root();
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0)
+		_exit(0);
+	usleep(100 * 1000); /* a zombie until reaped below */
+	snprintf(args, sizeof(args), "-p %d -o {OUT}", (int)child);
+	expect_error(args, 1, "exited before it could be traced");
+	waitpid(child, NULL, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_bad_pids, free_all),
 		cmocka_unit_test_teardown(test_bad_options, free_all),
+		cmocka_unit_test_teardown(test_numbers_read_as_written, free_all),
+		cmocka_unit_test_teardown(test_unknown_words, free_all),
+		cmocka_unit_test_teardown(test_exe_not_elf, free_all),
+		cmocka_unit_test_teardown(test_pid_1, free_all),
+		cmocka_unit_test_teardown(test_target_exited, free_all),
 		cmocka_unit_test_teardown(test_processes_without_probes, free_all),
 		cmocka_unit_test_teardown(test_unwritable_outputs, free_all),
 		cmocka_unit_test_teardown(test_bad_fix_command_lines, free_all),

@@ -209,6 +209,46 @@ static void test_threads_by_real_tid(void **state)
 	assert_complete();
 }
 
+/*
+ * `-o - -- CMD`: standard output carries the trace alone (strict JSON from
+ * its first byte to its last); what the command prints goes to stderr.
+ */
+static void test_trace_alone_on_stdout(void **state)
+{
+	const char *argv[8];
+	char src[300];
+	FILE *f;
+
+	(void)state;
+	tr_require_root();
+	if (tr_init(&r) < 0)
+		fail_msg("%s", r.error);
+	chmod(r.dir, 0755);
+	am_path(r.program, sizeof(r.program), r.dir, "launched");
+	am_copy_file(tr_program_path("launched", src, sizeof(src)), r.program, 0755);
+	argv[0] = "-o";
+	argv[1] = "-";
+	argv[2] = "--";
+	argv[3] = r.program;
+	argv[4] = NULL;
+	am_start_tracer(&r, argv);
+	am_wait_tracer(&r, TR_TIMEOUT_MS);
+	if (r.tracer_exit != 0)
+		fail_msg("the tracer exited %d; stderr:\n%s", r.tracer_exit, r.tracer_stderr);
+	if (strstr(r.tracer_stdout, "uid="))
+		fail_msg("the command's output is in the trace:\n%.300s", r.tracer_stdout);
+	/* the command's report went to stderr */
+	r.pid = am_need_field(r.tracer_stderr, "uid=", "pid");
+	f = fopen(r.trace_path, "w");
+	assert_non_null(f);
+	fputs(r.tracer_stdout, f);
+	fclose(f);
+	if (tr_load_trace(&r) < 0) /* strict JSON, the whole of it */
+		fail_msg("%s", r.error);
+	am_one(&r, "I", "main-first", r.pid);
+	assert_complete();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -217,6 +257,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_killed_by_signal, free_all),
 		cmocka_unit_test_teardown(test_runs_as_sudo_user, free_all),
 		cmocka_unit_test_teardown(test_threads_by_real_tid, free_all),
+		cmocka_unit_test_teardown(test_trace_alone_on_stdout, free_all),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -406,6 +406,41 @@ static void test_write_error(void **state)
 }
 
 /* cJSON's lenient forms are refused: a kept line must be strict JSON. */
+/*
+ * bytes_dropped says how much of the input the repair removed, whatever the
+ * tail is: a cut, a megabyte of garbage after the events (with and without
+ * line breaks), garbage after a complete end: the input's bytes up to the
+ * last kept event are kept as they are; all the rest is removed (the old
+ * closing included, which the repair writes anew).
+ */
+static void test_bytes_dropped_is_what_was_removed(void **state)
+{
+	enum { GARBAGE = 1 << 20 };
+	struct trace_fix_result res;
+	size_t events_end = event_end[n_events - 1] + 1; /* after the last event's newline */
+	char *text = malloc(trace_len + GARBAGE + 1), *out;
+	size_t out_len;
+
+	(void)state;
+	assert_non_null(text);
+	for (int variant = 0; variant < 4; variant++) {
+		size_t keep = variant < 2 ? events_end : trace_len, len = keep + GARBAGE;
+
+		memcpy(text, trace, keep);
+		for (size_t i = keep; i < len; i++)
+			text[i] = (variant & 1) && i % 97 == 0 ? '\n' : 'g';
+		assert_int_equal(fix_text(text, len, &out, &out_len, &res), TRACE_FIX_REPAIRED);
+		assert_int_equal(res.events, n_events);
+		/* every byte up to the last event's newline is kept as it was; the rest is removed */
+		if (res.bytes_dropped != len - events_end)
+			fail_msg("variant %d: %zu input bytes, %zu kept, but bytes_dropped says %llu, not %zu",
+				 variant, len, events_end, (unsigned long long)res.bytes_dropped, len - events_end);
+		assert_true(out_len > events_end);
+		free(out);
+	}
+	free(text);
+}
+
 static void test_line_check_is_strict(void **state)
 {
 	static const char *const bad[] = {
@@ -437,6 +472,7 @@ int main(void)
 		cmocka_unit_test(test_repaired_is_complete),
 		cmocka_unit_test(test_not_ours),
 		cmocka_unit_test(test_damaged_middle_line),
+		cmocka_unit_test(test_bytes_dropped_is_what_was_removed),
 		cmocka_unit_test(test_complete_means_valid),
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_line_check_is_strict),

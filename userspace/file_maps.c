@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+#include "file_maps.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include "proc_maps.h"
+
+/* Enough for a program and its libraries many times over; beyond, no more files are held. */
+#define MAX_OPEN_FILES 1024
+
+struct file_range {
+	uint64_t start, end, offset;
+	int fd;
+};
+
+struct file_maps_proc {
+	struct file_range *v;
+	size_t n;
+};
+
+void file_maps_init(struct file_maps *fm)
+{
+	memset(fm, 0, sizeof(*fm));
+	key_map_init(&fm->procs);
+	key_map_init(&fm->files);
+	key_map_init(&fm->parents);
+}
+
+static void free_proc(const void *key, size_t len, void *value, void *ctx)
+{
+	struct file_maps_proc *p = value;
+
+	(void)key, (void)len, (void)ctx;
+	free(p->v);
+	free(p);
+}
+
+static void close_file(const void *key, size_t len, void *value, void *ctx)
+{
+	(void)key, (void)len, (void)ctx;
+	close((int)(uintptr_t)value - 1);
+}
+
+void file_maps_free(struct file_maps *fm)
+{
+	key_map_each(&fm->procs, free_proc, NULL);
+	key_map_each(&fm->files, close_file, NULL);
+	key_map_free(&fm->procs);
+	key_map_free(&fm->files);
+	key_map_free(&fm->parents);
+}
+
+/* The mapped file, opened once: through the process's root, else its map_files entry. */
+static int file_fd(struct file_maps *fm, int pid, const struct proc_maps_entry *e)
+{
+	unsigned long long key[2] = { ((unsigned long long)e->dev_major << 32) | e->dev_minor, e->inode };
+	void *have = key_map_get(&fm->files, key, sizeof(key));
+	char path[PATH_MAX + 64];
+	struct stat st;
+	int fd;
+
+	if (have)
+		return (int)(uintptr_t)have - 1;
+	if (fm->open_files >= MAX_OPEN_FILES)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/root%.*s", pid, (int)e->path_len, e->path);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_ino != e->inode ||
+			major(st.st_dev) != e->dev_major || minor(st.st_dev) != e->dev_minor)) {
+		close(fd); /* replaced since it was mapped */
+		fd = -1;
+	}
+	if (fd < 0) {
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid, e->start, e->end);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return -1;
+	key_map_put(&fm->files, key, sizeof(key), (void *)(uintptr_t)(fd + 1));
+	fm->open_files++;
+	return fd;
+}
+
+int file_maps_snapshot(struct file_maps *fm, int pid)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	struct file_maps_proc *p = calloc(1, sizeof(*p)), *old;
+	size_t n_cap = 0;
+	uint64_t key = (uint32_t)pid;
+	FILE *f;
+
+	if (!p)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f) {
+		free(p);
+		return -errno;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		struct proc_maps_entry e;
+		int fd;
+
+		if (proc_maps_parse_line(line, &e) < 0 || e.perms[0] != 'r' || e.perms[1] == 'w' ||
+		    !e.inode || !e.path_len || e.path[0] != '/')
+			continue;
+		fd = file_fd(fm, pid, &e);
+		if (fd < 0)
+			continue;
+		if (p->n == n_cap) {
+			size_t c = n_cap ? n_cap * 2 : 32;
+			struct file_range *v = realloc(p->v, c * sizeof(*v));
+
+			if (!v)
+				break;
+			p->v = v;
+			n_cap = c;
+		}
+		p->v[p->n++] = (struct file_range){ e.start, e.end, e.offset, fd };
+	}
+	free(line);
+	fclose(f);
+	old = key_map_put(&fm->procs, &key, sizeof(key), p);
+	if (old)
+		free_proc(NULL, 0, old, NULL);
+	key_map_del(&fm->parents, &key, sizeof(key));
+	return 0;
+}
+
+void file_maps_fork(struct file_maps *fm, uint32_t parent, uint32_t child)
+{
+	uint64_t key = child;
+
+	if (!key_map_get(&fm->procs, &key, sizeof(key)))
+		key_map_put(&fm->parents, &key, sizeof(key), (void *)(uintptr_t)parent);
+}
+
+void file_maps_exec(struct file_maps *fm, uint32_t tgid)
+{
+	uint64_t key = tgid;
+	struct file_maps_proc *p = key_map_del(&fm->procs, &key, sizeof(key));
+
+	if (p)
+		free_proc(NULL, 0, p, NULL);
+	key_map_del(&fm->parents, &key, sizeof(key));
+}
+
+/* The process's snapshot, or (a child not yet looked at) its parent's. */
+static const struct file_maps_proc *find_proc(const struct file_maps *fm, uint32_t tgid)
+{
+	for (int hops = 0; hops < 8; hops++) {
+		uint64_t key = tgid;
+		const struct file_maps_proc *p = key_map_get(&fm->procs, &key, sizeof(key));
+		void *parent;
+
+		if (p)
+			return p;
+		parent = key_map_get(&fm->parents, &key, sizeof(key));
+		if (!parent)
+			return NULL;
+		tgid = (uint32_t)(uintptr_t)parent;
+	}
+	return NULL;
+}
+
+ssize_t file_maps_read_str(const struct file_maps *fm, uint32_t tgid, uint64_t addr,
+			   char *buf, size_t max, bool *truncated)
+{
+	const struct file_maps_proc *p = find_proc(fm, tgid);
+	const struct file_range *r = NULL;
+	size_t got = 0;
+
+	*truncated = false;
+	for (size_t i = 0; p && i < p->n && !r; i++)
+		if (addr >= p->v[i].start && addr < p->v[i].end)
+			r = &p->v[i];
+	if (!r)
+		return -1;
+	while (got < max + 1 && addr + got < r->end) {
+		char chunk[4096];
+		size_t want = max + 1 - got;
+		ssize_t n;
+		char *nul;
+
+		if (want > sizeof(chunk))
+			want = sizeof(chunk);
+		if (want > r->end - (addr + got))
+			want = r->end - (addr + got);
+		n = pread(r->fd, chunk, want, (off_t)(r->offset + addr + got - r->start));
+		if (n <= 0)
+			return -1; /* past the file's end: the mapping reads zeros, or SIGBUS */
+		nul = memchr(chunk, '\0', (size_t)n);
+		if (nul) {
+			size_t take = (size_t)(nul - chunk);
+
+			if (got + take > max)
+				take = max - got;
+			memcpy(buf + got, chunk, take);
+			return (ssize_t)(got + take);
+		}
+		if (got + (size_t)n > max) {
+			memcpy(buf + got, chunk, max - got);
+			*truncated = true;
+			return (ssize_t)max;
+		}
+		memcpy(buf + got, chunk, (size_t)n);
+		got += (size_t)n;
+	}
+	return -1; /* no NUL before the mapping's end */
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * file_maps.h - the read-only file mappings of the traced processes, so that
+ * a string neither the probe nor the loader could read from the process
+ * (probe_read set: a page not yet faulted in; then the process exited before
+ * the loader read its memory) is read from the file it was mapped from. Only
+ * mappings without write permission count: their bytes are the file's.
+ * Each file is held open (once per device and inode), so it can be read
+ * after the process and its /proc entries are gone.
+ *
+ * The snapshot of a process is its mappings when last looked at (every
+ * attach round, 100 ms): a mapping replaced after that and before the exit
+ * would be read wrong, so strings read this way are counted apart
+ * (metadata.file_string_reads).
+ */
+#ifndef CTRACE_FILE_MAPS_H
+#define CTRACE_FILE_MAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "key_map.h"
+
+struct file_maps {
+	struct key_map procs;   /* tgid -> struct file_maps_proc * */
+	struct key_map files;   /* {dev, inode} -> fd + 1 */
+	struct key_map parents; /* child tgid -> parent tgid, until the child's own snapshot */
+	size_t open_files;
+};
+
+void file_maps_init(struct file_maps *fm);
+void file_maps_free(struct file_maps *fm);
+
+/* Takes (again) the snapshot of process `pid`. 0 or -errno. */
+int file_maps_snapshot(struct file_maps *fm, int pid);
+
+/* A forked child maps what its parent did; an exec maps something else. */
+void file_maps_fork(struct file_maps *fm, uint32_t parent, uint32_t child);
+void file_maps_exec(struct file_maps *fm, uint32_t tgid);
+
+/*
+ * Reads the NUL-terminated string at `addr` of process `tgid` from its file,
+ * at most `max` bytes (more: *truncated). Returns its length, or -1 when
+ * the address is in no read-only file mapping known for the process.
+ */
+ssize_t file_maps_read_str(const struct file_maps *fm, uint32_t tgid, uint64_t addr,
+			   char *buf, size_t max, bool *truncated);
+
+#endif
