@@ -129,15 +129,38 @@ const volatile __u64 exe_ino = 0; /* --exe: the program's inode and device */
 const volatile __u32 exe_dev = 0;
 
 /*
- * Literals already sent, by process and address: a literal is copied the
- * first time only (the loader remembers it), then sent by reference. LRU:
- * a forgotten one is simply copied again.
+ * Literals already sent, by process, epoch and address: a literal is copied
+ * the first time only (the loader remembers it), then sent by reference.
+ * LRU: a forgotten one is simply copied again.
  */
 struct literal_key {
 	__u32 tgid;
-	__u32 pad;
+	__u32 epoch; /* literal_epoch(tgid) when it was sent */
 	__u64 addr;
 };
+
+/*
+ * An address names a literal only while the same object stays mapped
+ * there. The epoch of a process moves on whenever that may have changed:
+ * the dynamic linker's hook (dlopen, dlclose: ctrace_link_map, before it
+ * unmaps anything), exec, a new process under a reused pid. Literals sent
+ * in an older epoch are then copied again, so a library mapped where
+ * another was never gets the old one's strings, even if its probes fire
+ * right after. One slot per tgid modulo the size: a shared slot only means
+ * a few more copies.
+ */
+#define LITERAL_EPOCH_SLOTS 4096
+__u32 literal_epochs[LITERAL_EPOCH_SLOTS] = {};
+
+static __always_inline __u32 literal_epoch(__u32 tgid)
+{
+	return literal_epochs[tgid & (LITERAL_EPOCH_SLOTS - 1)];
+}
+
+static __always_inline void literal_epoch_bump(__u32 tgid)
+{
+	__sync_fetch_and_add(&literal_epochs[tgid & (LITERAL_EPOCH_SLOTS - 1)], 1);
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -148,6 +171,13 @@ struct {
 
 /* Records the ring buffer had no room for; read by the loader at the end. */
 __u64 dropped = 0;
+
+/*
+ * Set by the loader at the stop, before it detaches (which takes a while):
+ * nothing is recorded after the stop, and the ring does not fill with
+ * records the trace would leave out anyway.
+ */
+bool stopping = false;
 
 /*
  * Wake the loader only once this many bytes wait in the ring buffer; it
@@ -162,7 +192,7 @@ static __always_inline struct ctrace_record *record_init(struct ctrace_record *r
 {
 	__u64 pid_tgid;
 
-	if (!r)
+	if (!r || stopping)
 		return 0;
 	pid_tgid = bpf_get_current_pid_tgid();
 	if (filter_by_map) {
@@ -269,7 +299,8 @@ static __always_inline __u32 copy_str(char *dst, __u32 max, __u64 ptr,
 	if (!ptr)
 		return 0;
 	if (literal) {
-		struct literal_key key = { bpf_get_current_pid_tgid() >> 32, 0, ptr };
+		__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+		struct literal_key key = { tgid, literal_epoch(tgid), ptr };
 
 		if (bpf_map_lookup_elem(&literals_sent, &key)) {
 			/* Sent before: the loader has it. */
@@ -295,7 +326,7 @@ static __always_inline __u32 copy_str(char *dst, __u32 max, __u64 ptr,
 
 static __always_inline void remember_literal(struct ctrace_record *r, __u64 ptr, int shift)
 {
-	struct literal_key key = { r->tgid, 0, ptr };
+	struct literal_key key = { r->tgid, literal_epoch(r->tgid), ptr };
 	__u8 one = 1;
 
 	if (r->flags & (CTRACE_STR_LITERAL << shift))
@@ -508,6 +539,7 @@ int BPF_PROG(ctrace_fork, struct task_struct *parent, struct task_struct *child)
 	    !bpf_map_lookup_elem(&traced_tgids, &parent_tgid))
 		return 0;
 	bpf_map_update_elem(&traced_tgids, &child_tgid, &one, BPF_ANY);
+	literal_epoch_bump(child_tgid); /* its pid may have been another's */
 	/* Its name, for a child that may exit before the loader reads /proc. */
 	process_record(CTRACE_KIND_FORK, parent_tgid, child_tgid, child->comm);
 	return 0;
@@ -528,6 +560,30 @@ int BPF_PROG(ctrace_exec, struct task_struct *p, pid_t old_pid,
 			return 0;
 		bpf_map_update_elem(&traced_tgids, &tgid, &one, BPF_ANY);
 	}
+	literal_epoch_bump(tgid); /* a new image: its literals are elsewhere */
 	process_record(CTRACE_KIND_EXEC, tgid, 0, BPF_CORE_READ(bprm, filename));
+	return 0;
+}
+
+/*
+ * The dynamic linker calls _dl_debug_state() (r_debug.r_brk, the debuggers'
+ * hook) before and after it changes a process's objects: RT_ADD before it
+ * maps a library, RT_DELETE before it unmaps one, RT_CONSISTENT when done.
+ * The loader attaches this at that function of each traced process's
+ * ld.so (userspace/link_map_watch.c). Each call forgets the literals sent
+ * by address (before an unmap, so in time for whatever is mapped there
+ * next) and wakes the loader at once, to attach a new library's probes
+ * before its first use instead of at its next look at the maps. Plain and
+ * non-sleepable: it reads no user memory.
+ */
+SEC("uprobe/_dl_debug_state") /* a section of its own in every set: one program order for all */
+int BPF_KPROBE(ctrace_link_map)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (filter_by_map && !bpf_map_lookup_elem(&traced_tgids, &tgid))
+		return 0;
+	literal_epoch_bump(tgid);
+	process_record(CTRACE_KIND_LINK_MAP, tgid, 0, 0);
 	return 0;
 }

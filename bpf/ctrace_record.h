@@ -20,21 +20,44 @@
 /* Longest args text copied per event; a longer one is truncated (and flagged). */
 #define CTRACE_ARGS_MAX 2048
 
-/* Which probe fired. The numbering is the record format: append only. */
+/*
+ * The kinds of record: the one table every part reads (the BPF programs'
+ * enum here, record_decode.c's string positions, attach.c's programs[],
+ * cmd_list.c's known probe names). The numbering is the record format:
+ * append only, with the next free number.
+ *
+ * CTRACE_PROBE_KINDS: a probe site of provider "ctrace" named NAME, traced
+ * by the BPF program ctrace_NAME. NAME_ARG and ARGS_ARG: which arg[] holds
+ * the pointer to its name and to its args (-1: none).
+ *   X(ENUM, number, NAME, NAME_ARG, ARGS_ARG)  arg[] in note order
+ */
+#define CTRACE_PROBE_KINDS(X)                                                  \
+	X(SPAN_BEGIN, 1, span_begin, 2, 3)   /* marker, span, name*, args* */  \
+	X(SPAN_END, 2, span_end, -1, 1)      /* span, args* */                 \
+	X(INSTANT, 3, instant, 1, 3)         /* marker, name*, scope, args* */ \
+	X(COUNTER_SET, 4, counter_set, 1, -1) /* marker, name*, double bits */ \
+	X(COUNTER_ADD, 5, counter_add, 1, -1) /* marker, name*, double bits */ \
+	X(NEW_PID, 6, new_pid, 1, -1)        /* marker, pname* */              \
+	X(DISCARD, 7, discard, -1, -1)       /* marker */                      \
+	X(SCOPE, 8, scope, 1, 2) /* marker, name*, args*, TSC ticks since its start */ \
+	X(SCOPE_TSC, 11, scope_tsc, 1, 2) /* as SCOPE; tsc: the end's TSC (header 0.2+) */
+
+/*
+ * Not probes: what the kernel tells about the traced processes. Their
+ * strings come from the kernel, never from a user pointer.
+ *   X(ENUM, number, NAME)
+ */
+#define CTRACE_PROCESS_KINDS(X)                                                \
+	X(FORK, 9, fork)       /* arg: parent tgid, child tgid; name: its comm */ \
+	X(EXEC, 10, exec)      /* arg: old tgid; name: the new program's path */  \
+	X(LINK_MAP, 12, link_map) /* arg: tgid; ld.so changed its objects */
+
 enum ctrace_kind {
-	CTRACE_KIND_SPAN_BEGIN = 1, /* arg: marker, span, name*, args* */
-	CTRACE_KIND_SPAN_END = 2,   /* arg: span, args* */
-	CTRACE_KIND_INSTANT = 3,    /* arg: marker, name*, scope, args* */
-	CTRACE_KIND_COUNTER_SET = 4, /* arg: marker, name*, double bits */
-	CTRACE_KIND_COUNTER_ADD = 5, /* arg: marker, name*, double bits */
-	CTRACE_KIND_NEW_PID = 6,    /* arg: marker, pname* */
-	CTRACE_KIND_DISCARD = 7,    /* arg: marker */
-	CTRACE_KIND_SCOPE = 8,      /* arg: marker, name*, args*, TSC ticks since its start */
-	/* Not probes: what the kernel tells about the traced processes. */
-	CTRACE_KIND_FORK = 9,       /* arg: parent tgid, child tgid */
-	CTRACE_KIND_EXEC = 10,      /* arg: old tgid; name: the new program's path */
-	CTRACE_KIND_SCOPE_TSC = 11, /* as SCOPE, and tsc: the end's TSC (header 0.2+) */
-	CTRACE_KIND_MAX = 11,
+#define CTRACE__KIND_ENUM(kind, num, ...) CTRACE_KIND_##kind = num,
+	CTRACE_PROBE_KINDS(CTRACE__KIND_ENUM)
+	CTRACE_PROCESS_KINDS(CTRACE__KIND_ENUM)
+#undef CTRACE__KIND_ENUM
+	CTRACE_KIND_MAX = 12, /* the highest number above (record_decode.c checks) */
 };
 
 /* Per-string status bits; the name's are in flags bits 0-3, args' in 4-7. */

@@ -17,6 +17,7 @@
 #include <linux/bpf.h>
 #include <linux/perf_event.h>
 #include "ctrace.skel.h"
+#include "ctrace_record.h"
 #include "ctrace_site.h"
 #include "elf_init.h"
 #include "file_maps.h"
@@ -44,18 +45,17 @@ struct uprobe_multi_link_attr {
 	__u32 pid;
 };
 
-enum { KIND_COUNT = 9 };
-
-/* The BPF program for each probe name of provider "ctrace", by kind index. */
+/* The BPF program for each probe name of provider "ctrace" (the kinds table), by index. */
 static const struct {
 	const char *probe;
 	size_t off; /* offset of the program pointer in the skeleton */
-} programs[KIND_COUNT] = {
-#define P(n) { #n, offsetof(struct ctrace_bpf, progs.ctrace_##n) }
-	P(span_begin), P(span_end), P(instant), P(counter_set),
-	P(counter_add), P(new_pid), P(discard), P(scope), P(scope_tsc),
+} programs[] = {
+#define P(kind, num, probe, ...) { #probe, offsetof(struct ctrace_bpf, progs.ctrace_##probe) },
+	CTRACE_PROBE_KINDS(P)
 #undef P
 };
+
+enum { KIND_COUNT = sizeof(programs) / sizeof(programs[0]) };
 
 static struct bpf_program *program_at(struct ctrace_bpf *skel, int i)
 {
@@ -75,6 +75,8 @@ void attach_prepare_multi(struct ctrace_bpf *skel)
 	for (int i = 0; i < KIND_COUNT; i++)
 		bpf_program__set_expected_attach_type(program_at(skel, i),
 						      CTRACE_TRACE_UPROBE_MULTI);
+	/* The dynamic linker's hook too (link_map_watch.c). */
+	bpf_program__set_expected_attach_type(skel->progs.ctrace_link_map, CTRACE_TRACE_UPROBE_MULTI);
 }
 
 void attachment_init(struct attachment *a, bool multi, bool verbose)
@@ -532,4 +534,20 @@ void attachment_free(struct attachment *a)
 		a->fast = fast;
 		a->cookies = cookies;
 	}
+}
+
+int attach_multi_one(const struct bpf_program *prog, const char *path, uint64_t offset, int pid)
+{
+	struct uprobe_multi_link_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_fd = (__u32)bpf_program__fd(prog);
+	attr.attach_type = CTRACE_TRACE_UPROBE_MULTI;
+	attr.path = (uintptr_t)path;
+	attr.offsets = (uintptr_t)&offset;
+	attr.cnt = 1;
+	attr.pid = (__u32)pid;
+	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	return fd < 0 ? -errno : fd;
 }

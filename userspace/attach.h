@@ -10,11 +10,13 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "key_map.h"
 
 struct ctrace_bpf;
 struct bpf_link;
+struct bpf_program;
 struct file_maps;
 
 struct attachment {
@@ -81,5 +83,12 @@ void attachment_free(struct attachment *a);
 
 /* Prepares the programs of an opened (not yet loaded) skeleton for uprobe_multi links. */
 void attach_prepare_multi(struct ctrace_bpf *skel);
+
+/*
+ * One uprobe_multi link of `prog` (prepared as above) at file offset
+ * `offset` of `path`, for process `pid` (-1: every process): its fd, or
+ * -errno.
+ */
+int attach_multi_one(const struct bpf_program *prog, const char *path, uint64_t offset, int pid);
 
 #endif

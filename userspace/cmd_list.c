@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "commands.h"
+#include "ctrace_record.h"
 #include "ctrace_site.h"
 #include "proc_maps.h"
 #include "usdt_notes.h"
@@ -54,12 +55,13 @@ static const char list_usage[] =
 	"  ctrace-bpf list ./server\n"
 	"  ctrace-bpf list -p $(pidof server) | grep ' site=ctrace '\n";
 
-/* The probe names ctrace-bpf has a BPF program for (as attach.c does). */
+/* The probe names ctrace-bpf has a BPF program for (the kinds table). */
 static bool known_ctrace_probe(const char *name)
 {
 	static const char *const names[] = {
-		"span_begin", "span_end", "instant", "counter_set",
-		"counter_add", "new_pid", "discard", "scope_tsc",
+#define PROBE_NAME(kind, num, probe, ...) #probe,
+		CTRACE_PROBE_KINDS(PROBE_NAME)
+#undef PROBE_NAME
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

@@ -28,6 +28,7 @@
 #include "ctrace.skel.h"
 #include "json_writer.h"
 #include "launch.h"
+#include "link_map_watch.h"
 #include "literal_cache.h"
 #include "output_file.h"
 #include "preflight.h"
@@ -76,12 +77,30 @@ struct session {
 	struct file_maps files;  /* for strings of processes gone (late_read) */
 	uint64_t drops_reported;
 	struct bpf_link *exec_link, *fork_link; /* the sched_process tracepoints */
+	struct link_map_watch dl; /* the dynamic linkers' hooks: dlopen, dlclose */
 	const struct stat *exe;  /* --exe: the program's file */
 	struct bpf_choice programs; /* which BPF programs were loaded, and why */
 	unsigned batch;  /* records taken in this round (see RECORDS_PER_ROUND) */
-	int pending[64]; /* processes the kernel told of (fork/exec), to attach */
+	int pending[64]; /* processes the kernel told of (fork, exec, dlopen), to attach */
 	int n_pending;
+	/*
+	 * Once the stop is decided: records stamped later are left out (and
+	 * counted). They come from the detach, whose probes go one kind after
+	 * the other, so they would pair wrongly (an END whose BEGIN's probe
+	 * was already gone), and the user asked for nothing after the stop.
+	 */
+	uint64_t stop_ns;
 };
+
+/* Notes a process to look at again in this round; once, however often told. */
+static void add_pending(struct session *s, int pid)
+{
+	for (int i = 0; i < s->n_pending; i++)
+		if (s->pending[i] == pid)
+			return;
+	if (s->n_pending < (int)(sizeof(s->pending) / sizeof(s->pending[0])))
+		s->pending[s->n_pending++] = pid; /* else the next poll of the maps finds it */
+}
 
 /* Strings the probe could not read (a page not yet faulted in) are read again from /proc. */
 static void late_read(struct session *s, struct ctrace_event *ev, int arg,
@@ -155,9 +174,22 @@ static int on_record(void *ctx, void *data, size_t size)
 		s->stats.bad_records++;
 		return ++s->batch >= RECORDS_PER_ROUND ? END_OF_ROUND : 0;
 	}
-	if ((ev.kind == CTRACE_KIND_FORK || ev.kind == CTRACE_KIND_EXEC) &&
-	    s->n_pending < (int)(sizeof(s->pending) / sizeof(s->pending[0])))
-		s->pending[s->n_pending++] = (int)(ev.kind == CTRACE_KIND_FORK ? ev.arg[1] : ev.arg[0]);
+	if (s->stop_ns && ev.ts_ns > s->stop_ns) {
+		s->stats.records_after_stop++;
+		return ++s->batch >= RECORDS_PER_ROUND ? END_OF_ROUND : 0;
+	}
+	if (ev.kind == CTRACE_KIND_FORK || ev.kind == CTRACE_KIND_EXEC)
+		add_pending(s, (int)(ev.kind == CTRACE_KIND_FORK ? ev.arg[1] : ev.arg[0]));
+	if (ev.kind == CTRACE_KIND_LINK_MAP) {
+		/*
+		 * A dlopen() under way: its library may be used the moment it
+		 * returns, so its probes are attached now, not after the rest of
+		 * this round's records. Nothing to show in the trace.
+		 */
+		if (!s->stop_ns && targets_has(&s->targets, (int)ev.arg[0]))
+			attach_process(s->skel, (int)ev.arg[0], &s->att);
+		return ++s->batch >= RECORDS_PER_ROUND ? END_OF_ROUND : 0;
+	}
 	if (ev.kind == CTRACE_KIND_EXEC) {
 		literal_cache_exec(&s->literals, (uint32_t)ev.arg[0]);
 		file_maps_exec(&s->files, (uint32_t)ev.arg[0]);
@@ -183,10 +215,14 @@ static void report_drops(struct session *s, int pid)
 {
 	uint64_t total = s->skel->bss->dropped;
 
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+
 	if (total == s->drops_reported)
 		return;
-	trace_model_drops(&s->model, (uint32_t)pid, now_ns(CLOCK_MONOTONIC),
-			  total - s->drops_reported, total);
+	/* Found after the stop, they happened before it: nothing is stamped later. */
+	if (s->stop_ns && now > s->stop_ns)
+		now = s->stop_ns;
+	trace_model_drops(&s->model, (uint32_t)pid, now, total - s->drops_reported, total);
 	s->drops_reported = total;
 }
 
@@ -200,6 +236,8 @@ static int add_target(struct session *s, int pid)
 	if (err < 0)
 		return err;
 	mark_traced(s, pid);
+	/* Before its probes rise: it may dlopen() the moment they do. */
+	link_map_watch_process(&s->dl, s->skel->progs.ctrace_link_map, s->att.multi, pid);
 	err = attach_process(s->skel, pid, &s->att);
 	return err == -ESRCH ? 0 : err; /* gone already: its exit ends it */
 }
@@ -395,6 +433,8 @@ int cmd_trace(int argc, char **argv)
 	facts.target = &target;
 	trace_file_begin(&tf, &w, &facts);
 	trace_model_init(&s.model, &tf, &s.stats);
+	if (o.command) /* held before its first instruction: nothing began untraced */
+		trace_model_traced_from_start(&s.model, (uint32_t)launched.pid);
 	tsc_clock_init(&s.tsc);
 	s.model.tsc = &s.tsc;
 	/* Thread names now: a short-lived program may be gone before its events are read. */
@@ -403,6 +443,7 @@ int cmd_trace(int argc, char **argv)
 
 	if (stop_signal)
 		goto out; /* stopped before anything was attached: no file left */
+	link_map_watch_init(&s.dl, o.follow || o.exe, o.verbose);
 	s.exe = o.exe ? &exe_st : NULL;
 	err = bpf_load_and_attach(&o, s.exe,
 				  &(struct bpf_load_target){ &s.skel, &s.exec_link, &s.fork_link,
@@ -422,20 +463,34 @@ int cmd_trace(int argc, char **argv)
 	}
 	if (err)
 		goto out; /* said why */
+	/* -d counts from here: the probes are up (in launch mode, from the command's start). */
+	if (o.duration > 0)
+		deadline = now_ns(CLOCK_MONOTONIC) + (uint64_t)(o.duration * 1e9);
 	if (!s.att.sites && first_pid && !s.att.looked_in[0] && proc_exited(first_pid)) {
 		/* Gone while we loaded: its maps were empty, not without probes. */
 		fprintf(stderr, "ctrace-bpf: process %d exited before it could be traced\n", first_pid);
 		goto out;
 	}
-	if (!s.att.sites) {
-		if (o.exe)
-			fprintf(stderr, "ctrace-bpf: %s has no ctrace probes. Build it with include/ctrace.h and use its CTRACE_* macros.\n",
-				o.exe);
-		else
-			fprintf(stderr, "ctrace-bpf: process %d (%s) has no ctrace probes; looked in: %s."
-				" Build it with include/ctrace.h and use its CTRACE_* macros.\n",
-				first_pid, target.comm, s.att.looked_in[0] ? s.att.looked_in : "(no mapped files)");
+	if (!s.att.sites && o.exe) {
+		fprintf(stderr, "ctrace-bpf: %s has no ctrace probes. Build it with include/ctrace.h and use its CTRACE_* macros.\n",
+			o.exe);
 		goto out;
+	}
+	if (!s.att.sites && !s.att.looked_in[0]) {
+		/* No file mapped at all (a kernel thread): it will never load one. */
+		fprintf(stderr, "ctrace-bpf: process %d (%s) maps no program file (a kernel thread?): it has no ctrace probes and never will\n",
+			first_pid, target.comm);
+		goto out;
+	}
+	/*
+	 * Each target's dynamic linker tells of its dlopen()s as they happen
+	 * (add_target hooked those of -p and launch mode already); then its
+	 * maps once more, for what was mapped before the hook was in.
+	 */
+	for (size_t i = 0; i < s.targets.n; i++) {
+		link_map_watch_process(&s.dl, s.skel->progs.ctrace_link_map, s.att.multi,
+				       s.targets.v[i].pid);
+		attach_process(s.skel, s.targets.v[i].pid, &s.att);
 	}
 	facts.probes_attached = s.att.sites;
 	bpf_choice_facts(&s.programs, &facts);
@@ -451,11 +506,14 @@ int cmd_trace(int argc, char **argv)
 		fprintf(stderr, "ctrace-bpf: cannot read the ring buffer: %s\n", strerror(errno));
 		goto out;
 	}
-	if (o.duration > 0)
-		deadline = facts.start_mono_ns + (uint64_t)(o.duration * 1e9);
 	if (o.exe)
 		fprintf(stderr, "ctrace-bpf: tracing every process running %s (%zu now): %u probes; writing %s; Ctrl-C to stop\n",
 			o.exe, s.targets.n, s.att.sites, strcmp(o.output, "-") ? o.output : "standard output");
+	else if (!s.att.sites)
+		/* A plugin host, an interpreter: its probes may come with a library it loads later. */
+		fprintf(stderr, "ctrace-bpf: process %d (%s) has no ctrace probes yet (looked in: %s): waiting for it to load a library with probes; writing %s; Ctrl-C to stop\n",
+			first_pid, target.comm, s.att.looked_in[0] ? s.att.looked_in : "no mapped files",
+			strcmp(o.output, "-") ? o.output : "standard output");
 	else
 		fprintf(stderr, "ctrace-bpf: tracing process %d (%s)%s: %u probes in %u objects; writing %s; Ctrl-C to stop\n",
 			first_pid, target.comm, s.targets.n > 1 ? " and others" : "",
@@ -463,6 +521,8 @@ int cmd_trace(int argc, char **argv)
 			strcmp(o.output, "-") ? o.output : "standard output");
 	if (o.command && launch_resume(&launched) < 0)
 		fprintf(stderr, "ctrace-bpf: the command died before it started\n");
+	if (o.command && o.duration > 0)
+		deadline = now_ns(CLOCK_MONOTONIC) + (uint64_t)(o.duration * 1e9);
 
 	s.stats.stop_reason = "interrupted";
 	for (;;) {
@@ -493,14 +553,16 @@ int cmd_trace(int argc, char **argv)
 			jw_flush(&w);
 			next_flush = now + 50 * 1000000ull;
 		}
-		/* Processes the kernel told of: a followed child, an exec. */
+		/* Processes the kernel told of: a followed child, an exec, a dlopen. */
 		for (int i = 0; i < s.n_pending; i++) {
 			int pid = s.pending[i];
 
 			if (targets_has(&s.targets, pid))
-				attach_process(s.skel, pid, &s.att); /* exec: the new image */
+				attach_process(s.skel, pid, &s.att); /* exec: the new image; dlopen */
 			else
 				add_target(&s, pid);
+			/* A new image has its own dynamic linker. */
+			link_map_watch_process(&s.dl, s.skel->progs.ctrace_link_map, s.att.multi, pid);
 			trace_model_learn_threads(&s.model, (uint32_t)pid);
 		}
 		s.n_pending = 0;
@@ -514,6 +576,12 @@ int cmd_trace(int argc, char **argv)
 			}
 			tsc_clock_update(&s.tsc);
 			next_scan = now + 100 * 1000000ull;
+		}
+		if (!facts.probes_attached && s.att.sites) {
+			/* It was waiting: the first probes have come. */
+			facts.probes_attached = s.att.sites;
+			fprintf(stderr, "ctrace-bpf: tracing process %d (%s): %u probes in %u objects\n",
+				first_pid, target.comm, s.att.sites, s.att.objects_with_probes);
 		}
 		if (stop_signal) {
 			s.stats.stop_reason = signal_reason(stop_signal);
@@ -538,6 +606,12 @@ int cmd_trace(int argc, char **argv)
 	 * nothing new arrives, and take what is left.
 	 */
 	s.stats.stop_mono_ns = now_ns(CLOCK_MONOTONIC);
+	s.stop_ns = s.stats.stop_mono_ns;
+	s.skel->bss->stopping = true;
+	/* Every probe attached in the course of the trace (libraries loaded later too). */
+	facts.probes_attached = s.att.sites;
+	facts.objects_with_probes = s.att.objects_with_probes;
+	link_map_watch_free(&s.dl);
 	attachment_free(&s.att);
 	do
 		s.batch = 0;
@@ -563,6 +637,7 @@ int cmd_trace(int argc, char **argv)
 out:
 	bpf_link__destroy(s.exec_link);
 	bpf_link__destroy(s.fork_link);
+	link_map_watch_free(&s.dl);
 	attachment_free(&s.att);
 	ring_buffer__free(rb);
 	ctrace_bpf__destroy(s.skel);

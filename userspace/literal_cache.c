@@ -51,19 +51,25 @@ void literal_cache_put(struct literal_cache *c, uint32_t tgid, uint64_t addr,
 		       const char *s, size_t len, bool truncated)
 {
 	struct literal_key key = { tgid, generation(c, tgid), addr };
-	struct literal *l;
+	struct literal *l = malloc(sizeof(*l) + len + 1);
 
-	if (key_map_get(&c->strings, &key, sizeof(key)))
+	if (!l) {
+		/* The old one must not stand in for it: a read from the process is better. */
+		free(key_map_del(&c->strings, &key, sizeof(key)));
 		return;
-	l = malloc(sizeof(*l) + len + 1);
-	if (!l)
-		return;
+	}
 	if (len)
 		memcpy(l->s, s, len);
 	l->s[len] = '\0';
 	l->len = len;
 	l->truncated = truncated;
-	key_map_put(&c->strings, &key, sizeof(key), l);
+	/*
+	 * A copy replaces what this address held: the BPF side copies a
+	 * literal again when another object may have been mapped there since
+	 * (its literal epochs), and the references that follow in the ring are
+	 * to this copy.
+	 */
+	free(key_map_put(&c->strings, &key, sizeof(key), l));
 }
 
 /* Reads and caches the literal of one process; NULL if unreadable. */

@@ -5,8 +5,10 @@
  * A site tells the BPF program when its name or args is a string literal
  * (usdt/ctrace_site.h); the program copies it the first time and then
  * sends only its address. This cache keeps the first copy and serves it
- * from then on (reading the process only if the first copy was lost). A literal is immutable for the life of the image, so an
- * entry stays right until the process execs. A forked child
+ * from then on (reading the process only if the copy was lost). An address
+ * holds one literal only while one object stays mapped there: when another
+ * may have been mapped (dlclose, dlopen, exec), the BPF program copies the
+ * literal again, and that copy replaces the one kept here. A forked child
  * runs its parent's image: until it execs, its literals are its parent's.
  */
 #ifndef CTRACE_LITERAL_CACHE_H
@@ -27,7 +29,7 @@ struct literal_cache {
 void literal_cache_init(struct literal_cache *c);
 void literal_cache_free(struct literal_cache *c);
 
-/* Remembers a literal the probe copied (its first use). */
+/* Remembers a literal the probe copied, in place of what the address held. */
 void literal_cache_put(struct literal_cache *c, uint32_t tgid, uint64_t addr,
 		       const char *s, size_t len, bool truncated);
 /*

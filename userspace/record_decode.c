@@ -4,23 +4,18 @@
 #include <errno.h>
 #include <string.h>
 
-/* The one table of event kinds: probe name and where its strings are. */
+/* Built from the kinds table of ctrace_record.h: probe name and where its strings are. */
 static const struct {
 	const char *probe;
 	int name_arg, args_arg;
 } kinds[CTRACE_KIND_MAX + 1] = {
-	[CTRACE_KIND_SPAN_BEGIN] = { "span_begin", 2, 3 },
-	[CTRACE_KIND_SPAN_END] = { "span_end", -1, 1 },
-	[CTRACE_KIND_INSTANT] = { "instant", 1, 3 },
-	[CTRACE_KIND_COUNTER_SET] = { "counter_set", 1, -1 },
-	[CTRACE_KIND_COUNTER_ADD] = { "counter_add", 1, -1 },
-	[CTRACE_KIND_NEW_PID] = { "new_pid", 1, -1 },
-	[CTRACE_KIND_DISCARD] = { "discard", -1, -1 },
-	[CTRACE_KIND_SCOPE] = { "scope", 1, 2 },
-	/* From the kernel's tracepoints: their strings are never user pointers. */
-	[CTRACE_KIND_FORK] = { "(fork)", -1, -1 },
-	[CTRACE_KIND_EXEC] = { "(exec)", -1, -1 },
-	[CTRACE_KIND_SCOPE_TSC] = { "scope_tsc", 1, 2 },
+#define PROBE_KIND(kind, num, probe, name_arg, args_arg) [num] = { #probe, name_arg, args_arg },
+	CTRACE_PROBE_KINDS(PROBE_KIND)
+#undef PROBE_KIND
+	/* From the kernel: their strings are never user pointers. */
+#define PROCESS_KIND(kind, num, what) [num] = { "(" #what ")", -1, -1 },
+	CTRACE_PROCESS_KINDS(PROCESS_KIND)
+#undef PROCESS_KIND
 };
 
 const char *record_kind_probe(unsigned kind)

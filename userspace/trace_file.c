@@ -138,6 +138,9 @@ void trace_file_end(struct trace_file *tf, const struct trace_facts *facts,
 	write_kv_u64(w, "file_string_reads", s->file_string_reads);
 	write_kv_u64(w, "literals_by_reference", s->literals_by_reference);
 	write_kv_u64(w, "unreadable_strings", s->unreadable_strings);
+	write_kv_u64(w, "non_finite_counter_samples", s->non_finite_counter_samples);
+	write_kv_u64(w, "records_after_stop", s->records_after_stop);
+	write_kv_u64(w, "spans_begun_before_tracing", s->spans_begun_before_tracing);
 	jw_lit(w, "}}\n");
 }
 

@@ -49,6 +49,9 @@ struct trace_stats {
 	uint64_t file_string_reads;/* the same, the process gone: read from its mapped file */
 	uint64_t literals_by_reference; /* literal strings sent as their address only */
 	uint64_t unreadable_strings;
+	uint64_t non_finite_counter_samples; /* NaN/inf samples left out of their track */
+	uint64_t records_after_stop; /* stamped after the stop (during the detach): left out */
+	uint64_t spans_begun_before_tracing; /* ENDs of spans never begun in the trace */
 	uint64_t stop_mono_ns;
 	const char *stop_reason;
 };

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,8 +74,17 @@ void trace_model_init(struct trace_model *m, struct trace_file *tf,
 	key_map_init(&m->counters);
 	key_map_init(&m->spans);
 	key_map_init(&m->names);
+	key_map_init(&m->ended);
+	key_map_init(&m->from_start);
 	m->next_pseudo = CTRACE_PSEUDO_BASE;
 	m->next_async_id = 1; /* DevTools ignores async id 0 */
+}
+
+void trace_model_traced_from_start(struct trace_model *m, uint32_t pid)
+{
+	uint64_t key = pid;
+
+	key_map_put(&m->from_start, &key, sizeof(key), (void *)1);
 }
 
 void trace_model_add_process(struct trace_model *m, uint32_t pid)
@@ -327,6 +337,7 @@ static void span_begin(struct trace_model *m, const struct ctrace_event *ev)
 	resolve(m, ev->tgid, ev->tid, ev->arg[0], &s->pid, &s->tid);
 	s->name = text_copy(ev->name, ev->name_len, ev->name_flags);
 	s->args = text_copy(ev->args, ev->args_len, ev->args_flags);
+	key_map_del(&m->ended, &key, sizeof(key));
 	old = key_map_put(&m->spans, &key, sizeof(key), s);
 	if (old) {
 		write_unfinished(m, old, ev->ts_ns, "its span was begun again before it ended");
@@ -351,15 +362,47 @@ static void unmatched_end(struct trace_model *m, const struct ctrace_event *ev)
 	te_end(m->tf);
 }
 
+/* Addresses of ended spans kept, at most (a program may use endless heap addresses). */
+#define ENDED_SPANS_MAX (1u << 20)
+
+static void remember_ended(struct trace_model *m, const struct pair_key *key)
+{
+	if (m->ended.count >= ENDED_SPANS_MAX)
+		key_map_free(&m->ended); /* forgotten ones count as begun before tracing */
+	key_map_put(&m->ended, key, sizeof(*key), (void *)1);
+}
+
+/*
+ * An END with no open span: if its span was ended before (and not begun
+ * since), it is ended twice, a mistake, shown. If this address was never
+ * seen, its BEGIN may have run before the tracer came (or the span was
+ * never begun: the two cannot be told apart), which is no mistake of the
+ * user's: counted in metadata only, unless the process was traced from its
+ * first instruction, where it can only be a mistake.
+ */
+static void end_without_begin(struct trace_model *m, const struct ctrace_event *ev,
+			      const struct pair_key *key)
+{
+	uint64_t tgid = ev->tgid;
+
+	if (!key_map_get(&m->ended, key, sizeof(*key)) &&
+	    !key_map_get(&m->from_start, &tgid, sizeof(tgid)))
+		m->stats->spans_begun_before_tracing++;
+	else
+		unmatched_end(m, ev);
+	remember_ended(m, key);
+}
+
 static void span_end(struct trace_model *m, const struct ctrace_event *ev)
 {
 	struct pair_key key = { ev->tgid, ev->arg[0] };
 	struct open_span *s = key_map_del(&m->spans, &key, sizeof(key));
 
 	if (!s) {
-		unmatched_end(m, ev);
+		end_without_begin(m, ev, &key);
 		return;
 	}
+	remember_ended(m, &key);
 	if (s->real_tid == ev->tid) {
 		/* Args from one end only (the usual case) need no merging. */
 		if (!ev->args_len && !ev->args_flags)
@@ -443,10 +486,44 @@ static void instant(struct trace_model *m, const struct ctrace_event *ev)
 	te_end(m->tf);
 }
 
+static void jw_double_text(struct json_writer *w, double v)
+{
+	jw_lit(w, isnan(v) ? "\"NaN\"" : v > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+}
+
+/*
+ * A sample that is not a finite number is left out of the counter's track
+ * (viewers take a track with a string value for a track of strings, and
+ * JSON has no NaN), and the counter keeps its last value. What it was is
+ * shown where it happened, as an instant on that thread, and counted.
+ */
+static void non_finite_sample(struct trace_model *m, const struct ctrace_event *ev,
+			      uint32_t pid, uint32_t tid, double sample, double added)
+{
+	static const char name[] = "ctrace: counter sample not a number";
+
+	m->stats->non_finite_counter_samples++;
+	te_begin(m->tf, "I", pid, tid, ev->ts_ns);
+	te_name(m->tf, name, sizeof(name) - 1, 0);
+	jw_lit(m->tf->w, ",\"cat\":\"ctrace\",\"s\":\"t\",\"args\":{\"counter\":");
+	jw_str(m->tf->w, ev->name, ev->name_len, NULL);
+	jw_lit(m->tf->w, ",\"value\":");
+	jw_double_text(m->tf->w, sample);
+	if (ev->kind == CTRACE_KIND_COUNTER_ADD) {
+		jw_lit(m->tf->w, ",\"added\":");
+		if (isfinite(added))
+			jw_double(m->tf->w, added);
+		else
+			jw_double_text(m->tf->w, added);
+	}
+	jw_lit(m->tf->w, "}");
+	te_end(m->tf);
+}
+
 static void counter(struct trace_model *m, const struct ctrace_event *ev)
 {
 	uint32_t pid, tid;
-	double v, *slot;
+	double v, sample, *slot;
 	size_t klen;
 	char key[sizeof(uint32_t) + 1 + CTRACE_NAME_MAX];
 
@@ -459,11 +536,16 @@ static void counter(struct trace_model *m, const struct ctrace_event *ev)
 		memcpy(key + sizeof(pid) + 1, ev->name, ev->name_len);
 	klen = sizeof(pid) + 1 + ev->name_len;
 	slot = key_map_get(&m->counters, key, klen);
+	sample = ev->kind == CTRACE_KIND_COUNTER_ADD ? (slot ? *slot : 0) + v : v;
+	if (!isfinite(sample)) {
+		non_finite_sample(m, ev, pid, tid, sample, v);
+		return;
+	}
 	if (!slot) {
 		slot = xcalloc(sizeof(*slot));
 		key_map_put(&m->counters, key, klen, slot);
 	}
-	*slot = ev->kind == CTRACE_KIND_COUNTER_ADD ? *slot + v : v;
+	*slot = sample;
 
 	te_begin(m->tf, "C", pid, tid, ev->ts_ns);
 	te_name(m->tf, ev->name, ev->name_len, ev->name_flags);
@@ -521,6 +603,7 @@ static void process_change(struct trace_model *m, const struct ctrace_event *ev)
 			}
 		}
 		trace_model_add_process(m, (uint32_t)ev->arg[1]);
+		trace_model_traced_from_start(m, (uint32_t)ev->arg[1]);
 		return;
 	}
 	te_name(m->tf, "ctrace: exec", 12, 0);
@@ -554,6 +637,7 @@ void trace_model_event(struct trace_model *m, const struct ctrace_event *ev)
 	case CTRACE_KIND_SCOPE_TSC: scope(m, ev); break;
 	case CTRACE_KIND_FORK:
 	case CTRACE_KIND_EXEC: process_change(m, ev); break;
+	case CTRACE_KIND_LINK_MAP: break; /* the loader's cue to look at the maps: nothing to show */
 	default: m->stats->bad_records++; break;
 	}
 }
@@ -613,4 +697,6 @@ void trace_model_finish(struct trace_model *m, uint64_t stop_ns)
 	key_map_free(&m->procs);
 	key_map_each(&m->names, free_value, NULL);
 	key_map_free(&m->names);
+	key_map_free(&m->ended);
+	key_map_free(&m->from_start);
 }

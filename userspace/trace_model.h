@@ -9,7 +9,10 @@
  *   span_begin + span_end, two threads  -> "b"/"e" pair, cat "ctrace.async",
  *                                          a unique "id"
  *   span still open at the stop        -> "X" to the stop, args.unfinished
- *   span_end with no begin             -> "I" "ctrace: span end without begin"
+ *   span_end with no begin             -> "I" "ctrace: span end without begin",
+ *                                          or, for a span that may have been
+ *                                          begun before the tracer came,
+ *                                          counted only (see span_end())
  *   scope (CTRACE_SCOPE's end)         -> "X" on its thread, its start from
  *                                          the TSC ticks it carries
  *   instant                            -> "I" with "s": "g", "p" or "t"
@@ -44,6 +47,8 @@ struct trace_model {
 	struct key_map counters; /* {context pid, name} -> double * */
 	struct key_map spans;    /* {tgid, span address} -> struct open_span * */
 	struct key_map names;    /* {tgid, tid} -> thread name (malloc'd) seen in /proc */
+	struct key_map ended;    /* {tgid, span address} -> (void *)1: ended, not begun since */
+	struct key_map from_start; /* {tgid} -> (void *)1: traced since its image started */
 	const struct tsc_clock *tsc; /* for CTRACE_SCOPE; NULL: scopes have no start */
 	uint32_t next_pseudo;
 	uint32_t last_tgid, last_tid; /* the real thread named last (0: none) */
@@ -58,6 +63,13 @@ void trace_model_init(struct trace_model *m, struct trace_file *tf,
  * its first event is, taking its name in /proc with it.
  */
 void trace_model_learn_threads(struct trace_model *m, uint32_t pid);
+/*
+ * Process `pid` is traced from its first instruction (launch mode): none
+ * of its spans can have begun before the tracer came. Followed children
+ * are so too (the fork record says). A new image after an exec is not: its
+ * probes are attached a moment after it started.
+ */
+void trace_model_traced_from_start(struct trace_model *m, uint32_t pid);
 /* Names a real process in the trace (process_name metadata) once. */
 void trace_model_add_process(struct trace_model *m, uint32_t pid);
 void trace_model_event(struct trace_model *m, const struct ctrace_event *ev);

@@ -402,6 +402,29 @@ static void test_file_every_macro(void **state)
 	check_against_readelf(v, n, path, path);
 }
 
+/*
+ * CTRACE_SCOPE sites are ctrace sites like the others: every probe kind the
+ * tracer attaches to is listed site=ctrace, with the attach offset on its
+ * nop5 (check_against_readelf), and scope is among them.
+ */
+static void test_file_scope(void **state)
+{
+	static struct listed v[64];
+	char path[PATH_MAX];
+	size_t n, scopes = 0;
+
+	(void)state;
+	tr_program_path("scopes", path, sizeof(path));
+	run_list(NULL, path, NULL);
+	assert_int_equal(c.exit, 0);
+	n = parse_output(c.out, v, 64);
+	check_against_readelf(v, n, path, path);
+	for (size_t i = 0; i < n; i++)
+		scopes += !strcmp(v[i].provider, "ctrace") && !strcmp(v[i].name, "scope");
+	if (scopes == 0)
+		fail_msg("no ctrace:scope site listed in scopes");
+}
+
 /* <sys/sdt.h> probes: site=usdt, with and without a semaphore. */
 static void test_file_sdt(void **state)
 {
@@ -680,6 +703,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_file_ctrace, free_all),
 		cmocka_unit_test_teardown(test_file_every_macro, free_all),
+		cmocka_unit_test_teardown(test_file_scope, free_all),
 		cmocka_unit_test_teardown(test_file_sdt, free_all),
 		cmocka_unit_test_teardown(test_path_escaped, free_all),
 		cmocka_unit_test_teardown(test_hostile_note, free_all),

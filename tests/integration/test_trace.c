@@ -93,8 +93,8 @@ static void test_event_counts(void **state)
 	assert_true(tr_num(cJSON_GetObjectItem(run.trace, "metadata"), "dropped_events") == 0);
 	/* outer, inner, pseudo-span, never-ended */
 	assert_int_equal(tr_count(&run, "X"), 4);
-	/* inst-g/p/t, pseudo-instant, after-discard, span end without begin */
-	assert_int_equal(tr_count(&run, "I"), 6);
+	/* inst-g/p/t, pseudo-instant, after-discard (the END of a span never begun: counted only) */
+	assert_int_equal(tr_count(&run, "I"), 5);
 	/* 5, 7.5, 6.5, 1, 2, 6.75 */
 	assert_int_equal(tr_count(&run, "C"), 6);
 	assert_int_equal(tr_count(&run, "b"), 1);
@@ -329,16 +329,21 @@ static void test_unfinished_span(void **state)
 			 tr_num(x, "dur") / 1e6);
 }
 
+/*
+ * Traced with -p, the END of a span never begun in the trace may be that
+ * of a span begun before the tracer came: counted, not shown as a mistake
+ * (test_edges: shown in launch mode, where it can only be one).
+ */
 static void test_unmatched_end(void **state)
 {
-	cJSON *ev, *meta;
+	cJSON *meta;
 
 	(void)state;
 	need_run();
-	ev = one("I", "ctrace: span end without begin");
-	assert_on_main(ev);
+	assert_null(tr_find(&run, "I", "ctrace: span end without begin"));
 	meta = cJSON_GetObjectItem(run.trace, "metadata");
-	assert_true(tr_num(meta, "unmatched_span_ends") == 1);
+	assert_true(tr_num(meta, "unmatched_span_ends") == 0);
+	assert_true(tr_num(meta, "spans_begun_before_tracing") == 1);
 }
 
 static const char *meta_name(const char *what, double pid, double tid)

@@ -13,6 +13,20 @@
  *     EARLY_SO's probelib_hit(1), LATE_SO's probelib_hit(2), and emits the
  *     executable's own instant "exe-hit". Exits 0.
  *
+ *   dso_loader soon EARLY_SO LATE_SO DELAY_MS
+ *     Like late, but calls LATE_SO's probelib_hit(2) DELAY_MS after its
+ *     dlopen() (its first probe hit: a library used at once), checking
+ *     meanwhile, without sleeping, when its semaphore rose. Prints "soon
+ *     armed_us=N" (microseconds after the dlopen() returned; -1: not by the
+ *     hit) and exits 0.
+ *
+ *   dso_loader reuse EARLY_SO A_SO B_SO
+ *     Like late, then dlopen()s A_SO, waits for its probes, calls its
+ *     probelib_hello(), dlclose()s it, dlopen()s B_SO (mapped where A_SO
+ *     was, if the kernel reuses the hole), waits for its probes, calls its
+ *     probelib_hello(). Prints "reuse same_base=0|1 a=0x.. b=0x.." and
+ *     exits 0 (4 if a library was not armed within 2 s).
+ *
  *   dso_loader loop EARLY_SO MS
  *     dlopen()s EARLY_SO, prints "ready ...", and for MS milliseconds calls
  *     probelib_hit(i) and emits "exe-tick" every 2 ms, traced or not. Then
@@ -22,6 +36,7 @@
  * Exit 2 on bad arguments or a library that does not load (dlerror on
  * stderr).
  */
+#define _GNU_SOURCE /* dladdr */
 #include <ctrace.h>
 #include <dlfcn.h>
 #include <stdio.h>
@@ -32,7 +47,9 @@
 #include <unistd.h>
 
 struct probelib {
+	void *handle;
 	void (*hit)(int);
+	void (*hello)(void);
 	int (*armed)(void);
 	long (*wait_armed)(long);
 };
@@ -46,10 +63,12 @@ static int load(const char *path, struct probelib *l)
 		fprintf(stderr, "dlopen %s: %s\n", path, dlerror());
 		return -1;
 	}
+	l->handle = h;
 	*(void **)&l->hit = dlsym(h, "probelib_hit");
+	*(void **)&l->hello = dlsym(h, "probelib_hello");
 	*(void **)&l->armed = dlsym(h, "probelib_armed");
 	*(void **)&l->wait_armed = dlsym(h, "probelib_wait_armed");
-	if (!l->hit || !l->armed || !l->wait_armed) {
+	if (!l->hit || !l->hello || !l->armed || !l->wait_armed) {
 		fprintf(stderr, "%s: not a probelib\n", path);
 		return -1;
 	}
@@ -64,24 +83,95 @@ static long ms_since(const struct timespec *t0)
 	return (now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
-static int late(const char *early_so, const char *late_so)
+static long us_since(const struct timespec *t0)
 {
-	struct probelib early, later;
-	struct timespec t0;
-	long armed_ms;
+	struct timespec now;
 
-	if (load(early_so, &early) < 0)
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t0->tv_sec) * 1000000 + (now.tv_nsec - t0->tv_nsec) / 1000;
+}
+
+/* Loads EARLY_SO, says ready, waits for a tracer to arm it and the executable. */
+static int start(const char *early_so, struct probelib *early)
+{
+	struct timespec t0;
+
+	if (load(early_so, early) < 0)
 		return 2;
 	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)syscall(SYS_gettid));
 	fflush(stdout);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (!CTRACE_ENABLED() || !early.armed()) {
+	while (!CTRACE_ENABLED() || !early->armed()) {
 		if (ms_since(&t0) >= 10000) {
 			puts("never armed");
 			return 3;
 		}
 		usleep(1000);
 	}
+	return 0;
+}
+
+static int soon(const char *early_so, const char *late_so, long delay_ms)
+{
+	struct probelib early, later;
+	struct timespec t0;
+	long armed_us = -1;
+	int err = start(early_so, &early);
+
+	if (err)
+		return err;
+	if (load(late_so, &later) < 0)
+		return 2;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (us_since(&t0) < delay_ms * 1000)
+		if (armed_us < 0 && later.armed())
+			armed_us = us_since(&t0);
+	later.hit(2);
+	printf("soon armed_us=%ld\n", armed_us);
+	fflush(stdout);
+	CTRACE_INSTANT(NULL, "exe-hit", CTRACE_SCOPE_THREAD, NULL);
+	return 0;
+}
+
+static int reuse(const char *early_so, const char *a_so, const char *b_so)
+{
+	struct probelib early, a, b;
+	Dl_info ia, ib;
+	int err = start(early_so, &early);
+
+	if (err)
+		return err;
+	if (load(a_so, &a) < 0)
+		return 2;
+	if (a.wait_armed(2000) < 0)
+		return 4;
+	a.hello();
+	if (!dladdr(*(void **)&a.hello, &ia))
+		return 2;
+	dlclose(a.handle);
+	if (load(b_so, &b) < 0)
+		return 2;
+	if (b.wait_armed(2000) < 0)
+		return 4;
+	b.hello();
+	if (!dladdr(*(void **)&b.hello, &ib))
+		return 2;
+	printf("reuse same_base=%d a=%p b=%p\n", ia.dli_fbase == ib.dli_fbase, ia.dli_fbase,
+	       ib.dli_fbase);
+	fflush(stdout);
+	CTRACE_INSTANT(NULL, "exe-hit", CTRACE_SCOPE_THREAD, NULL);
+	return 0;
+}
+
+static int late(const char *early_so, const char *late_so)
+{
+	struct probelib early, later;
+	struct timespec t0;
+	long armed_ms;
+	int err = start(early_so, &early);
+
+	if (err)
+		return err;
 	if (load(late_so, &later) < 0)
 		return 2;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -121,8 +211,13 @@ int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "late"))
 		return late(argv[2], argv[3]);
+	if (argc == 5 && !strcmp(argv[1], "soon"))
+		return soon(argv[2], argv[3], atol(argv[4]));
+	if (argc == 5 && !strcmp(argv[1], "reuse"))
+		return reuse(argv[2], argv[3], argv[4]);
 	if (argc == 4 && !strcmp(argv[1], "loop"))
 		return loop(argv[2], atol(argv[3]));
-	fputs("usage: dso_loader late EARLY_SO LATE_SO | loop SO MS\n", stderr);
+	fputs("usage: dso_loader late EARLY_SO LATE_SO | soon EARLY_SO LATE_SO DELAY_MS |"
+	      " reuse EARLY_SO A_SO B_SO | loop SO MS\n", stderr);
 	return 2;
 }

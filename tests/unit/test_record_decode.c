@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "key_map.h"
+#include "literal_cache.h"
 #include "record_decode.h"
 
 /* Builds a record the way bpf/ctrace.bpf.c does: header, name, args. */
@@ -102,6 +103,13 @@ static void test_kind_table(void **state)
 	assert_int_equal(record_args_arg(CTRACE_KIND_SPAN_END), 1);
 	assert_int_equal(record_name_arg(CTRACE_KIND_INSTANT), 1);
 	assert_int_equal(record_args_arg(CTRACE_KIND_COUNTER_SET), -1);
+	/* The kernel's records: no user strings. */
+	assert_string_equal(record_kind_probe(CTRACE_KIND_LINK_MAP), "(link_map)");
+	assert_int_equal(record_name_arg(CTRACE_KIND_LINK_MAP), -1);
+	assert_int_equal(record_args_arg(CTRACE_KIND_EXEC), -1);
+	/* Every number up to the highest is a kind (the table has no holes). */
+	for (unsigned k = 1; k <= CTRACE_KIND_MAX; k++)
+		assert_non_null(record_kind_probe(k));
 }
 
 /* The loader's hash map: insert, replace, delete with backward shift, grow. */
@@ -136,6 +144,30 @@ static void test_key_map(void **state)
 	key_map_free(&m);
 }
 
+/*
+ * A literal copied again for an address (another object mapped there since)
+ * replaces the one remembered: references that follow are to the new copy.
+ */
+static void test_literal_cache_takes_the_new_copy(void **state)
+{
+	struct literal_cache c;
+	const char *s;
+	size_t len;
+	bool truncated;
+
+	(void)state;
+	literal_cache_init(&c);
+	literal_cache_put(&c, 7, 0x1000, "hello from cycle_a", 18, false);
+	assert_true(literal_cache_get(&c, 7, 0x1000, 255, &s, &len, &truncated));
+	assert_int_equal(len, 18);
+	assert_memory_equal(s, "hello from cycle_a", 18);
+	literal_cache_put(&c, 7, 0x1000, "hello from cycle_b", 18, true);
+	assert_true(literal_cache_get(&c, 7, 0x1000, 255, &s, &len, &truncated));
+	assert_memory_equal(s, "hello from cycle_b", 18);
+	assert_true(truncated);
+	literal_cache_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -143,6 +175,7 @@ int main(void)
 		cmocka_unit_test(test_refuses_inconsistent_records),
 		cmocka_unit_test(test_kind_table),
 		cmocka_unit_test(test_key_map),
+		cmocka_unit_test(test_literal_cache_takes_the_new_copy),
 	};
 
 	return cmocka_run_group_tests_name("record_decode", tests, NULL, NULL);

@@ -257,7 +257,16 @@ static void test_unfinished_and_unmatched_spans(void **state)
 	cJSON *events, *x, *i, *md;
 
 	begin(h, 2000, h->pid, 0, 0x10, "never ends", "{\"k\":\"v\"}");
-	end(h, 2500, h->pid, 0x99, NULL); /* no begin */
+	end(h, 2500, h->pid, 0x98, NULL); /* maybe begun before the tracer came: counted */
+	end(h, 2600, h->pid, 0x98, NULL); /* ended twice: a mistake */
+	{
+		/* Another process, traced from its first instruction: only a mistake. */
+		struct ctrace_event e = ev(CTRACE_KIND_SPAN_END, 2700, h->pid + 1, h->pid + 1);
+
+		e.arg[0] = 0x99;
+		trace_model_traced_from_start(&h->m, h->pid + 1);
+		trace_model_event(&h->m, &e);
+	}
 	events = finish(h, 7000);
 
 	x = find(events, "X", "never ends", 0);
@@ -267,10 +276,15 @@ static void test_unfinished_and_unmatched_spans(void **state)
 	assert_string_equal(str(cJSON_GetObjectItem(x, "args"), "k"), "v");
 	i = find(events, "I", "ctrace: span end without begin", 0);
 	assert_non_null(i);
+	assert_string_equal(str(cJSON_GetObjectItem(i, "args"), "span"), "0x98");
+	i = find(events, "I", "ctrace: span end without begin", 1);
+	assert_non_null(i);
 	assert_string_equal(str(cJSON_GetObjectItem(i, "args"), "span"), "0x99");
+	assert_null(find(events, "I", "ctrace: span end without begin", 2));
 	md = cJSON_GetObjectItem(h->doc, "metadata");
 	assert_int_equal((int)num(md, "unfinished_spans"), 1);
-	assert_int_equal((int)num(md, "unmatched_span_ends"), 1);
+	assert_int_equal((int)num(md, "unmatched_span_ends"), 2);
+	assert_int_equal((int)num(md, "spans_begun_before_tracing"), 1);
 }
 
 static void test_counters_per_context(void **state)
@@ -393,8 +407,13 @@ static void test_hostile_strings_stay_valid(void **state)
 	i = find(events, "I", "cut\xe2\x80\xa6[truncated]", 0);
 	assert_non_null(i);
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(i, "args"), "args_unreadable")));
-	i = find(events, "C", "nan", 0);
+	/* NaN is left out of the counter's track, shown as an instant, counted. */
+	assert_null(find(events, "C", "nan", 0));
+	i = find(events, "I", "ctrace: counter sample not a number", 0);
+	assert_non_null(i);
+	assert_string_equal(str(cJSON_GetObjectItem(i, "args"), "counter"), "nan");
 	assert_string_equal(str(cJSON_GetObjectItem(i, "args"), "value"), "NaN");
+	assert_int_equal(h->stats.non_finite_counter_samples, 1);
 }
 
 int main(void)

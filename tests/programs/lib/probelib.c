@@ -28,6 +28,18 @@ void probelib_hit(int n)
 	CTRACE_INSTANT(NULL, "lib-hit", CTRACE_SCOPE_THREAD, args);
 }
 
+/*
+ * I "hello from NAME" {"from":"NAME"}: both strings literals, which the
+ * tracer copies once and then sends by address. Two libraries built with
+ * names of one length have their literals at the same offsets: mapped at
+ * the same address one after the other, they pass the same pointers.
+ */
+void probelib_hello(void)
+{
+	CTRACE_INSTANT(NULL, "hello from " PROBELIB_NAME, CTRACE_SCOPE_THREAD,
+		       "{\"from\":\"" PROBELIB_NAME "\"}");
+}
+
 /* True while a tracer has raised this library's own semaphore. */
 int probelib_armed(void)
 {

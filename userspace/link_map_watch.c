@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+#include "link_map_watch.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "attach.h"
+#include "proc_maps.h"
+
+/* glibc's and musl's name for the r_brk function. */
+#define RENDEZVOUS_HOOK "_dl_debug_state"
+
+void link_map_watch_init(struct link_map_watch *w, bool global, bool verbose)
+{
+	memset(w, 0, sizeof(*w));
+	w->global = global;
+	w->verbose = verbose;
+	key_map_init(&w->seen);
+}
+
+/*
+ * Where the kernel loaded the program's interpreter (AT_BASE in the aux
+ * vector): the dynamic linker, whatever its path or name. 0 if none.
+ */
+static unsigned long interpreter_base(int pid)
+{
+	char path[48];
+	Elf64_auxv_t aux[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, aux, sizeof(aux));
+	close(fd);
+	for (ssize_t i = 0; n > 0 && i < n / (ssize_t)sizeof(aux[0]); i++) {
+		if (aux[i].a_type == AT_NULL)
+			break;
+		if (aux[i].a_type == AT_BASE)
+			return aux[i].a_un.a_val;
+	}
+	return 0;
+}
+
+/* The file offset of function `name` in the ELF file at `path` (its symbol tables); 0 if none. */
+static uint64_t function_offset(const char *path, const char *name)
+{
+	uint64_t vaddr = 0, off = 0;
+	size_t phnum = 0;
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+	int fd;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	while (elf && !vaddr && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
+		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *s;
+
+			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    !sym.st_value || !(s = elf_strptr(elf, sh.sh_link, sym.st_name)) ||
+			    strcmp(s, name))
+				continue;
+			vaddr = sym.st_value;
+			break;
+		}
+	}
+	/* A uprobe goes at a file offset: the loadable segment holding vaddr says which. */
+	if (vaddr && !elf_getphdrnum(elf, &phnum)) {
+		for (size_t i = 0; i < phnum; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+			    vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz) {
+				off = vaddr - ph.p_vaddr + ph.p_offset;
+				break;
+			}
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return off;
+}
+
+static int grow(void **v, size_t *cap, size_t n, size_t elem)
+{
+	size_t c;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : 8;
+	p = realloc(*v, c * elem);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
+/* Puts the hook on `ld` (for `pid`, or every process when global). 0 or -errno. */
+static int hook(struct link_map_watch *w, struct bpf_program *prog,
+		const struct mapped_object *ld, int pid)
+{
+	int target = w->global ? -1 : pid;
+
+	if (w->multi) {
+		uint64_t off = function_offset(ld->host_path, RENDEZVOUS_HOOK);
+		int fd;
+
+		if (!off)
+			return -ENOENT;
+		if (grow((void **)&w->fds, &w->cap_fds, w->n_fds, sizeof(*w->fds)))
+			return -ENOMEM;
+		fd = attach_multi_one(prog, ld->host_path, off, target);
+		if (fd < 0)
+			return fd;
+		w->fds[w->n_fds++] = fd;
+	} else {
+		LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = RENDEZVOUS_HOOK);
+		struct bpf_link *link;
+
+		if (grow((void **)&w->links, &w->cap, w->n, sizeof(*w->links)))
+			return -ENOMEM;
+		link = bpf_program__attach_uprobe_opts(prog, target, ld->host_path, 0, &opts);
+		if (!link)
+			return -errno;
+		w->links[w->n++] = link;
+	}
+	return 0;
+}
+
+int link_map_watch_process(struct link_map_watch *w, struct bpf_program *prog, bool multi,
+			   int pid)
+{
+	struct mapped_object_list objs = { 0 };
+	const struct mapped_object *ld = NULL;
+	unsigned long base;
+	unsigned long long key[3];
+	int err;
+
+	if (w->prog != prog || w->multi != multi) {
+		link_map_watch_free(w);
+		w->prog = prog;
+		w->multi = multi;
+	}
+	base = interpreter_base(pid);
+	if (!base)
+		return 0;
+	err = proc_maps_objects(pid, &objs);
+	if (err < 0)
+		return err;
+	for (size_t i = 0; i < objs.n && !ld; i++)
+		if (objs.v[i].map_start == base)
+			ld = &objs.v[i];
+	if (!ld) {
+		mapped_object_list_free(&objs);
+		return 0;
+	}
+	key[0] = w->global ? 0 : (unsigned long long)pid;
+	key[1] = ld->inode;
+	key[2] = ((unsigned long long)ld->dev_major << 32) | ld->dev_minor;
+	if (key_map_get(&w->seen, key, sizeof(key))) {
+		mapped_object_list_free(&objs);
+		return 0;
+	}
+	err = hook(w, prog, ld, pid);
+	if (err) {
+		if (w->verbose)
+			fprintf(stderr, "ctrace-bpf: cannot watch %s:%s of process %d (%s): new libraries are found by polling\n",
+				ld->path, RENDEZVOUS_HOOK, pid, strerror(-err));
+		mapped_object_list_free(&objs);
+		return err;
+	}
+	key_map_put(&w->seen, key, sizeof(key), (void *)1);
+	if (w->verbose)
+		fprintf(stderr, "ctrace-bpf: watching %s:%s of process %d for dlopen/dlclose\n",
+			ld->path, RENDEZVOUS_HOOK, pid);
+	mapped_object_list_free(&objs);
+	return 1;
+}
+
+void link_map_watch_free(struct link_map_watch *w)
+{
+	const struct bpf_program *prog = w->prog;
+	bool multi = w->multi;
+
+	for (size_t i = 0; i < w->n; i++)
+		bpf_link__destroy(w->links[i]);
+	for (size_t i = 0; i < w->n_fds; i++)
+		close(w->fds[i]);
+	free(w->links);
+	free(w->fds);
+	key_map_free(&w->seen);
+	link_map_watch_init(w, w->global, w->verbose);
+	w->prog = prog;
+	w->multi = multi;
+}
