@@ -139,9 +139,10 @@ deps-test:
 unit-test: $(UNIT_TESTS)
 	$(Q)set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
 
-# The public header in every compiler/standard/optimization/link mode.
-header-test:
-	$(Q)./tests/header/compile_matrix
+# The public header in every compiler/standard/optimization/link mode; one
+# build per compiler, language and link mode is traced by the real tracer.
+header-test: $(BUILD)/ctrace-bpf
+	$(Q)CTRACE_BPF=$(BUILD)/ctrace-bpf ./tests/header/compile_matrix
 
 $(INTEG_TESTS): $(wildcard tests/integration/*.h)
 integration-test: all $(TEST_PROGS) $(INTEG_TESTS)

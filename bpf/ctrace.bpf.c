@@ -484,6 +484,26 @@ int BPF_KPROBE(ctrace_scope, __u64 marker, __u64 name, __u64 args, __u64 ticks)
 	return record_emit(r, name, args, 0); /* its strings travel through a struct */
 }
 
+/*
+ * The same from header 0.2 on: %rax holds the TSC read at the end, so that
+ * the loader converts both edges with one mapping (the probe's own entry,
+ * later by a varying few hundred ns, no longer stamps the end).
+ */
+SEC(PROBE_SEC)
+int BPF_KPROBE(ctrace_scope_tsc, __u64 marker, __u64 name, __u64 args, __u64 ticks)
+{
+	struct ctrace_record *r = record_start(CTRACE_KIND_SCOPE_TSC);
+
+	if (!r)
+		return 0;
+	r->arg[0] = marker;
+	r->arg[1] = name;
+	r->arg[2] = args;
+	r->arg[3] = ticks;
+	r->tsc = PT_REGS_RC(ctx);
+	return record_emit(r, name, args, 0);
+}
+
 /* Sends a record about a process (no probe strings) right away. */
 static __always_inline void process_record(__u16 kind, __u64 a0, __u64 a1,
 					   const char *path)

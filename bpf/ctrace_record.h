@@ -39,7 +39,8 @@
 	X(COUNTER_ADD, 5, counter_add, 1, -1) /* marker, name*, double bits */ \
 	X(NEW_PID, 6, new_pid, 1, -1)        /* marker, pname* */              \
 	X(DISCARD, 7, discard, -1, -1)       /* marker */                      \
-	X(SCOPE, 8, scope, 1, 2) /* marker, name*, args*, TSC ticks since its start */
+	X(SCOPE, 8, scope, 1, 2) /* marker, name*, args*, TSC ticks since its start */ \
+	X(SCOPE_TSC, 11, scope_tsc, 1, 2) /* as SCOPE; tsc: the end's TSC (header 0.2+) */
 
 /*
  * Not probes: what the kernel tells about the traced processes. Their
@@ -52,14 +53,14 @@
 #define CTRACE_PROCESS_KINDS(X)                                                \
 	X(FORK, 9, fork)       /* arg: parent tgid, child tgid; name: its comm */ \
 	X(EXEC, 10, exec)      /* arg: old tgid; name: the new program's path */  \
-	X(LINK_MAP, 11, link_map) /* arg: tgid; ld.so changed its objects */
+	X(LINK_MAP, 12, link_map) /* arg: tgid; ld.so changed its objects */
 
 enum ctrace_kind {
 #define CTRACE__KIND_ENUM(kind, num, ...) CTRACE_KIND_##kind = num,
 	CTRACE_PROBE_KINDS(CTRACE__KIND_ENUM)
 	CTRACE_PROCESS_KINDS(CTRACE__KIND_ENUM)
 #undef CTRACE__KIND_ENUM
-	CTRACE_KIND_MAX = 11, /* the highest number above (record_decode.c checks) */
+	CTRACE_KIND_MAX = 12, /* the highest number above (record_decode.c checks) */
 };
 
 /* Per-string status bits; the name's are in flags bits 0-3, args' in 4-7. */
@@ -81,6 +82,7 @@ struct ctrace_record {
 	__u16 flags;    /* CTRACE_STR_* bits for name and args */
 	__u16 name_len; /* bytes of name at data[0] */
 	__u16 args_len; /* bytes of args at data[name_len] */
+	__u64 tsc;      /* SCOPE_TSC: the TSC at the scope's end; else not set */
 	char data[];    /* name bytes, then args bytes; no NULs */
 };
 

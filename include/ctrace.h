@@ -33,7 +33,7 @@
 #include "../usdt/ctrace_site.h"
 
 #define CTRACE_VERSION_MAJOR 0
-#define CTRACE_VERSION_MINOR 1
+#define CTRACE_VERSION_MINOR 2
 
 /* Scopes of CTRACE_INSTANT: the Chrome trace "s" field. */
 #define CTRACE_SCOPE_GLOBAL 'g'
@@ -50,21 +50,21 @@ struct ctrace_span {
 };
 
 /* True while a tracer is attached: guard costly argument preparation. */
-#define CTRACE_ENABLED() ((int)CTRACE__ARMED())
+#define CTRACE_ENABLED() CTRACE__CAST(int, CTRACE__ARMED())
 
 #define CTRACE_SPAN_BEGIN(marker, span, name, args)                            \
-	CTRACE__WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_),                     \
+	CTRACE__WHEN_ARMED(                                                    \
 		CTRACE__SITE4L(span_begin, CTRACE__PTR(marker), CTRACE__PTR(span), \
 			       CTRACE__PTR(name), CTRACE__PTR(args),           \
 			       CTRACE__LIT(name) | CTRACE__LIT(args) << 1);)
 
 #define CTRACE_SPAN_END(span, args)                                            \
-	CTRACE__WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_),                     \
+	CTRACE__WHEN_ARMED(                                                    \
 		CTRACE__SITE2L(span_end, CTRACE__PTR(span), CTRACE__PTR(args), \
 			       CTRACE__LIT(args) << 1);)
 
 #define CTRACE_INSTANT(marker, name, scope, args)                              \
-	CTRACE__WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_),                     \
+	CTRACE__WHEN_ARMED(                                                    \
 		CTRACE__SITE4L(instant, CTRACE__PTR(marker), CTRACE__PTR(name),    \
 			       CTRACE__U64(scope), CTRACE__PTR(args),          \
 			       CTRACE__LIT(name) | CTRACE__LIT(args) << 1);)
@@ -74,8 +74,8 @@ struct ctrace_span {
  * argument is an integer register; bpftrace shows these bits as an integer).
  */
 #define CTRACE__COUNTER(probe, marker, name, value)                            \
-	CTRACE__WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_),                     \
-		double ctrace__d = (double)(value);                            \
+	CTRACE__WHEN_ARMED(                                                    \
+		double ctrace__d = CTRACE__DOUBLE(value);                      \
 		unsigned long long ctrace__bits;                               \
 		__builtin_memcpy(&ctrace__bits, &ctrace__d, sizeof(ctrace__bits)); \
 		CTRACE__SITE3L(probe, CTRACE__PTR(marker), CTRACE__PTR(name),  \
@@ -87,12 +87,12 @@ struct ctrace_span {
 	CTRACE__COUNTER(counter_add, marker, name, value)
 
 #define CTRACE_NEW_PID(marker, pname)                                          \
-	CTRACE__WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_),                     \
+	CTRACE__WHEN_ARMED(                                                    \
 		CTRACE__SITE2L(new_pid, CTRACE__PTR(marker), CTRACE__PTR(pname), \
 			       CTRACE__LIT(pname));)
 
 #define CTRACE_DISCARD(marker)                                                 \
-	CTRACE__WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_),                     \
+	CTRACE__WHEN_ARMED(                                                    \
 		CTRACE__SITE1(discard, CTRACE__PTR(marker));)
 
 /*
@@ -103,7 +103,11 @@ struct ctrace_span {
  *
  * It costs one probe hit, not two: while traced, the start reads the time
  * stamp counter (rdtsc, no syscall) and the end fires one probe carrying
- * the ticks elapsed; ctrace-bpf turns them into the span's start. A scope
+ * the ticks elapsed and the end's own TSC. ctrace-bpf converts both edges
+ * with one monotonic TSC-to-clock mapping, so that a scope nested in another
+ * lies within it exactly (an end stamped when the probe runs would be late
+ * by a uprobe's varying entry cost). Probe "scope_tsc"; headers before 0.2
+ * sent "scope" with the ticks only, still traced as before. A scope
  * entered before the tracer attached is not traced. The cleanup attribute
  * (C, gcc and clang) or a destructor (C++) ends it on every way out.
  */
@@ -119,16 +123,17 @@ static __inline__ unsigned long long ctrace__rdtsc(void)
 	unsigned int lo, hi;
 
 	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-	return ((unsigned long long)hi << 32) | lo;
+	return CTRACE__CAST(unsigned long long, hi) << 32 | lo;
 }
 
 static __inline__ void ctrace__scope_end(struct ctrace_scope *s)
 {
 	if (__builtin_expect(s->tsc != 0, 0)) {
-		unsigned long long ticks = ctrace__rdtsc() - s->tsc;
+		unsigned long long end = ctrace__rdtsc();
 
-		CTRACE__SITE4(scope, CTRACE__PTR(s->marker), CTRACE__PTR(s->name),
-			      CTRACE__PTR(s->args), ticks);
+
+		CTRACE__SITE5(scope_tsc, CTRACE__PTR(s->marker), CTRACE__PTR(s->name),
+			      CTRACE__PTR(s->args), end - s->tsc, end);
 	}
 }
 
@@ -136,7 +141,7 @@ static __inline__ void ctrace__scope_end(struct ctrace_scope *s)
 #define CTRACE__SCOPE_BEGIN(s, marker_, name_, args_)                          \
 	do {                                                                   \
 		(s).tsc = 0;                                                   \
-		CTRACE__WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_),             \
+		CTRACE__SCOPE_WHEN_ARMED(                                      \
 			(s).marker = (marker_);                                \
 			(s).name = (name_);                                    \
 			(s).args = (args_);                                    \
@@ -153,9 +158,21 @@ struct ctrace_scope_guard {
 	ctrace_scope_guard var;                                                \
 	CTRACE__SCOPE_BEGIN(var.s, marker, name, args)
 #else
-/* C: the cleanup attribute ends the scope (gcc and clang). */
+/*
+ * C: the cleanup attribute ends the scope (gcc and clang). For gcc the
+ * fields start zeroed: it cannot always see that they are set whenever tsc
+ * is (after a goto, in a loop) and would warn -Wmaybe-uninitialized in the
+ * user's function; it keeps a scope in registers, so the zeros cost
+ * nothing. clang keeps it in memory (they would be stores) and does not warn.
+ */
+#if defined(__clang__)
+#define CTRACE__SCOPE_ZERO
+#else
+#define CTRACE__SCOPE_ZERO = { 0, 0, 0, 0 }
+#endif
 #define CTRACE__SCOPE_VAR(var, marker, name, args)                             \
-	struct ctrace_scope var __attribute__((cleanup(ctrace__scope_end)));   \
+	struct ctrace_scope var __attribute__((cleanup(ctrace__scope_end)))   \
+		CTRACE__SCOPE_ZERO;                                            \
 	CTRACE__SCOPE_BEGIN(var, marker, name, args)
 #endif
 #define CTRACE_SCOPE(marker, name, args)                                       \

@@ -60,39 +60,81 @@
 extern "C" {
 #endif
 
-__attribute__((weak, visibility("hidden"), section(".probes")))
+/*
+ * `used`: the notes name the semaphore only inside asm strings, which link
+ * time optimization cannot see; without it LTO drops the definition and the
+ * link fails (undefined reference to ctrace_semaphore). The extern
+ * declaration first keeps -Wmissing-variable-declarations quiet.
+ */
+extern volatile unsigned short ctrace_semaphore;
+__attribute__((weak, used, visibility("hidden"), section(".probes")))
 volatile unsigned short ctrace_semaphore;
 
 #ifdef __cplusplus
 }
 #endif
 
-/* The semaphore as a value (CTRACE_ENABLED()). */
-#define CTRACE__ARMED() __builtin_expect(ctrace_semaphore != 0, 0)
-
 /*
  * The guard of every site: two instructions, `cmpw $0, sem(%rip)` and a
- * not-taken `jne` to the site's out-of-line block. Written as asm goto
- * because a volatile load in C costs gcc a third instruction (load, test,
- * branch); %rip-relative works in PIE, non-PIE and shared objects alike
- * (the semaphore is hidden). The block is reachable only from the jne, so
- * the compiler lays it out of the hot path and computes the arguments
- * there, never while untraced.
+ * not-taken `jne` to the site's out-of-line block, where the arguments are
+ * computed (never while untraced). A volatile load in C would cost gcc a
+ * third instruction (load, test, branch), so the compare is asm, with the
+ * semaphore as a memory operand: a reference the compiler and LTO see (for a
+ * hidden symbol, %rip-relative in PIE, non-PIE and shared objects alike).
+ * asm volatile: read again at every site, never hoisted out of a loop.
+ *
+ * ctrace__armed(): the flags are the asm's result ("=@ccne"), so the
+ * compiler branches on ZF directly (no setne/test) wherever it tests it.
  */
-#define CTRACE__GOTO_IF_ARMED(label)                                           \
-	__asm__ goto("cmpw $0, ctrace_semaphore(%%rip)\n\tjne %l0"           \
-		     : : : "cc" : label)
+static __inline__ __attribute__((always_inline)) int ctrace__armed(void)
+{
+	int armed;
 
-/* Runs the statements after the comma only while armed; `label` must be unique. */
-#define CTRACE__WHEN_ARMED(label, ...)                                         \
+	__asm__ __volatile__("cmpw $0, %1" : "=@ccne"(armed) : "m"(ctrace_semaphore));
+	return armed;
+}
+
+/* The semaphore as a value (CTRACE_ENABLED()). */
+#define CTRACE__ARMED() __builtin_expect(ctrace__armed(), 0)
+
+/*
+ * CTRACE__WHEN_ARMED(statements): runs them only while armed, an if on
+ * ctrace__armed(). Not asm goto: clang before 19 (at least 14 and 16) takes
+ * every asm goto label of a function as a possible target of every asm
+ * goto, and refuses one that could cross a cleanup (a CTRACE_SCOPE, a C++
+ * destructor): "cannot jump from this asm goto statement to one of its
+ * possible targets". (gcc, too, does better with the if: around an asm goto
+ * it copies a live register back and forth, two instructions more.)
+ */
+#define CTRACE__WHEN_ARMED(...)                                                \
 	do {                                                                   \
-		CTRACE__GOTO_IF_ARMED(label);                                  \
+		if (CTRACE__ARMED()) {                                         \
+			__VA_ARGS__                                            \
+		}                                                              \
+	} while (0)
+
+/*
+ * The same for CTRACE_SCOPE's start. gcc, given the flag as a value, merges
+ * the start's test with the end's (tsc != 0) by keeping the flag in a
+ * register (setne, test: seven instructions a scope); asm goto's branch
+ * cannot be moved, and gcc threads the end's test away (two). gcc checks
+ * only an asm goto's real targets. clang: the if (as above).
+ */
+#if defined(__clang__)
+#define CTRACE__SCOPE_WHEN_ARMED CTRACE__WHEN_ARMED
+#else
+#define CTRACE__SCOPE_WHEN_ARMED(...) CTRACE__GOTO_WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_), __VA_ARGS__)
+#define CTRACE__GOTO_WHEN_ARMED(label, ...)                                    \
+	do {                                                                   \
+		__asm__ goto("cmpw $0, %0\n\tjne %l1"                          \
+			     : : "m"(ctrace_semaphore) : "cc" : label);        \
 		if (0) {                                                       \
 		label: {                                                       \
 				__VA_ARGS__                                    \
 			}                                                      \
 		}                                                              \
 	} while (0)
+#endif
 
 #define CTRACE__CAT2(a, b) a##b
 #define CTRACE__CAT(a, b) CTRACE__CAT2(a, b)
@@ -102,9 +144,48 @@ volatile unsigned short ctrace_semaphore;
 #define CTRACE__UNIQUE(prefix) CTRACE__CAT(prefix, __LINE__)
 #endif
 
-/* Every argument travels as a 64-bit unsigned integer. */
+/*
+ * Every argument travels as a 64-bit unsigned integer. In C++ the
+ * conversions must keep -Wold-style-cast and -Wuseless-cast (a cast to the
+ * type a value already has) quiet in users' builds: named casts, and
+ * overloads that take a value already of the wanted type as it is. The
+ * explicit conversions stay (no implicit ones): -Wconversion is quiet too.
+ */
+#ifdef __cplusplus
+#define CTRACE__CAST(type, x) static_cast<type>(x)
+extern "C++" {
+template <typename T>
+static __inline__ __attribute__((always_inline)) unsigned long long ctrace__u64(T v)
+{
+	return static_cast<unsigned long long>(v);
+}
+static __inline__ __attribute__((always_inline)) unsigned long long ctrace__u64(unsigned long long v)
+{
+	return v;
+}
+template <typename T>
+static __inline__ __attribute__((always_inline)) double ctrace__double(T v)
+{
+	return static_cast<double>(v);
+}
+static __inline__ __attribute__((always_inline)) double ctrace__double(double v)
+{
+	return v;
+}
+static __inline__ __attribute__((always_inline)) unsigned long long ctrace__ptr(const volatile void *p)
+{
+	return reinterpret_cast<unsigned long long>(p);
+}
+}
+#define CTRACE__U64(x) ctrace__u64(x)
+#define CTRACE__DOUBLE(x) ctrace__double(x)
+#define CTRACE__PTR(p) ctrace__ptr(p)
+#else
+#define CTRACE__CAST(type, x) ((type)(x))
 #define CTRACE__U64(x) ((unsigned long long)(x))
+#define CTRACE__DOUBLE(x) ((double)(x))
 #define CTRACE__PTR(p) CTRACE__U64((__UINTPTR_TYPE__)(const volatile void *)(p))
+#endif
 
 #define CTRACE__STR(x) #x
 
@@ -162,6 +243,12 @@ volatile unsigned short ctrace_semaphore;
 		CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx")      \
 		: : "D"(a0), "S"(a1), "d"(a2), "c"(a3) : "memory")
 
+/* Five arguments: the fifth in %rax, as for the literal flags below. */
+#define CTRACE__SITE5(name, a0, a1, a2, a3, a4)                                \
+	__asm__ __volatile__(                                                  \
+		CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx 8@%%rax") \
+		: : "D"(a0), "S"(a1), "d"(a2), "c"(a3), "a"(a4) : "memory")
+
 /*
  * Sites whose strings may be literals carry one more argument, after the
  * others: bit 0 set when the name is a string literal, bit 1 when the args
@@ -172,7 +259,7 @@ volatile unsigned short ctrace_semaphore;
  * argument register; only 4-argument sites need %rax, which can cost a
  * function returning a value computed before the site one `mov`.
  */
-#define CTRACE__LIT(s) ((unsigned long long)__builtin_constant_p(s))
+#define CTRACE__LIT(s) CTRACE__CAST(unsigned long long, __builtin_constant_p(s))
 #define CTRACE__SITE2L(name, a0, a1, lit)                                      \
 	__asm__ __volatile__(CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi 8@%%rdx") \
 			     : : "D"(a0), "S"(a1), "d"(lit) : "memory")

@@ -708,6 +708,7 @@ out:
 	targets_free(&s.targets);
 	literal_cache_free(&s.literals);
 	key_map_free(&s.snapshot_epochs);
+	tsc_clock_free(&s.tsc);
 	file_maps_free(&s.files);
 	proc_facts_free(&target);
 	if (o.command) {

@@ -52,6 +52,7 @@ int record_decode(const void *data, size_t size, struct ctrace_event *out)
 	out->tid = r.tid;
 	out->kind = r.kind;
 	memcpy(out->arg, r.arg, sizeof(out->arg));
+	out->tsc = r.tsc;
 	out->name = bytes + sizeof(r);
 	out->name_len = r.name_len;
 	out->name_flags = CTRACE_NAME_FLAGS(r.flags);

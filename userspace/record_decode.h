@@ -18,6 +18,7 @@ struct ctrace_event {
 	uint32_t tgid, tid;
 	uint16_t kind; /* enum ctrace_kind */
 	uint64_t arg[4];
+	uint64_t tsc; /* SCOPE_TSC: the TSC at the scope's end */
 	const char *name; /* not NUL-terminated; may hold any bytes */
 	size_t name_len;
 	unsigned name_flags; /* CTRACE_STR_* */

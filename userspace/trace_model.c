@@ -437,17 +437,29 @@ static void span_end(struct trace_model *m, const struct ctrace_event *ev)
 	free_span(s);
 }
 
+/*
+ * A CTRACE_SCOPE, from its end. SCOPE_TSC carries the end's TSC: both edges
+ * go through the one monotonic TSC mapping, so nested scopes nest exactly.
+ * Old-form SCOPE: the end is when the probe ran, the start that minus the
+ * ticks (a child can then stick out of its parent by the probe's jitter).
+ */
 static void scope(struct trace_model *m, const struct ctrace_event *ev)
 {
 	struct open_span s = { 0 };
-	uint64_t dur = m->tsc ? tsc_clock_ticks_to_ns(m->tsc, ev->arg[3]) : 0;
+	uint64_t end = ev->ts_ns, dur;
 
-	s.ts_ns = dur < ev->ts_ns ? ev->ts_ns - dur : 0;
+	if (ev->kind == CTRACE_KIND_SCOPE_TSC && m->tsc) {
+		end = tsc_clock_to_ns(m->tsc, ev->tsc);
+		s.ts_ns = tsc_clock_to_ns(m->tsc, ev->arg[3] <= ev->tsc ? ev->tsc - ev->arg[3] : 0);
+	} else {
+		dur = m->tsc ? tsc_clock_ticks_to_ns(m->tsc, ev->arg[3]) : 0;
+		s.ts_ns = dur < ev->ts_ns ? ev->ts_ns - dur : 0;
+	}
 	resolve(m, ev->tgid, ev->tid, ev->arg[0], &s.pid, &s.tid);
 	s.name.s = (char *)ev->name;
 	s.name.n = ev->name_len;
 	s.name.flags = ev->name_flags;
-	write_complete_text(m, &s, ev->ts_ns, ev->args, ev->args_len, ev->args_flags);
+	write_complete_text(m, &s, end, ev->args, ev->args_len, ev->args_flags);
 }
 
 static void instant(struct trace_model *m, const struct ctrace_event *ev)
@@ -621,7 +633,8 @@ void trace_model_event(struct trace_model *m, const struct ctrace_event *ev)
 	case CTRACE_KIND_COUNTER_ADD: counter(m, ev); break;
 	case CTRACE_KIND_NEW_PID: new_pid(m, ev); break;
 	case CTRACE_KIND_DISCARD: discard(m, ev); break;
-	case CTRACE_KIND_SCOPE: scope(m, ev); break;
+	case CTRACE_KIND_SCOPE:
+	case CTRACE_KIND_SCOPE_TSC: scope(m, ev); break;
 	case CTRACE_KIND_FORK:
 	case CTRACE_KIND_EXEC: process_change(m, ev); break;
 	case CTRACE_KIND_LINK_MAP: break; /* the loader's cue to look at the maps: nothing to show */

@@ -6,14 +6,14 @@
 # Run once after the record format changes; the seeds are committed.
 import os, struct
 
-HDR = struct.Struct("<QII4QHHHH")  # ts, tgid, tid, arg[4], kind, flags, name_len, args_len
+HDR = struct.Struct("<QII4QHHHHQ")  # ts, tgid, tid, arg[4], kind, flags, name_len, args_len, tsc
 PID, TID2 = 10, 11
 out = os.path.join(os.path.dirname(__file__), "corpus", "records")
 os.makedirs(out, exist_ok=True)
 
-def rec(kind, args=(0, 0, 0, 0), name=b"", argtext=b"", flags=0, ts=1000, tid=PID):
+def rec(kind, args=(0, 0, 0, 0), name=b"", argtext=b"", flags=0, ts=1000, tid=PID, tsc=0):
     args = tuple(args) + (0,) * (4 - len(args))
-    body = HDR.pack(ts, PID, tid, *args, kind, flags, len(name), len(argtext)) + name + argtext
+    body = HDR.pack(ts, PID, tid, *args, kind, flags, len(name), len(argtext), tsc) + name + argtext
     return struct.pack("<H", len(body)) + body
 
 def dbl(v):
@@ -34,6 +34,7 @@ seeds = {
         rec(8, (0, 1, 0, 3000), b"scope", b'{"s":1}', ts=2000),
         rec(9, (PID, PID + 1), ts=2100),
         rec(10, (PID,), b"/usr/bin/next", ts=2200),
+        rec(11, (0, 1, 0, 3000), b"scope_tsc", b'{"s":2}', ts=2300, tsc=9000),
         struct.pack("<H", 0),
     ]),
     "hostile_strings": b"".join([

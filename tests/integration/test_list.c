@@ -407,22 +407,29 @@ static void test_file_every_macro(void **state)
  * tracer attaches to is listed site=ctrace, with the attach offset on its
  * nop5 (check_against_readelf), and scope is among them.
  */
+/* CTRACE_SCOPE sites are ctrace sites: today's (scope_tsc) and the 0.1 header's (scope). */
 static void test_file_scope(void **state)
 {
+	static const struct { const char *program, *probe; } forms[] = {
+		{ "scopes", "scope_tsc" }, { "old_scope", "scope" },
+	};
 	static struct listed v[64];
 	char path[PATH_MAX];
-	size_t n, scopes = 0;
 
 	(void)state;
-	tr_program_path("scopes", path, sizeof(path));
-	run_list(NULL, path, NULL);
-	assert_int_equal(c.exit, 0);
-	n = parse_output(c.out, v, 64);
-	check_against_readelf(v, n, path, path);
-	for (size_t i = 0; i < n; i++)
-		scopes += !strcmp(v[i].provider, "ctrace") && !strcmp(v[i].name, "scope");
-	if (scopes == 0)
-		fail_msg("no ctrace:scope site listed in scopes");
+	for (size_t f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
+		size_t n, scopes = 0;
+
+		tr_program_path(forms[f].program, path, sizeof(path));
+		run_list(NULL, path, NULL);
+		assert_int_equal(c.exit, 0);
+		n = parse_output(c.out, v, 64);
+		check_against_readelf(v, n, path, path);
+		for (size_t i = 0; i < n; i++)
+			scopes += !strcmp(v[i].provider, "ctrace") && !strcmp(v[i].name, forms[f].probe);
+		if (scopes == 0)
+			fail_msg("no ctrace:%s site listed in %s", forms[f].probe, forms[f].program);
+	}
 }
 
 /* <sys/sdt.h> probes: site=usdt, with and without a semaphore. */

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+/*
+ * old_scope - CTRACE_SCOPE's end site as headers before 0.2 made it (probe
+ * "scope", the ticks since the start only), for programs built before the
+ * end's TSC was carried: they must still be traced. "old outer" (~6 ms)
+ * holds two "old inner" (~2 ms each), 1 ms apart. Prints "ready pid=N
+ * main_tid=N", waits for the tracer, runs, exits 0.
+ */
+#define _GNU_SOURCE
+#include <ctrace.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+struct old_scope {
+	const char *name;
+	unsigned long long tsc;
+};
+
+static void old_scope_end(struct old_scope *s)
+{
+	if (s->tsc) {
+		unsigned long long ticks = ctrace__rdtsc() - s->tsc;
+
+		CTRACE__SITE4(scope, 0ull, CTRACE__PTR(s->name), 0ull, ticks);
+	}
+}
+
+#define OLD_SCOPE(var, name)                                                   \
+	struct old_scope var __attribute__((cleanup(old_scope_end))) = {      \
+		name, CTRACE_ENABLED() ? ctrace__rdtsc() : 0                   \
+	}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { 0, ms * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static void inner(void)
+{
+	OLD_SCOPE(s, "old inner");
+	sleep_ms(2);
+}
+
+int main(void)
+{
+	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)gettid());
+	fflush(stdout);
+	for (int i = 0; !CTRACE_ENABLED(); i++) {
+		if (i > 10000)
+			return 3;
+		usleep(1000);
+	}
+	{
+		OLD_SCOPE(s, "old outer");
+		sleep_ms(1);
+		inner();
+		sleep_ms(1);
+		inner();
+		sleep_ms(1);
+	}
+	return 0;
+}
