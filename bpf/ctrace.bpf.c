@@ -561,7 +561,8 @@ int BPF_PROG(ctrace_exec, struct task_struct *p, pid_t old_pid,
 		bpf_map_update_elem(&traced_tgids, &tgid, &one, BPF_ANY);
 	}
 	literal_epoch_bump(tgid); /* a new image: its literals are elsewhere */
-	process_record(CTRACE_KIND_EXEC, tgid, 0, BPF_CORE_READ(bprm, filename));
+	/* old_pid: the thread that called exec(); not the tgid when another thread did. */
+	process_record(CTRACE_KIND_EXEC, tgid, (__u32)old_pid, BPF_CORE_READ(bprm, filename));
 	return 0;
 }
 

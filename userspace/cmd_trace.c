@@ -191,6 +191,11 @@ static int on_record(void *ctx, void *data, size_t size)
 		return ++s->batch >= RECORDS_PER_ROUND ? END_OF_ROUND : 0;
 	}
 	if (ev.kind == CTRACE_KIND_EXEC) {
+		if (ev.arg[1] && ev.arg[1] != ev.arg[0]) {
+			/* exec() from a thread: the links bound to the old main thread are dead. */
+			attach_forget_process(&s->att, (int)ev.arg[0]);
+			link_map_watch_forget(&s->dl, (int)ev.arg[0]);
+		}
 		literal_cache_exec(&s->literals, (uint32_t)ev.arg[0]);
 		file_maps_exec(&s->files, (uint32_t)ev.arg[0]);
 	} else if (ev.kind == CTRACE_KIND_FORK) {
