@@ -111,9 +111,9 @@ extern int bpf_copy_from_user_str(void *dst, __u32 dst__sz,
 #endif
 
 /*
- * The processes being traced: tgid -> the process's start time, in the
- * clock ticks of /proc/PID/stat (start_ticks()), so that a pid freed by a
- * traced process and taken by another never matches. The loader puts its
+ * The processes being traced: tgid -> the process's start time, as the
+ * first ns of its clock tick of /proc/PID/stat (start_matches()), so that a
+ * pid freed by a traced process and taken by another never matches. The loader puts its
  * targets in; with follow_forks the fork tracepoint adds their children
  * before they run; with exe_ino any process that execs that file is added;
  * the exit tracepoint removes each when its last thread exits. When
@@ -135,20 +135,41 @@ __u64 traced_full = 0;
 const volatile __u64 ns_per_tick = 10000000;
 
 /*
- * A process's start as /proc/PID/stat says it: its leader's start_boottime
- * (which a thread that exec()s takes over) in USER_HZ ticks. Two processes
- * of one pid within a tick would need the whole pid space to wrap in 10 ms.
+ * A process's start: its leader's start_boottime (which a thread that
+ * exec()s takes over). /proc/PID/stat gives it in USER_HZ ticks, so the
+ * table keeps the first ns of that tick: the probe compares with no
+ * division. Two processes of one pid within a tick would need the whole
+ * pid space to wrap in 10 ms.
  */
-static __always_inline __u64 start_ticks(struct task_struct *task)
+static __always_inline __u64 task_start_ns(struct task_struct *task)
 {
-	return BPF_CORE_READ(task, group_leader, start_boottime) / ns_per_tick;
+	return BPF_CORE_READ(task, group_leader, start_boottime);
+}
+
+static __always_inline bool start_matches(const __u64 *tick_ns, __u64 start_ns)
+{
+	return start_ns - *tick_ns < ns_per_tick;
+}
+
+/*
+ * The probes' path: where the programs may use BTF pointers (the sleepable
+ * sets, 6.0+), plain loads instead of two bpf_probe_read_kernel calls.
+ */
+static __always_inline __u64 current_start_ns(void)
+{
+#if CTRACE_SLEEPABLE
+	return bpf_get_current_task_btf()->group_leader->start_boottime;
+#else
+	return task_start_ns((struct task_struct *)bpf_get_current_task());
+#endif
 }
 
 /* Adds a process (its leader `task`) to the traced set; counts it when full. */
 static __always_inline bool trace_process(__u32 tgid, struct task_struct *task)
 {
-	__u64 start = start_ticks(task);
+	__u64 start = task_start_ns(task);
 
+	start -= start % ns_per_tick;
 	if (!bpf_map_update_elem(&traced_tgids, &tgid, &start, BPF_ANY))
 		return true;
 	__sync_fetch_and_add(&traced_full, 1);
@@ -160,7 +181,7 @@ static __always_inline bool current_traced(__u32 tgid)
 {
 	__u64 *start = bpf_map_lookup_elem(&traced_tgids, &tgid);
 
-	return start && *start == start_ticks((struct task_struct *)bpf_get_current_task());
+	return start && start_matches(start, current_start_ns());
 }
 
 const volatile bool filter_by_map = false;
@@ -621,7 +642,7 @@ int BPF_PROG(ctrace_exit, struct task_struct *p)
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
 	start = bpf_map_lookup_elem(&traced_tgids, &tgid);
-	if (start && *start == start_ticks(p))
+	if (start && start_matches(start, task_start_ns(p)))
 		bpf_map_delete_elem(&traced_tgids, &tgid);
 	return 0;
 }

@@ -7,13 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
-#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "attach.h"
 #include "ctrace.skel.h"
 #include "trace_file.h"
 #include "trace_options.h"
+#include "traced_set.h"
 /*
  * The other sets' skeletons lend only their object's bytes: their own
  * open/destroy functions go unused (ctrace.skel.h drives every set).
@@ -155,12 +155,11 @@ static struct ctrace_bpf *load_programs(const struct trace_options *o, enum prog
 	skel->rodata->filter_by_map = global;
 	skel->rodata->follow_forks = o->follow;
 	{
-		/* /proc's clock ticks, in which traced_tgids keeps each process's start. */
-		long hz = sysconf(_SC_CLK_TCK);
 		/* CTRACE_TRACED_MAX=N: a smaller table of traced processes (the tests fill it). */
 		const char *max = getenv("CTRACE_TRACED_MAX");
 
-		skel->rodata->ns_per_tick = hz > 0 ? 1000000000ull / (unsigned long long)hz : 10000000;
+		/* /proc's clock tick, in which traced_tgids keeps each process's start. */
+		skel->rodata->ns_per_tick = traced_set_ns_per_tick();
 		if (max && atoi(max) > 0)
 			bpf_map__set_max_entries(skel->maps.traced_tgids, (__u32)atoi(max));
 	}

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * traced_set.h - the loader's side of the BPF map of traced processes
- * (bpf/ctrace.bpf.c: traced_tgids, tgid -> start time in /proc's clock
- * ticks): puts a process in under its own start time, so that a later
+ * (bpf/ctrace.bpf.c: traced_tgids, tgid -> the start of the process's
+ * /proc clock tick, in ns): puts a process in under its own start time, so that a later
  * process of the same pid is not taken for it, and tells whether any
  * traced process still lives (the kernel adds children the loader may not
  * have heard of yet, and removes each process at its exit).
@@ -15,6 +15,9 @@
 
 /* The process's start as /proc/PID/stat gives it (field 22); false when it is gone. */
 bool traced_set_start_ticks(int pid, uint64_t *ticks);
+
+/* The length of /proc's clock tick in ns; the map keeps the first ns of the start's tick. */
+uint64_t traced_set_ns_per_tick(void);
 
 /* Adds `pid` to the map `map_fd`: 0, -ESRCH (gone), -E2BIG (the map is full) or -errno. */
 int traced_set_add(int map_fd, int pid);
