@@ -39,7 +39,8 @@ struct attachment {
 	 * turns into a call after the first hit (faster than the int3 of the
 	 * 1-byte nop). Off by default: Linux 6.18 does not copy the call's
 	 * trampoline into a child at fork(), so a child that runs a site its
-	 * parent had hit dies of SIGSEGV (tests/integration/test_fork_safety.c).
+	 * parent had hit dies of SIGSEGV (tests/integration/test_follow_parent_site.c),
+	 * so trace_options.c refuses it where the kernel optimizes the nop5.
 	 */
 	bool fast;
 	/*
