@@ -532,8 +532,9 @@ int cmd_trace(int argc, char **argv)
 	facts.objects_with_probes = s.att.objects_with_probes;
 	started = true;
 	for (size_t i = 0; i < s.targets.n; i++) {
-		trace_model_learn_threads(&s.model, (uint32_t)s.targets.v[i].pid);
+		/* Named first as it was when tracing began: it may have exec()d since it was armed. */
 		trace_model_add_process(&s.model, (uint32_t)s.targets.v[i].pid);
+		trace_model_learn_threads(&s.model, (uint32_t)s.targets.v[i].pid);
 	}
 
 	rb = ring_buffer__new(bpf_map__fd(s.skel->maps.events), on_record, &s, NULL);
