@@ -13,8 +13,9 @@
  * kernel takes. Every set uses: maps RINGBUF (5.8; bpf_ringbuf_output and
  * bpf_ringbuf_query), PERCPU_ARRAY, HASH and LRU_HASH (preallocated, as
  * sleepable programs need), global data in .rodata/.bss (5.2); helpers
- * bpf_get_current_pid_tgid, bpf_ktime_get_ns, bpf_map_lookup_elem,
- * bpf_map_update_elem; the tp_btf fork/exec programs (5.5) with
+ * bpf_get_current_pid_tgid, bpf_get_current_task, bpf_ktime_get_ns,
+ * bpf_map_lookup_elem, bpf_map_update_elem, bpf_map_delete_elem; the tp_btf
+ * fork/exec/exit programs (5.5) with
  * bpf_probe_read_kernel[_str] (5.5) for CO-RE reads. Then, per set:
  *
  *   copy_str   sleepable uprobes (6.0), task storage (5.11) with
@@ -110,18 +111,78 @@ extern int bpf_copy_from_user_str(void *dst, __u32 dst__sz,
 #endif
 
 /*
- * The processes being traced (tgid -> 1). The loader puts its targets in;
- * with follow_forks the fork tracepoint adds their children before they
- * run; with exe_ino any process that execs that file is added. When
+ * The processes being traced: tgid -> the process's start time, as the
+ * first ns of its clock tick of /proc/PID/stat (start_matches()), so that a
+ * pid freed by a traced process and taken by another never matches. The loader puts its
+ * targets in; with follow_forks the fork tracepoint adds their children
+ * before they run; with exe_ino any process that execs that file is added;
+ * the exit tracepoint removes each when its last thread exits. When
  * filter_by_map is set, the probes were attached to every process that maps
- * the file (pid -1) and only these tgids are recorded.
+ * the file (pid -1) and only these processes are recorded. A process that
+ * finds it full is counted in traced_full, never silently left out.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, __u64);
 } traced_tgids SEC(".maps");
+
+/* Processes not traced because traced_tgids was full; read by the loader. */
+__u64 traced_full = 0;
+
+/* The kernel's clock ticks per second for /proc (USER_HZ): set by the loader. */
+const volatile __u64 ns_per_tick = 10000000;
+
+/*
+ * A process's start: its leader's start_boottime (which a thread that
+ * exec()s takes over). /proc/PID/stat gives it in USER_HZ ticks, so the
+ * table keeps the first ns of that tick: the probe compares with no
+ * division. Two processes of one pid within a tick would need the whole
+ * pid space to wrap in 10 ms.
+ */
+static __always_inline __u64 task_start_ns(struct task_struct *task)
+{
+	return BPF_CORE_READ(task, group_leader, start_boottime);
+}
+
+static __always_inline bool start_matches(const __u64 *tick_ns, __u64 start_ns)
+{
+	return start_ns - *tick_ns < ns_per_tick;
+}
+
+/*
+ * The probes' path: where the programs may use BTF pointers (the sleepable
+ * sets, 6.0+), plain loads instead of two bpf_probe_read_kernel calls.
+ */
+static __always_inline __u64 current_start_ns(void)
+{
+#if CTRACE_SLEEPABLE
+	return bpf_get_current_task_btf()->group_leader->start_boottime;
+#else
+	return task_start_ns((struct task_struct *)bpf_get_current_task());
+#endif
+}
+
+/* Adds a process (its leader `task`) to the traced set; counts it when full. */
+static __always_inline bool trace_process(__u32 tgid, struct task_struct *task)
+{
+	__u64 start = task_start_ns(task);
+
+	start -= start % ns_per_tick;
+	if (!bpf_map_update_elem(&traced_tgids, &tgid, &start, BPF_ANY))
+		return true;
+	__sync_fetch_and_add(&traced_full, 1);
+	return false;
+}
+
+/* Is the current process the one traced under its tgid (not a later one of that pid)? */
+static __always_inline bool current_traced(__u32 tgid)
+{
+	__u64 *start = bpf_map_lookup_elem(&traced_tgids, &tgid);
+
+	return start && start_matches(start, current_start_ns());
+}
 
 const volatile bool filter_by_map = false;
 const volatile bool follow_forks = false;
@@ -198,7 +259,7 @@ static __always_inline struct ctrace_record *record_init(struct ctrace_record *r
 	if (filter_by_map) {
 		__u32 tgid = pid_tgid >> 32;
 
-		if (!bpf_map_lookup_elem(&traced_tgids, &tgid))
+		if (!current_traced(tgid))
 			return 0;
 	}
 	r->ts_ns = bpf_ktime_get_ns();
@@ -534,13 +595,12 @@ int BPF_PROG(ctrace_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 parent_tgid = BPF_CORE_READ(parent, tgid);
 	__u32 child_tgid = BPF_CORE_READ(child, tgid);
-	__u8 one = 1;
 
 	/* A new thread is not a new process; only followed parents count. */
-	if (child_tgid == parent_tgid || !follow_forks ||
-	    !bpf_map_lookup_elem(&traced_tgids, &parent_tgid))
+	if (child_tgid == parent_tgid || !follow_forks || !current_traced(parent_tgid))
 		return 0;
-	bpf_map_update_elem(&traced_tgids, &child_tgid, &one, BPF_ANY);
+	if (!trace_process(child_tgid, child))
+		return 0; /* counted: the loader says so */
 	literal_epoch_bump(child_tgid); /* its pid may have been another's */
 	/* Its name, for a child that may exit before the loader reads /proc. */
 	process_record(CTRACE_KIND_FORK, parent_tgid, child_tgid, child->comm);
@@ -552,18 +612,40 @@ int BPF_PROG(ctrace_exec, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
-	__u8 one = 1;
 
-	if (!bpf_map_lookup_elem(&traced_tgids, &tgid)) {
+	if (!current_traced(tgid)) {
 		struct inode *ino = BPF_CORE_READ(bprm, file, f_inode);
 
 		if (!exe_ino || BPF_CORE_READ(ino, i_ino) != exe_ino ||
 		    BPF_CORE_READ(ino, i_sb, s_dev) != exe_dev)
 			return 0;
-		bpf_map_update_elem(&traced_tgids, &tgid, &one, BPF_ANY);
+		if (!trace_process(tgid, p))
+			return 0;
 	}
 	literal_epoch_bump(tgid); /* a new image: its literals are elsewhere */
-	process_record(CTRACE_KIND_EXEC, tgid, 0, BPF_CORE_READ(bprm, filename));
+	/* old_pid: the thread that called exec(); not the tgid when another thread did. */
+	process_record(CTRACE_KIND_EXEC, tgid, (__u32)old_pid, BPF_CORE_READ(bprm, filename));
+	return 0;
+}
+
+/*
+ * A traced process is forgotten when its last thread exits (the leader may
+ * exit before the others): traced_tgids holds only living processes, so it
+ * does not fill over time, and its pid, once reused, is nobody's. Runs for
+ * every thread exit of the machine: two reads before the lookup.
+ */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(ctrace_exit, struct task_struct *p)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u64 *start;
+
+	/* signal->live counts the threads not yet in do_exit (this one is). */
+	if (BPF_CORE_READ(p, signal, live.counter) != 0)
+		return 0;
+	start = bpf_map_lookup_elem(&traced_tgids, &tgid);
+	if (start && start_matches(start, task_start_ns(p)))
+		bpf_map_delete_elem(&traced_tgids, &tgid);
 	return 0;
 }
 
@@ -583,7 +665,7 @@ int BPF_KPROBE(ctrace_link_map)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
-	if (filter_by_map && !bpf_map_lookup_elem(&traced_tgids, &tgid))
+	if (filter_by_map && !current_traced(tgid))
 		return 0;
 	literal_epoch_bump(tgid);
 	process_record(CTRACE_KIND_LINK_MAP, tgid, 0, 0);

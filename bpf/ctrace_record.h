@@ -52,7 +52,7 @@
  */
 #define CTRACE_PROCESS_KINDS(X)                                                \
 	X(FORK, 9, fork)       /* arg: parent tgid, child tgid; name: its comm */ \
-	X(EXEC, 10, exec)      /* arg: old tgid; name: the new program's path */  \
+	X(EXEC, 10, exec)      /* arg: tgid, exec()ing tid; name: the new path */ \
 	X(LINK_MAP, 12, link_map) /* arg: tgid; ld.so changed its objects */
 
 enum ctrace_kind {

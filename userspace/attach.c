@@ -101,6 +101,15 @@ static int grow(void **v, size_t *cap, size_t n, size_t elem)
 	return 0;
 }
 
+/* Notes who link i was attached for (pid; -1: every process). */
+static int note_owner(int **pids, size_t *cap, size_t i, int pid)
+{
+	if (grow((void **)pids, cap, i, sizeof(**pids)))
+		return -ENOMEM;
+	(*pids)[i] = pid;
+	return 0;
+}
+
 static void note_looked_in(struct attachment *a, const char *path)
 {
 	size_t len = strlen(a->looked_in);
@@ -245,7 +254,8 @@ static int link_perf(struct ctrace_bpf *skel, int kind, const char *path,
 	}
 	if (!link)
 		return -errno;
-	if (grow((void **)&a->links, &a->cap_links, a->n_links, sizeof(*a->links))) {
+	if (grow((void **)&a->links, &a->cap_links, a->n_links, sizeof(*a->links)) ||
+	    note_owner(&a->link_pids, &a->cap_link_pids, a->n_links, pid)) {
 		bpf_link__destroy(link);
 		return -ENOMEM;
 	}
@@ -295,7 +305,8 @@ static int perf_arm(const char *path, uint64_t offset, uint64_t sema, int pid,
 			  PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (grow((void **)&a->link_fds, &a->cap_fds, a->n_fds, sizeof(int))) {
+	if (grow((void **)&a->link_fds, &a->cap_fds, a->n_fds, sizeof(int)) ||
+	    note_owner(&a->fd_pids, &a->cap_fd_pids, a->n_fds, pid)) {
 		close(fd);
 		return -ENOMEM;
 	}
@@ -347,7 +358,8 @@ static int attach_sites(struct ctrace_bpf *skel, int pid,
 				a->cookies ? cookies : NULL, cnt, pid);
 		err = fd < 0 ? -errno : 0;
 		free(refs);
-		if (fd >= 0 && grow((void **)&a->link_fds, &a->cap_fds, a->n_fds, sizeof(int))) {
+		if (fd >= 0 && (grow((void **)&a->link_fds, &a->cap_fds, a->n_fds, sizeof(int)) ||
+				note_owner(&a->fd_pids, &a->cap_fd_pids, a->n_fds, pid))) {
 			close(fd);
 			return -ENOMEM;
 		}
@@ -453,6 +465,63 @@ int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a)
 	return (int)(a->sites - before);
 }
 
+/* Collects the keys of `seen` that belong to one pid (key_map_each must not delete). */
+struct pid_keys {
+	unsigned long long pid;
+	unsigned long long (*keys)[3];
+	size_t n, cap;
+};
+
+static void collect_pid_key(const void *key, size_t len, void *value, void *ctx)
+{
+	const unsigned long long *k = key;
+	struct pid_keys *p = ctx;
+
+	(void)value;
+	if (len != sizeof(*p->keys) || k[0] != p->pid ||
+	    grow((void **)&p->keys, &p->cap, p->n, sizeof(*p->keys)))
+		return;
+	memcpy(p->keys[p->n++], k, sizeof(*p->keys));
+}
+
+void seen_forget_pid(struct key_map *seen, int pid)
+{
+	struct pid_keys p = { (unsigned long long)pid, NULL, 0, 0 };
+
+	key_map_each(seen, collect_pid_key, &p);
+	for (size_t i = 0; i < p.n; i++)
+		key_map_del(seen, p.keys[i], sizeof(p.keys[i]));
+	free(p.keys);
+}
+
+void attach_forget_process(struct attachment *a, int pid)
+{
+	size_t kept = 0;
+
+	if (a->global || pid <= 0)
+		return; /* the links are for every process: the new task matches them */
+	seen_forget_pid(&a->seen, pid);
+	for (size_t i = 0; i < a->n_links; i++) {
+		if (a->link_pids[i] == pid) {
+			bpf_link__destroy(a->links[i]);
+			continue;
+		}
+		a->link_pids[kept] = a->link_pids[i];
+		a->links[kept++] = a->links[i];
+	}
+	a->n_links = kept;
+	kept = 0;
+	for (size_t i = 0; i < a->n_fds; i++) {
+		if (a->fd_pids[i] == pid) {
+			close(a->link_fds[i]);
+			continue;
+		}
+		a->fd_pids[kept] = a->fd_pids[i];
+		a->link_fds[kept++] = a->link_fds[i];
+	}
+	a->n_fds = kept;
+}
+
 int attach_file(struct ctrace_bpf *skel, const char *path, struct attachment *a)
 {
 	struct mapped_object o;
@@ -523,6 +592,8 @@ void attachment_free(struct attachment *a)
 	detach_all(a);
 	free(a->links);
 	free(a->link_fds);
+	free(a->link_pids);
+	free(a->fd_pids);
 	key_map_free(&a->seen);
 	{
 		bool global = a->global, fast = a->fast, cookies = a->cookies;

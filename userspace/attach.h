@@ -39,7 +39,8 @@ struct attachment {
 	 * turns into a call after the first hit (faster than the int3 of the
 	 * 1-byte nop). Off by default: Linux 6.18 does not copy the call's
 	 * trampoline into a child at fork(), so a child that runs a site its
-	 * parent had hit dies of SIGSEGV (tests/integration/test_fork_safety.c).
+	 * parent had hit dies of SIGSEGV (tests/integration/test_follow_parent_site.c),
+	 * so trace_options.c refuses it where the kernel optimizes the nop5.
 	 */
 	bool fast;
 	/*
@@ -55,6 +56,9 @@ struct attachment {
 	size_t n_links, cap_links;
 	int *link_fds;           /* uprobe_multi links */
 	size_t n_fds, cap_fds;
+	/* The pid each link and fd was attached for (-1: every process), to close a dead task's. */
+	int *link_pids, *fd_pids;
+	size_t cap_link_pids, cap_fd_pids;
 	struct key_map seen;     /* {pid, dev, inode} of objects already searched */
 	unsigned sites;          /* probe sites attached */
 	unsigned objects_with_probes; /* ELF objects that had ctrace probes */
@@ -74,6 +78,21 @@ void attachment_init(struct attachment *a, bool multi, bool verbose);
  * refused (a message was printed for both).
  */
 int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a);
+
+/*
+ * The process's links were bound to a task that is gone: an exec() called by
+ * a thread other than the main one makes that thread the process's leader
+ * (its pid the process's) and ends the old one, and a per-process uprobe
+ * filters on the task it was attached for, so the new image never gets its
+ * sites. Forgets the objects searched for `pid`, so that the next
+ * attach_process() attaches them anew, for the new task, and closes the
+ * old links: once the new ones have put the breakpoints in, the old ones
+ * would fire as well (their handler only asks for the same thread group).
+ * In global mode nothing is bound to a task.
+ */
+void attach_forget_process(struct attachment *a, int pid);
+/* Removes the keys {pid, ...} (three u64, the pid first) of a `seen` map. */
+void seen_forget_pid(struct key_map *seen, int pid);
 
 /* --exe: attaches the sites of the ELF file at `path` for every process (global mode). */
 int attach_file(struct ctrace_bpf *skel, const char *path, struct attachment *a);

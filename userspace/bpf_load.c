@@ -13,6 +13,7 @@
 #include "ctrace.skel.h"
 #include "trace_file.h"
 #include "trace_options.h"
+#include "traced_set.h"
 /*
  * The other sets' skeletons lend only their object's bytes: their own
  * open/destroy functions go unused (ctrace.skel.h drives every set).
@@ -153,6 +154,15 @@ static struct ctrace_bpf *load_programs(const struct trace_options *o, enum prog
 	skel->rodata->wakeup_bytes = bpf_map__max_entries(skel->maps.events) / 8;
 	skel->rodata->filter_by_map = global;
 	skel->rodata->follow_forks = o->follow;
+	{
+		/* CTRACE_TRACED_MAX=N: a smaller table of traced processes (the tests fill it). */
+		const char *max = getenv("CTRACE_TRACED_MAX");
+
+		/* /proc's clock tick, in which traced_tgids keeps each process's start. */
+		skel->rodata->ns_per_tick = traced_set_ns_per_tick();
+		if (max && atoi(max) > 0)
+			bpf_map__set_max_entries(skel->maps.traced_tgids, (__u32)atoi(max));
+	}
 	if (exe) {
 		/* The kernel's s_dev encoding: major << 20 | minor. */
 		skel->rodata->exe_ino = exe->st_ino;
@@ -212,9 +222,11 @@ static int load_set(const struct trace_options *o, const struct stat *exe,
 		 * target may fork or exec the moment CTRACE_ENABLED() turns true.
 		 */
 		*t->exec_link = bpf_program__attach((*t->skel)->progs.ctrace_exec);
+		/* The skeleton keeps this one: ctrace_bpf__destroy() detaches it. */
+		(*t->skel)->links.ctrace_exit = bpf_program__attach((*t->skel)->progs.ctrace_exit);
 		if (o->follow)
 			*t->fork_link = bpf_program__attach((*t->skel)->progs.ctrace_fork);
-		if (!*t->exec_link || (o->follow && !*t->fork_link)) {
+		if (!*t->exec_link || (o->follow && !*t->fork_link) || !(*t->skel)->links.ctrace_exit) {
 			err = -errno;
 			fprintf(stderr, "ctrace-bpf: cannot watch the sched_process tracepoints: %s\n",
 				strerror(-err));

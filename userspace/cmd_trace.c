@@ -36,6 +36,7 @@
 #include "ptrace_access.h"
 #include "record_decode.h"
 #include "targets.h"
+#include "traced_set.h"
 #include "trace_file.h"
 #include "trace_model.h"
 #include "trace_options.h"
@@ -81,8 +82,10 @@ struct session {
 	const struct stat *exe;  /* --exe: the program's file */
 	struct bpf_choice programs; /* which BPF programs were loaded, and why */
 	unsigned batch;  /* records taken in this round (see RECORDS_PER_ROUND) */
-	int pending[64]; /* processes the kernel told of (fork, exec, dlopen), to attach */
-	int n_pending;
+	int *pending; /* processes the kernel told of (fork, exec), to attach: no cap */
+	size_t n_pending, cap_pending;
+	uint64_t untraced_reported; /* processes left out of the full table, said so far */
+	uint64_t untraced_by_loader; /* of those, the ones the loader could not put in */
 	/*
 	 * Once the stop is decided: records stamped later are left out (and
 	 * counted). They come from the detach, whose probes go one kind after
@@ -130,14 +133,26 @@ static int attach_and_note(struct session *s, int pid)
 	return err;
 }
 
-/* Notes a process to look at again in this round; once, however often told. */
+/*
+ * Notes a process to look at again in this round; once, however often told.
+ * Never a fixed cap: a child left out would never become a target (the maps
+ * are polled for the targets only), and the trace would stop while it runs.
+ */
 static void add_pending(struct session *s, int pid)
 {
-	for (int i = 0; i < s->n_pending; i++)
+	for (size_t i = 0; i < s->n_pending; i++)
 		if (s->pending[i] == pid)
 			return;
-	if (s->n_pending < (int)(sizeof(s->pending) / sizeof(s->pending[0])))
-		s->pending[s->n_pending++] = pid; /* else the next poll of the maps finds it */
+	if (s->n_pending == s->cap_pending) {
+		size_t cap = s->cap_pending ? s->cap_pending * 2 : 64;
+		int *v = realloc(s->pending, cap * sizeof(*v));
+
+		if (!v)
+			return; /* its exit is still waited for: traced_set_any_alive() */
+		s->pending = v;
+		s->cap_pending = cap;
+	}
+	s->pending[s->n_pending++] = pid;
 }
 
 /* Strings the probe could not read (a page not yet faulted in) are read again from /proc. */
@@ -245,6 +260,11 @@ static int on_record(void *ctx, void *data, size_t size)
 		return ++s->batch >= RECORDS_PER_ROUND ? END_OF_ROUND : 0;
 	}
 	if (ev.kind == CTRACE_KIND_EXEC) {
+		if (ev.arg[1] && ev.arg[1] != ev.arg[0]) {
+			/* exec() from a thread: the links bound to the old main thread are dead. */
+			attach_forget_process(&s->att, (int)ev.arg[0]);
+			link_map_watch_forget(&s->dl, (int)ev.arg[0]);
+		}
 		literal_cache_exec(&s->literals, (uint32_t)ev.arg[0]);
 		file_maps_exec(&s->files, (uint32_t)ev.arg[0]);
 	} else if (ev.kind == CTRACE_KIND_FORK) {
@@ -278,6 +298,23 @@ static void report_drops(struct session *s, int pid)
 		now = s->stop_ns;
 	trace_model_drops(&s->model, (uint32_t)pid, now, total - s->drops_reported, total);
 	s->drops_reported = total;
+}
+
+/* Says once in the trace, and on stderr, that processes were left out of the full table. */
+static void report_untraced(struct session *s, int pid)
+{
+	uint64_t total = s->skel->bss->traced_full + s->untraced_by_loader;
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+	if (total == s->untraced_reported)
+		return;
+	if (!s->untraced_reported)
+		fprintf(stderr, "ctrace-bpf: the table of traced processes is full: new processes are not traced (counted in metadata.untraced_processes)\n");
+	if (s->stop_ns && now > s->stop_ns)
+		now = s->stop_ns;
+	traced_set_report_full(s->model.tf, (uint32_t)pid, now, total - s->untraced_reported, total);
+	s->untraced_reported = total;
+	s->stats.untraced_processes = total;
 }
 
 /* Marks a process as traced for the BPF side and the loop; attaches its objects. */
@@ -319,10 +356,8 @@ static int attach_targets(void *ctx)
 /* Puts a process in the BPF side's set of traced processes. */
 static void mark_traced(struct session *s, int pid)
 {
-	__u32 key = (__u32)pid;
-	__u8 one = 1;
-
-	bpf_map_update_elem(bpf_map__fd(s->skel->maps.traced_tgids), &key, &one, BPF_ANY);
+	if (traced_set_add(bpf_map__fd(s->skel->maps.traced_tgids), pid) == -E2BIG)
+		s->untraced_by_loader++;
 }
 
 /*
@@ -539,8 +574,9 @@ int cmd_trace(int argc, char **argv)
 	}
 	started = true;
 	for (size_t i = 0; i < s.targets.n; i++) {
-		trace_model_learn_threads(&s.model, (uint32_t)s.targets.v[i].pid);
+		/* Named first as it was when tracing began: it may have exec()d since it was armed. */
 		trace_model_add_process(&s.model, (uint32_t)s.targets.v[i].pid);
+		trace_model_learn_threads(&s.model, (uint32_t)s.targets.v[i].pid);
 	}
 	/*
 	 * Each target's dynamic linker tells of its dlopen()s as they happen
@@ -600,6 +636,7 @@ int cmd_trace(int argc, char **argv)
 			break;
 		}
 		report_drops(&s, first_pid);
+		report_untraced(&s, first_pid);
 		now = now_ns(CLOCK_MONOTONIC);
 		/*
 		 * Out every 50 ms: if the tracer is killed (or the disk fills), the
@@ -610,7 +647,7 @@ int cmd_trace(int argc, char **argv)
 			next_flush = now + 50 * 1000000ull;
 		}
 		/* Processes the kernel told of: a followed child, an exec, a dlopen. */
-		for (int i = 0; i < s.n_pending; i++) {
+		for (size_t i = 0; i < s.n_pending; i++) {
 			int pid = s.pending[i];
 
 			if (targets_has(&s.targets, pid))
@@ -647,7 +684,12 @@ int cmd_trace(int argc, char **argv)
 			s.stats.stop_reason = "duration elapsed";
 			break;
 		}
-		if (!o.exe && targets_all_gone(&s.targets)) {
+		/*
+		 * The kernel's table, not only the targets the loader heard of: a
+		 * child whose fork notice is still in the ring keeps the trace on.
+		 */
+		if (!o.exe && targets_all_gone(&s.targets) &&
+		    !traced_set_any_alive(bpf_map__fd(s.skel->maps.traced_tgids))) {
 			s.stats.stop_reason = s.targets.n > 1 ? "every traced process exited" : "target exited";
 			break;
 		}
@@ -673,6 +715,7 @@ int cmd_trace(int argc, char **argv)
 		s.batch = 0;
 	while (ring_buffer__consume(rb) == END_OF_ROUND);
 	report_drops(&s, first_pid);
+	report_untraced(&s, first_pid);
 	s.stats.dropped = s.skel->bss->dropped;
 	trace_model_finish(&s.model, s.stats.stop_mono_ns);
 	trace_file_end(&tf, &facts, &s.stats);
@@ -706,6 +749,7 @@ out:
 	if (tf.w && exit_code)
 		trace_model_finish(&s.model, 0); /* frees */
 	targets_free(&s.targets);
+	free(s.pending);
 	literal_cache_free(&s.literals);
 	key_map_free(&s.snapshot_epochs);
 	tsc_clock_free(&s.tsc);

@@ -103,6 +103,11 @@ static bool has_uprobe_syscall(void)
 	return WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+bool kernel_optimizes_nop5(void)
+{
+	return has_uprobe_syscall();
+}
+
 void kernel_features_probe(struct kernel_features *f)
 {
 	memset(f, 0, sizeof(*f));

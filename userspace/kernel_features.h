@@ -24,6 +24,8 @@ struct kernel_features {
 };
 
 void kernel_features_probe(struct kernel_features *f);
+/* The uprobe syscall alone (optimized_nop5), for the command line's check of --fast. */
+bool kernel_optimizes_nop5(void);
 
 /* The features as name/value pairs, for the trace's metadata. */
 struct kernel_feature {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "link_map_watch.h"
+#include "attach.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -197,6 +198,12 @@ int link_map_watch_process(struct link_map_watch *w, struct bpf_program *prog, b
 			ld->path, RENDEZVOUS_HOOK, pid);
 	mapped_object_list_free(&objs);
 	return 1;
+}
+
+void link_map_watch_forget(struct link_map_watch *w, int pid)
+{
+	if (!w->global)
+		seen_forget_pid(&w->seen, pid);
 }
 
 void link_map_watch_free(struct link_map_watch *w)

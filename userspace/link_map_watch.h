@@ -46,6 +46,8 @@ void link_map_watch_init(struct link_map_watch *w, bool global, bool verbose);
  */
 int link_map_watch_process(struct link_map_watch *w, struct bpf_program *prog, bool multi,
 			   int pid);
+/* The process's hook was bound to a task that is gone (attach_forget_process): hook it anew. */
+void link_map_watch_forget(struct link_map_watch *w, int pid);
 void link_map_watch_free(struct link_map_watch *w);
 
 #endif

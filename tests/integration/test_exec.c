@@ -99,6 +99,35 @@ static void test_exec_into_traced_program(void **state)
 }
 
 /*
+ * exec from a second thread into the program the process already runs
+ * (and that is already attached): the new image is traced too. The kernel
+ * gives the exec'ing thread the process's pid; probes bound to the old
+ * main thread would never fire again, and the second execer, waiting to be
+ * armed, would say "never armed" and exit 3.
+ */
+static void test_exec_from_a_thread_into_the_same_program(void **state)
+{
+	char self[PATH_MAX], hello[PATH_MAX];
+	const char *args[] = { "--from-thread", program("execer", self), program("armed_hello", hello),
+			       "after", NULL };
+	cJSON *before[4], *ev;
+
+	(void)state;
+	tr_require_root();
+	if (tr_run(&r, "execer", args, NULL) < 0)
+		fail_msg("%s", r.error);
+	if (r.prog_exit != 0)
+		fail_msg("the program exited %d (3: the execed image was never armed):\n%s",
+			 r.prog_exit, r.prog_stdout);
+	assert_string_equal(am_stop_reason(&r), "target exited");
+	/* both images of execer said before-exec, then armed_hello said hello */
+	assert_int_equal(am_find(&r, "I", "before-exec", r.pid, before, 4), 2);
+	ev = am_one(&r, "I", "hello", r.pid);
+	assert_string_equal(am_arg_str(ev, "tag"), "after");
+	assert_true(tr_num(ev, "ts") > tr_num(before[1], "ts"));
+}
+
+/*
  * exec into a program without probes: the exec is in the trace, nothing
  * after it, and the tracer ends as the process does, with a complete file.
  */
@@ -166,6 +195,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_exec_into_traced_program, free_all),
+		cmocka_unit_test_teardown(test_exec_from_a_thread_into_the_same_program, free_all),
 		cmocka_unit_test_teardown(test_exec_into_program_without_probes, free_all),
 		cmocka_unit_test_teardown(test_launch_through_exec, free_all),
 	};
