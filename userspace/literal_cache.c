@@ -6,15 +6,20 @@
 #include <string.h>
 #include "proc_info.h"
 
+struct literal_key {
+	uint64_t tgid, gen, addr;
+};
+
 struct literal {
+	struct bound_entry e;
+	struct literal_key key;
 	size_t len;
 	bool truncated;
 	char s[];
 };
 
-struct literal_key {
-	uint64_t tgid, gen, addr;
-};
+/* Until the model says (trace_model_limit_memory()). */
+#define LITERALS_DEFAULT_LIMIT (16u << 20)
 
 void literal_cache_init(struct literal_cache *c)
 {
@@ -22,6 +27,28 @@ void literal_cache_init(struct literal_cache *c)
 	key_map_init(&c->strings);
 	key_map_init(&c->gens);
 	key_map_init(&c->parents);
+	tb_init(&c->bound, "literals",
+		"the literal used least recently is forgotten: read again from the process when referred to (unreadable if it is gone)",
+		LITERALS_DEFAULT_LIMIT);
+}
+
+/* A new literal in the table, its place taken from the least recently used ones. */
+static void keep(struct literal_cache *c, struct literal *l, size_t alloc)
+{
+	struct literal *old = key_map_put(&c->strings, &l->key, sizeof(l->key), l);
+
+	if (old) {
+		tb_remove(&c->bound, &old->e);
+		free(old);
+	}
+	tb_add(&c->bound, &l->e, &l->key, sizeof(l->key),
+	       tb_alloc_cost(alloc) + tb_slot_cost(sizeof(l->key)));
+	/*
+	 * Never the two newest: an event's name may be the one before its
+	 * args, and its pointer is still in use.
+	 */
+	while (tb_over(&c->bound) && c->bound.head.next->next != &l->e)
+		free(tb_evict(&c->bound, &c->strings));
 }
 
 static void free_value(const void *key, size_t len, void *value, void *ctx)
@@ -55,7 +82,12 @@ void literal_cache_put(struct literal_cache *c, uint32_t tgid, uint64_t addr,
 
 	if (!l) {
 		/* The old one must not stand in for it: a read from the process is better. */
-		free(key_map_del(&c->strings, &key, sizeof(key)));
+		struct literal *old = key_map_del(&c->strings, &key, sizeof(key));
+
+		if (old) {
+			tb_remove(&c->bound, &old->e);
+			free(old);
+		}
 		return;
 	}
 	if (len)
@@ -63,13 +95,14 @@ void literal_cache_put(struct literal_cache *c, uint32_t tgid, uint64_t addr,
 	l->s[len] = '\0';
 	l->len = len;
 	l->truncated = truncated;
+	l->key = key;
 	/*
 	 * A copy replaces what this address held: the BPF side copies a
 	 * literal again when another object may have been mapped there since
 	 * (its literal epochs), and the references that follow in the ring are
 	 * to this copy.
 	 */
-	free(key_map_put(&c->strings, &key, sizeof(key), l));
+	keep(c, l, sizeof(*l) + len + 1);
 }
 
 /* Reads and caches the literal of one process; NULL if unreadable. */
@@ -77,12 +110,14 @@ static const struct literal *load(struct literal_cache *c, uint32_t tgid,
 				  uint64_t addr, size_t max)
 {
 	struct literal_key key = { tgid, generation(c, tgid), addr };
-	const struct literal *hit = key_map_get(&c->strings, &key, sizeof(key));
+	struct literal *hit = key_map_get(&c->strings, &key, sizeof(key));
 	struct literal *l;
 	ssize_t n;
 
-	if (hit)
+	if (hit) {
+		tb_touch(&c->bound, &hit->e);
 		return hit;
+	}
 	l = malloc(sizeof(*l) + max + 1);
 	if (!l)
 		return NULL;
@@ -92,8 +127,9 @@ static const struct literal *load(struct literal_cache *c, uint32_t tgid,
 		return NULL;
 	}
 	l->len = (size_t)n;
+	l->key = key;
 	c->reads++;
-	key_map_put(&c->strings, &key, sizeof(key), l);
+	keep(c, l, sizeof(*l) + max + 1);
 	return l;
 }
 
