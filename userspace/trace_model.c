@@ -61,7 +61,8 @@ struct open_span {
 	uint64_t ts_ns;
 	uint32_t pid, tid;   /* as shown */
 	uint32_t real_tid;
-	struct text name, args;
+	struct text name, args; /* in bytes[]: one allocation a span */
+	char bytes[];
 };
 
 static void *xcalloc(size_t n)
@@ -75,13 +76,14 @@ static void *xcalloc(size_t n)
 	return p;
 }
 
-static struct text text_copy(const char *s, size_t n, unsigned flags)
+/* Copies an event's string to `to`, NUL-terminated; returns the place after it. */
+static char *text_copy(struct text *t, char *to, const char *s, size_t n, unsigned flags)
 {
-	struct text t = { xcalloc(n + 1), n, flags };
-
 	if (n)
-		memcpy(t.s, s, n);
-	return t;
+		memcpy(to, s, n);
+	to[n] = '\0';
+	*t = (struct text){ to, n, flags };
+	return to + n + 1;
 }
 
 static bool thread_comm(struct trace_model *m, uint32_t tgid, uint32_t tid,
@@ -436,8 +438,6 @@ static cJSON *merge_args(cJSON *to, cJSON *from)
 
 static void free_span(struct open_span *s)
 {
-	free(s->name.s);
-	free(s->args.s);
 	free(s);
 }
 
@@ -487,14 +487,19 @@ static void remember_evicted(struct trace_model *m, const struct pair_key *key);
 
 static void span_begin(struct trace_model *m, const struct ctrace_event *ev)
 {
-	struct open_span *s = xcalloc(sizeof(*s)), *old;
+	size_t size = sizeof(struct open_span) + ev->name_len + 1 + ev->args_len + 1;
+	struct open_span *s = malloc(size), *old;
 
+	if (!s) {
+		fputs("ctrace-bpf: out of memory\n", stderr);
+		abort();
+	}
 	s->key = (struct pair_key){ ev->tgid, ev->arg[1] };
 	s->ts_ns = ev->ts_ns;
 	s->real_tid = ev->tid;
 	resolve(m, ev->tgid, ev->tid, ev->arg[0], &s->pid, &s->tid);
-	s->name = text_copy(ev->name, ev->name_len, ev->name_flags);
-	s->args = text_copy(ev->args, ev->args_len, ev->args_flags);
+	text_copy(&s->args, text_copy(&s->name, s->bytes, ev->name, ev->name_len, ev->name_flags),
+		  ev->args, ev->args_len, ev->args_flags);
 	key_map_del(&m->ended, &s->key, sizeof(s->key));
 	old = key_map_put(&m->spans, &s->key, sizeof(s->key), s);
 	if (old) {
@@ -503,8 +508,7 @@ static void span_begin(struct trace_model *m, const struct ctrace_event *ev)
 		free_span(old);
 	}
 	tb_add(&m->b_spans, &s->e, &s->key, sizeof(s->key),
-	       tb_alloc_cost(sizeof(*s)) + tb_alloc_cost(s->name.n + 1) +
-		       tb_alloc_cost(s->args.n + 1) + tb_slot_cost(sizeof(s->key)));
+	       tb_alloc_cost(size) + tb_slot_cost(sizeof(s->key)));
 	/*
 	 * Over budget: the oldest open span is the likeliest to have lost its
 	 * END (a leak in the program); it is written now, as unfinished.
