@@ -28,7 +28,7 @@ void literal_cache_init(struct literal_cache *c)
 	key_map_init(&c->gens);
 	key_map_init(&c->parents);
 	tb_init(&c->bound, "literals",
-		"the literal used least recently is forgotten: read again from the process when referred to (unreadable if it is gone)",
+		"the literal used least recently is forgotten (all at once when the processes' entries pass an eighth of the budget): read again from the process when referred to (unreadable if it is gone)",
 		LITERALS_DEFAULT_LIMIT);
 }
 
@@ -159,10 +159,33 @@ bool literal_cache_get(struct literal_cache *c, uint32_t tgid, uint64_t addr,
 	return true;
 }
 
+/*
+ * The per-process entries (generations, parents) grow with the processes
+ * a followed program forks and execs. Past an eighth of the budget, the
+ * whole cache is emptied at once: generations can restart at 0 only when
+ * no literal of an older one is left, and every literal is then read again
+ * from its process (a process gone meanwhile: unreadable, counted).
+ */
+static void bound_processes(struct literal_cache *c)
+{
+	size_t n = c->gens.count + c->parents.count;
+
+	if (n * tb_slot_cost(sizeof(uint64_t)) <= c->bound.limit / 8)
+		return;
+	tb_count_evicted(&c->bound, c->strings.count ? c->strings.count : 1);
+	key_map_each(&c->strings, free_value, NULL);
+	key_map_free(&c->strings);
+	key_map_free(&c->gens);
+	key_map_free(&c->parents);
+	c->bound.head.next = c->bound.head.prev = &c->bound.head;
+	c->bound.bytes = 0;
+}
+
 void literal_cache_exec(struct literal_cache *c, uint32_t tgid)
 {
 	uint64_t key = tgid;
 
+	bound_processes(c);
 	key_map_put(&c->gens, &key, sizeof(key), (void *)(uintptr_t)(generation(c, tgid) + 1));
 	key_map_del(&c->parents, &key, sizeof(key));
 }
@@ -171,5 +194,6 @@ void literal_cache_fork(struct literal_cache *c, uint32_t parent, uint32_t child
 {
 	uint64_t key = child;
 
+	bound_processes(c);
 	key_map_put(&c->parents, &key, sizeof(key), (void *)(uintptr_t)parent);
 }

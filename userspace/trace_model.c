@@ -123,7 +123,7 @@ void trace_model_init(struct trace_model *m, struct trace_file *tf,
 		"the oldest process is forgotten: an END without BEGIN in it is then counted as begun before tracing", 0);
 	tb_init(&m->b_ended, "ended_spans",
 		"every remembered END is forgotten at once: an END after one of them is then counted as begun before tracing", 0);
-	trace_model_limit_memory(m, TRACE_MEMORY_DEFAULT, NULL);
+	trace_model_limit_memory(m, TRACE_MEMORY_DEFAULT, NULL, NULL);
 }
 
 /*
@@ -155,7 +155,7 @@ static const struct {
 	size_t off;
 	unsigned per_mille;
 } shares[] = {
-	{ offsetof(struct trace_model, b_spans), 350 },
+	{ offsetof(struct trace_model, b_spans), 325 },
 	{ offsetof(struct trace_model, b_counters), 150 },
 	{ offsetof(struct trace_model, b_contexts), 100 },
 	{ offsetof(struct trace_model, b_threads), 100 },
@@ -164,10 +164,21 @@ static const struct {
 	{ offsetof(struct trace_model, b_from_start), 25 },
 	{ offsetof(struct trace_model, b_ended), 50 },
 };
-#define LITERALS_PER_MILLE 150
+/* and the session's tables: */
+#define LITERALS_PER_MILLE 125
+#define FILE_MAPS_PER_MILLE 50
+
+/* Hooks a table of the session's to the model: its limit, its notice, metadata. */
+static void bound_outside(struct trace_model *m, struct table_bound *tb, uint64_t limit)
+{
+	tb->limit = limit;
+	tb->on_first_eviction = first_eviction;
+	tb->ctx = m;
+	m->stats->bounds[m->stats->n_bounds++] = tb;
+}
 
 void trace_model_limit_memory(struct trace_model *m, uint64_t max_memory,
-			      struct literal_cache *literals)
+			      struct literal_cache *literals, struct file_maps *files)
 {
 	uint64_t tables = max_memory > TRACE_MEMORY_RESERVE ? max_memory - TRACE_MEMORY_RESERVE : 0;
 
@@ -181,12 +192,10 @@ void trace_model_limit_memory(struct trace_model *m, uint64_t max_memory,
 		tb->ctx = m;
 		m->stats->bounds[m->stats->n_bounds++] = tb;
 	}
-	if (literals) {
-		literals->bound.limit = tables / 1000 * LITERALS_PER_MILLE;
-		literals->bound.on_first_eviction = first_eviction;
-		literals->bound.ctx = m;
-		m->stats->bounds[m->stats->n_bounds++] = &literals->bound;
-	}
+	if (literals)
+		bound_outside(m, &literals->bound, tables / 1000 * LITERALS_PER_MILLE);
+	if (files)
+		bound_outside(m, &files->bound, tables / 1000 * FILE_MAPS_PER_MILLE);
 }
 
 /* A process in a set of processes (procs, from_start); true if it was there. */

@@ -31,6 +31,7 @@
 #ifndef CTRACE_TRACE_MODEL_H
 #define CTRACE_TRACE_MODEL_H
 
+#include "file_maps.h"
 #include "key_map.h"
 #include "literal_cache.h"
 #include "record_decode.h"
@@ -77,11 +78,11 @@ void trace_model_init(struct trace_model *m, struct trace_file *tf,
 /*
  * Splits max_memory (bytes, the ring buffer aside) between the tables the
  * traced process can grow: the model's and, when given, the literal
- * cache's; their evictions are shown in the trace and counted in metadata.
+ * cache's and the file maps'; their evictions are shown in the trace and counted in metadata.
  * Without this call the model keeps to TRACE_MEMORY_DEFAULT.
  */
 void trace_model_limit_memory(struct trace_model *m, uint64_t max_memory,
-			      struct literal_cache *literals);
+			      struct literal_cache *literals, struct file_maps *files);
 /*
  * Remembers the names of the threads `pid` has now. Called every 100 ms or
  * so: events are decoded in batches, and a thread may be gone by the time
