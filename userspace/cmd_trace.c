@@ -523,6 +523,7 @@ int cmd_trace(int argc, char **argv)
 	facts.target = &target;
 	trace_file_begin(&tf, &w, &facts);
 	trace_model_init(&s.model, &tf, &s.stats);
+	trace_model_limit_memory(&s.model, o.max_memory, &s.literals, &s.files);
 	if (o.command) /* held before its first instruction: nothing began untraced */
 		trace_model_traced_from_start(&s.model, (uint32_t)launched.pid);
 	tsc_clock_init(&s.tsc);

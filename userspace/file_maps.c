@@ -20,9 +20,14 @@ struct file_range {
 };
 
 struct file_maps_proc {
+	struct bound_entry e;
+	uint64_t key; /* tgid */
 	struct file_range *v;
 	size_t n;
 };
+
+/* Until the model says (trace_model_limit_memory()). */
+#define FILE_MAPS_DEFAULT_LIMIT (8u << 20)
 
 void file_maps_init(struct file_maps *fm)
 {
@@ -30,6 +35,9 @@ void file_maps_init(struct file_maps *fm)
 	key_map_init(&fm->procs);
 	key_map_init(&fm->files);
 	key_map_init(&fm->parents);
+	tb_init(&fm->bound, "file_maps",
+		"the snapshot of a process's mappings taken longest ago is forgotten: a string of that process, once gone, is then unreadable (counted)",
+		FILE_MAPS_DEFAULT_LIMIT);
 }
 
 static void free_proc(const void *key, size_t len, void *value, void *ctx)
@@ -127,9 +135,17 @@ int file_maps_snapshot(struct file_maps *fm, int pid)
 	}
 	free(line);
 	fclose(f);
-	old = key_map_put(&fm->procs, &key, sizeof(key), p);
-	if (old)
+	p->key = key;
+	old = key_map_put(&fm->procs, &p->key, sizeof(p->key), p);
+	if (old) {
+		tb_remove(&fm->bound, &old->e);
 		free_proc(NULL, 0, old, NULL);
+	}
+	tb_add(&fm->bound, &p->e, &p->key, sizeof(p->key),
+	       tb_alloc_cost(sizeof(*p)) + tb_alloc_cost(n_cap * sizeof(*p->v)) +
+		       tb_slot_cost(sizeof(p->key)));
+	while (tb_over(&fm->bound))
+		free_proc(NULL, 0, tb_evict(&fm->bound, &fm->procs), NULL);
 	key_map_del(&fm->parents, &key, sizeof(key));
 	return 0;
 }
@@ -138,6 +154,11 @@ void file_maps_fork(struct file_maps *fm, uint32_t parent, uint32_t child)
 {
 	uint64_t key = child;
 
+	/* Children forked and never looked at: past an eighth of the budget, forgotten at once. */
+	if (fm->parents.count * tb_slot_cost(sizeof(key)) > fm->bound.limit / 8) {
+		tb_count_evicted(&fm->bound, fm->parents.count);
+		key_map_free(&fm->parents);
+	}
 	if (!key_map_get(&fm->procs, &key, sizeof(key)))
 		key_map_put(&fm->parents, &key, sizeof(key), (void *)(uintptr_t)parent);
 }
@@ -147,8 +168,10 @@ void file_maps_exec(struct file_maps *fm, uint32_t tgid)
 	uint64_t key = tgid;
 	struct file_maps_proc *p = key_map_del(&fm->procs, &key, sizeof(key));
 
-	if (p)
+	if (p) {
+		tb_remove(&fm->bound, &p->e);
 		free_proc(NULL, 0, p, NULL);
+	}
 	key_map_del(&fm->parents, &key, sizeof(key));
 }
 

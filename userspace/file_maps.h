@@ -21,12 +21,19 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "key_map.h"
+#include "table_bound.h"
 
 struct file_maps {
 	struct key_map procs;   /* tgid -> struct file_maps_proc * */
 	struct key_map files;   /* {dev, inode} -> fd + 1 */
 	struct key_map parents; /* child tgid -> parent tgid, until the child's own snapshot */
 	size_t open_files;
+	/*
+	 * The snapshots' budget (trace_model_limit_memory() sets it): the one
+	 * taken longest ago goes first (a live target's is taken again every
+	 * round, so that is one of a process long gone).
+	 */
+	struct table_bound bound;
 };
 
 void file_maps_init(struct file_maps *fm);

@@ -18,12 +18,19 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "key_map.h"
+#include "table_bound.h"
 
 struct literal_cache {
 	struct key_map strings; /* {tgid, generation, address} -> struct literal * */
 	struct key_map gens;    /* tgid -> generation (bumped at exec) */
 	struct key_map parents; /* child tgid -> parent tgid, until the child execs */
 	uint64_t reads;         /* strings read from processes */
+	/*
+	 * strings' budget (trace_model_limit_memory() sets it): the literal
+	 * used least recently is forgotten, and read again from the process
+	 * if it is referred to later (unreadable once the process is gone).
+	 */
+	struct table_bound bound;
 };
 
 void literal_cache_init(struct literal_cache *c);

@@ -115,6 +115,36 @@ void trace_file_begin(struct trace_file *tf, struct json_writer *w,
 	jw_lit(w, "},\n\"traceEvents\":[\n");
 }
 
+/*
+ * "memory": the bound --max-memory set, what each table the traced process
+ * can grow was given of it, and how many entries each had to give back.
+ */
+static void write_memory(struct json_writer *w, const struct trace_stats *s)
+{
+	uint64_t total = 0;
+
+	if (!s->max_memory)
+		return;
+	for (unsigned i = 0; i < s->n_bounds; i++)
+		total += s->bounds[i]->evicted;
+	jw_lit(w, ",\"memory\":{\"max_memory_bytes\":");
+	jw_u64(w, s->max_memory);
+	write_kv_u64(w, "evicted", total);
+	jw_lit(w, ",\"tables\":{");
+	for (unsigned i = 0; i < s->n_bounds; i++) {
+		const struct table_bound *tb = s->bounds[i];
+
+		if (i)
+			jw_lit(w, ",");
+		jw_str(w, tb->name, strlen(tb->name), NULL);
+		jw_lit(w, ":{\"bound_bytes\":");
+		jw_u64(w, tb->limit);
+		write_kv_u64(w, "evicted", tb->evicted);
+		jw_lit(w, "}");
+	}
+	jw_lit(w, "}}");
+}
+
 void trace_file_end(struct trace_file *tf, const struct trace_facts *facts,
 		    const struct trace_stats *s)
 {
@@ -142,6 +172,8 @@ void trace_file_end(struct trace_file *tf, const struct trace_facts *facts,
 	write_kv_u64(w, "records_after_stop", s->records_after_stop);
 	write_kv_u64(w, "spans_begun_before_tracing", s->spans_begun_before_tracing);
 	write_kv_u64(w, "untraced_processes", s->untraced_processes);
+	write_kv_u64(w, "ends_of_evicted_spans", s->ends_of_evicted_spans);
+	write_memory(w, s);
 	jw_lit(w, "}}\n");
 }
 

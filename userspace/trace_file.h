@@ -18,6 +18,10 @@
 #include "json_writer.h"
 #include "kernel_features.h"
 #include "proc_info.h"
+#include "table_bound.h"
+
+/* The bounded tables (table_bound.h) metadata.memory lists, at most. */
+#define TRACE_BOUNDS_MAX 12
 
 struct trace_facts {
 	const char *tracer_version;
@@ -53,6 +57,10 @@ struct trace_stats {
 	uint64_t records_after_stop; /* stamped after the stop (during the detach): left out */
 	uint64_t spans_begun_before_tracing; /* ENDs of spans never begun in the trace */
 	uint64_t untraced_processes; /* left out: the table of traced processes was full */
+	uint64_t ends_of_evicted_spans; /* ENDs of spans evicted (written unfinished) before */
+	uint64_t max_memory;       /* --max-memory, bytes (0: not written) */
+	const struct table_bound *bounds[TRACE_BOUNDS_MAX]; /* the tables it was split into */
+	unsigned n_bounds;
 	uint64_t stop_mono_ns;
 	const char *stop_reason;
 };

@@ -2,6 +2,7 @@
 #include "trace_model.h"
 
 #include <dirent.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,12 +12,40 @@
 #include "json_check.h"
 #include "proc_info.h"
 
+struct pair_key {
+	uint64_t a, b;
+};
+
+/* Each value of a bounded table starts with its bound_entry and keeps its key. */
 struct context {
+	struct bound_entry e;
+	struct pair_key key;
 	uint32_t pid; /* pseudo pid */
 };
 
 struct shown_thread {
+	struct bound_entry e;
+	struct pair_key key;
 	uint32_t tid; /* the tid the trace shows */
+};
+
+struct counter {
+	struct bound_entry e;
+	double value;
+	size_t key_len;
+	char key[]; /* context pid, name flags, name bytes */
+};
+
+struct thread_name {
+	struct bound_entry e;
+	struct pair_key key;
+	char s[];
+};
+
+/* A process in procs or from_start. */
+struct proc_mark {
+	struct bound_entry e;
+	uint64_t key;
 };
 
 /* A copied string of an event: bytes and their CTRACE_STR_* status. */
@@ -27,14 +56,13 @@ struct text {
 };
 
 struct open_span {
+	struct bound_entry e;
+	struct pair_key key;
 	uint64_t ts_ns;
 	uint32_t pid, tid;   /* as shown */
 	uint32_t real_tid;
-	struct text name, args;
-};
-
-struct pair_key {
-	uint64_t a, b;
+	struct text name, args; /* in bytes[]: one allocation a span */
+	char bytes[];
 };
 
 static void *xcalloc(size_t n)
@@ -48,13 +76,14 @@ static void *xcalloc(size_t n)
 	return p;
 }
 
-static struct text text_copy(const char *s, size_t n, unsigned flags)
+/* Copies an event's string to `to`, NUL-terminated; returns the place after it. */
+static char *text_copy(struct text *t, char *to, const char *s, size_t n, unsigned flags)
 {
-	struct text t = { xcalloc(n + 1), n, flags };
-
 	if (n)
-		memcpy(t.s, s, n);
-	return t;
+		memcpy(to, s, n);
+	to[n] = '\0';
+	*t = (struct text){ to, n, flags };
+	return to + n + 1;
 }
 
 static bool thread_comm(struct trace_model *m, uint32_t tgid, uint32_t tid,
@@ -78,23 +107,128 @@ void trace_model_init(struct trace_model *m, struct trace_file *tf,
 	key_map_init(&m->from_start);
 	m->next_pseudo = CTRACE_PSEUDO_BASE;
 	m->next_async_id = 1; /* DevTools ignores async id 0 */
+	tb_init(&m->b_spans, "open_spans",
+		"the oldest open span is written as unfinished (unfinished_reason says so) and forgotten; its END, if it comes, is counted in metadata.ends_of_evicted_spans", 0);
+	tb_init(&m->b_counters, "counters",
+		"the counter updated least recently is forgotten: a later COUNTER_ADD to it starts again from 0", 0);
+	tb_init(&m->b_contexts, "pseudo_processes",
+		"the marker used least recently (NEW_PID without DISCARD) is discarded: its later events go to the real process", 0);
+	tb_init(&m->b_threads, "threads",
+		"the thread that sent an event least recently is forgotten: named again if it comes back (in a pseudo-process, with a new pseudo tid)", 0);
+	tb_init(&m->b_names, "thread_names",
+		"the name learned least recently is forgotten: such a thread is named from /proc, if it is still there", 0);
+	tb_init(&m->b_procs, "processes",
+		"the process seen least recently is forgotten: named again if it comes back", 0);
+	tb_init(&m->b_from_start, "traced_from_start",
+		"the oldest process is forgotten: an END without BEGIN in it is then counted as begun before tracing", 0);
+	tb_init(&m->b_ended, "ended_spans",
+		"every remembered END is forgotten at once: an END after one of them is then counted as begun before tracing", 0);
+	trace_model_limit_memory(m, TRACE_MEMORY_DEFAULT, NULL, NULL);
+}
+
+/*
+ * The first eviction of a table, shown once where it happened: later ones
+ * are only counted (metadata.memory), so the trace does not grow with them.
+ */
+static void first_eviction(struct table_bound *tb, void *ctx)
+{
+	static const char name[] = "ctrace: memory bound reached";
+	struct trace_model *m = ctx;
+
+	trace_model_add_process(m, m->now_tgid);
+	te_begin(m->tf, "I", m->now_tgid, m->now_tgid, m->now_ns);
+	te_name(m->tf, name, sizeof(name) - 1, 0);
+	jw_lit(m->tf->w, ",\"cat\":\"ctrace\",\"s\":\"g\",\"args\":{\"table\":");
+	jw_str(m->tf->w, tb->name, strlen(tb->name), NULL);
+	jw_lit(m->tf->w, ",\"bound_bytes\":");
+	jw_u64(m->tf->w, tb->limit);
+	jw_lit(m->tf->w, ",\"max_memory\":");
+	jw_u64(m->tf->w, m->stats->max_memory);
+	jw_lit(m->tf->w, ",\"rule\":");
+	jw_str(m->tf->w, tb->rule, strlen(tb->rule), NULL);
+	jw_lit(m->tf->w, ",\"why\":\"the traced process keeps more than --max-memory allows; every eviction is counted in metadata.memory\"}");
+	te_end(m->tf);
+}
+
+/* Shares of the tables' budget, per mille (the literal cache's last). */
+static const struct {
+	size_t off;
+	unsigned per_mille;
+} shares[] = {
+	{ offsetof(struct trace_model, b_spans), 325 },
+	{ offsetof(struct trace_model, b_counters), 150 },
+	{ offsetof(struct trace_model, b_contexts), 100 },
+	{ offsetof(struct trace_model, b_threads), 100 },
+	{ offsetof(struct trace_model, b_names), 50 },
+	{ offsetof(struct trace_model, b_procs), 25 },
+	{ offsetof(struct trace_model, b_from_start), 25 },
+	{ offsetof(struct trace_model, b_ended), 50 },
+};
+/* and the session's tables: */
+#define LITERALS_PER_MILLE 125
+#define FILE_MAPS_PER_MILLE 50
+
+/* Hooks a table of the session's to the model: its limit, its notice, metadata. */
+static void bound_outside(struct trace_model *m, struct table_bound *tb, uint64_t limit)
+{
+	tb->limit = limit;
+	tb->on_first_eviction = first_eviction;
+	tb->ctx = m;
+	m->stats->bounds[m->stats->n_bounds++] = tb;
+}
+
+void trace_model_limit_memory(struct trace_model *m, uint64_t max_memory,
+			      struct literal_cache *literals, struct file_maps *files)
+{
+	uint64_t tables = max_memory > TRACE_MEMORY_RESERVE ? max_memory - TRACE_MEMORY_RESERVE : 0;
+
+	m->stats->max_memory = max_memory;
+	m->stats->n_bounds = 0;
+	for (size_t i = 0; i < sizeof(shares) / sizeof(shares[0]); i++) {
+		struct table_bound *tb = (struct table_bound *)((char *)m + shares[i].off);
+
+		tb->limit = tables / 1000 * shares[i].per_mille;
+		tb->on_first_eviction = first_eviction;
+		tb->ctx = m;
+		m->stats->bounds[m->stats->n_bounds++] = tb;
+	}
+	if (literals)
+		bound_outside(m, &literals->bound, tables / 1000 * LITERALS_PER_MILLE);
+	if (files)
+		bound_outside(m, &files->bound, tables / 1000 * FILE_MAPS_PER_MILLE);
+}
+
+/* A process in a set of processes (procs, from_start); true if it was there. */
+static bool proc_mark(struct key_map *map, struct table_bound *tb,
+		      uint32_t pid)
+{
+	uint64_t key = pid;
+	struct proc_mark *p = key_map_get(map, &key, sizeof(key));
+
+	if (p) {
+		tb_touch(tb, &p->e);
+		return true;
+	}
+	p = xcalloc(sizeof(*p));
+	p->key = key;
+	key_map_put(map, &p->key, sizeof(p->key), p);
+	tb_add(tb, &p->e, &p->key, sizeof(p->key), tb_alloc_cost(sizeof(*p)) + tb_slot_cost(sizeof(key)));
+	while (tb_over(tb))
+		free(tb_evict(tb, map));
+	return false;
 }
 
 void trace_model_traced_from_start(struct trace_model *m, uint32_t pid)
 {
-	uint64_t key = pid;
-
-	key_map_put(&m->from_start, &key, sizeof(key), (void *)1);
+	proc_mark(&m->from_start, &m->b_from_start, pid);
 }
 
 void trace_model_add_process(struct trace_model *m, uint32_t pid)
 {
-	uint64_t key = pid;
 	char comm[64];
 
-	if (key_map_get(&m->procs, &key, sizeof(key)))
+	if (proc_mark(&m->procs, &m->b_procs, pid))
 		return;
-	key_map_put(&m->procs, &key, sizeof(key), (void *)1);
 	/*
 	 * The name learned when tracing started, before /proc's: a process
 	 * that exec'd since is named after its old program first, then the
@@ -104,6 +238,28 @@ void trace_model_add_process(struct trace_model *m, uint32_t pid)
 	    !thread_comm(m, pid, pid, comm, sizeof(comm)))
 		snprintf(comm, sizeof(comm), "process %" PRIu32, pid);
 	te_metadata_name(m->tf, "process_name", pid, pid, comm, strlen(comm), 0);
+}
+
+/* Remembers the name of a thread (from /proc, or from a fork record). */
+static void remember_name(struct trace_model *m, const struct pair_key *key, const char *s,
+			  size_t n)
+{
+	struct thread_name *t = malloc(sizeof(*t) + n + 1), *old;
+
+	if (!t)
+		return;
+	t->key = *key;
+	memcpy(t->s, s, n);
+	t->s[n] = '\0';
+	old = key_map_put(&m->names, &t->key, sizeof(t->key), t);
+	if (old) {
+		tb_remove(&m->b_names, &old->e);
+		free(old);
+	}
+	tb_add(&m->b_names, &t->e, &t->key, sizeof(t->key),
+	       tb_alloc_cost(sizeof(*t) + n + 1) + tb_slot_cost(sizeof(t->key)));
+	while (tb_over(&m->b_names))
+		free(tb_evict(&m->b_names, &m->names));
 }
 
 void trace_model_learn_threads(struct trace_model *m, uint32_t pid)
@@ -118,14 +274,16 @@ void trace_model_learn_threads(struct trace_model *m, uint32_t pid)
 		return;
 	while ((d = readdir(dir))) {
 		struct pair_key key = { pid, strtoull(d->d_name, NULL, 10) };
-		char *known;
+		struct thread_name *known;
 
 		if (!key.b || !proc_thread_comm((int)pid, (int)key.b, comm, sizeof(comm)))
 			continue;
 		known = key_map_get(&m->names, &key, sizeof(key));
-		if (known && !strcmp(known, comm))
+		if (known && !strcmp(known->s, comm)) {
+			tb_touch(&m->b_names, &known->e);
 			continue;
-		free(key_map_put(&m->names, &key, sizeof(key), strdup(comm)));
+		}
+		remember_name(m, &key, comm, strlen(comm));
 		/*
 		 * Renamed (pthread_setname_np) since the trace named it: name it
 		 * again; viewers keep the last name.
@@ -142,11 +300,11 @@ static bool known_comm(struct trace_model *m, uint32_t tgid, uint32_t tid,
 		       char *buf, size_t len)
 {
 	struct pair_key key = { tgid, tid };
-	const char *known = key_map_get(&m->names, &key, sizeof(key));
+	const struct thread_name *known = key_map_get(&m->names, &key, sizeof(key));
 
 	if (!known)
 		return false;
-	snprintf(buf, len, "%s", known);
+	snprintf(buf, len, "%s", known->s);
 	return true;
 }
 
@@ -167,11 +325,18 @@ static uint32_t shown_tid(struct trace_model *m, uint32_t pid, uint32_t tgid,
 	struct shown_thread *t = key_map_get(&m->threads, &key, sizeof(key));
 	char comm[32], name[64];
 
-	if (t)
+	if (t) {
+		tb_touch(&m->b_threads, &t->e);
 		return t->tid;
+	}
 	t = xcalloc(sizeof(*t));
+	t->key = key;
 	t->tid = pid == tgid ? tid : m->next_pseudo++;
-	key_map_put(&m->threads, &key, sizeof(key), t);
+	key_map_put(&m->threads, &t->key, sizeof(t->key), t);
+	tb_add(&m->b_threads, &t->e, &t->key, sizeof(t->key),
+	       tb_alloc_cost(sizeof(*t)) + tb_slot_cost(sizeof(t->key)));
+	while (tb_over(&m->b_threads))
+		free(tb_evict(&m->b_threads, &m->threads));
 	if (!thread_comm(m, tgid, tid, comm, sizeof(comm)))
 		snprintf(comm, sizeof(comm), "thread");
 	if (pid == tgid && strcmp(comm, "thread"))
@@ -189,6 +354,8 @@ static void resolve(struct trace_model *m, uint32_t tgid, uint32_t tid,
 	struct pair_key key = { tgid, marker };
 	struct context *c = marker ? key_map_get(&m->contexts, &key, sizeof(key)) : NULL;
 
+	if (c)
+		tb_touch(&m->b_contexts, &c->e);
 	*pid = c ? c->pid : tgid;
 	/* The common case, the same real thread as last time: already named. */
 	if (!c && tgid == m->last_tgid && tid == m->last_tid) {
@@ -280,8 +447,6 @@ static cJSON *merge_args(cJSON *to, cJSON *from)
 
 static void free_span(struct open_span *s)
 {
-	free(s->name.s);
-	free(s->args.s);
 	free(s);
 }
 
@@ -327,22 +492,71 @@ static void write_unfinished(struct trace_model *m, struct open_span *s,
 	m->stats->unfinished_spans++;
 }
 
+static void remember_evicted(struct trace_model *m, const struct pair_key *key);
+
 static void span_begin(struct trace_model *m, const struct ctrace_event *ev)
 {
-	struct pair_key key = { ev->tgid, ev->arg[1] };
-	struct open_span *s = xcalloc(sizeof(*s)), *old;
+	size_t size = sizeof(struct open_span) + ev->name_len + 1 + ev->args_len + 1;
+	struct open_span *s = malloc(size), *old;
 
+	if (!s) {
+		fputs("ctrace-bpf: out of memory\n", stderr);
+		abort();
+	}
+	s->key = (struct pair_key){ ev->tgid, ev->arg[1] };
 	s->ts_ns = ev->ts_ns;
 	s->real_tid = ev->tid;
 	resolve(m, ev->tgid, ev->tid, ev->arg[0], &s->pid, &s->tid);
-	s->name = text_copy(ev->name, ev->name_len, ev->name_flags);
-	s->args = text_copy(ev->args, ev->args_len, ev->args_flags);
-	key_map_del(&m->ended, &key, sizeof(key));
-	old = key_map_put(&m->spans, &key, sizeof(key), s);
+	text_copy(&s->args, text_copy(&s->name, s->bytes, ev->name, ev->name_len, ev->name_flags),
+		  ev->args, ev->args_len, ev->args_flags);
+	key_map_del(&m->ended, &s->key, sizeof(s->key));
+	old = key_map_put(&m->spans, &s->key, sizeof(s->key), s);
 	if (old) {
+		tb_remove(&m->b_spans, &old->e);
 		write_unfinished(m, old, ev->ts_ns, "its span was begun again before it ended");
 		free_span(old);
 	}
+	tb_add(&m->b_spans, &s->e, &s->key, sizeof(s->key),
+	       tb_alloc_cost(size) + tb_slot_cost(sizeof(s->key)));
+	/*
+	 * Over budget: the oldest open span is the likeliest to have lost its
+	 * END (a leak in the program); it is written now, as unfinished.
+	 */
+	while (tb_over(&m->b_spans)) {
+		old = tb_evict(&m->b_spans, &m->spans);
+		write_unfinished(m, old, ev->ts_ns,
+				 "evicted: more spans open than --max-memory allows, this one the oldest");
+		remember_evicted(m, &old->key);
+		free_span(old);
+	}
+}
+
+/*
+ * Addresses of ended spans, for telling an END twice from one whose BEGIN
+ * came before the tracer: (void *)1 ended, (void *)2 evicted while open. A
+ * program may use endless heap addresses: at its bound, the table is
+ * emptied at once (no per-entry order to keep: this is on every END's path).
+ */
+#define ENDED_SPAN ((void *)1)
+#define EVICTED_SPAN ((void *)2)
+
+static void remember_as(struct trace_model *m, const struct pair_key *key, void *what)
+{
+	if (m->ended.count * tb_slot_cost(sizeof(*key)) >= m->b_ended.limit && m->ended.count) {
+		tb_count_evicted(&m->b_ended, m->ended.count);
+		key_map_free(&m->ended);
+	}
+	key_map_put(&m->ended, key, sizeof(*key), what);
+}
+
+static void remember_ended(struct trace_model *m, const struct pair_key *key)
+{
+	remember_as(m, key, ENDED_SPAN);
+}
+
+static void remember_evicted(struct trace_model *m, const struct pair_key *key)
+{
+	remember_as(m, key, EVICTED_SPAN);
 }
 
 static void unmatched_end(struct trace_model *m, const struct ctrace_event *ev)
@@ -362,15 +576,6 @@ static void unmatched_end(struct trace_model *m, const struct ctrace_event *ev)
 	te_end(m->tf);
 }
 
-/* Addresses of ended spans kept, at most (a program may use endless heap addresses). */
-#define ENDED_SPANS_MAX (1u << 20)
-
-static void remember_ended(struct trace_model *m, const struct pair_key *key)
-{
-	if (m->ended.count >= ENDED_SPANS_MAX)
-		key_map_free(&m->ended); /* forgotten ones count as begun before tracing */
-	key_map_put(&m->ended, key, sizeof(*key), (void *)1);
-}
 
 /*
  * An END with no open span: if its span was ended before (and not begun
@@ -384,9 +589,11 @@ static void end_without_begin(struct trace_model *m, const struct ctrace_event *
 			      const struct pair_key *key)
 {
 	uint64_t tgid = ev->tgid;
+	void *was = key_map_get(&m->ended, key, sizeof(*key));
 
-	if (!key_map_get(&m->ended, key, sizeof(*key)) &&
-	    !key_map_get(&m->from_start, &tgid, sizeof(tgid)))
+	if (was == EVICTED_SPAN)
+		m->stats->ends_of_evicted_spans++; /* written unfinished at its eviction */
+	else if (!was && !key_map_get(&m->from_start, &tgid, sizeof(tgid)))
 		m->stats->spans_begun_before_tracing++;
 	else
 		unmatched_end(m, ev);
@@ -402,6 +609,7 @@ static void span_end(struct trace_model *m, const struct ctrace_event *ev)
 		end_without_begin(m, ev, &key);
 		return;
 	}
+	tb_remove(&m->b_spans, &s->e);
 	remember_ended(m, &key);
 	if (s->real_tid == ev->tid) {
 		/* Args from one end only (the usual case) need no merging. */
@@ -523,7 +731,8 @@ static void non_finite_sample(struct trace_model *m, const struct ctrace_event *
 static void counter(struct trace_model *m, const struct ctrace_event *ev)
 {
 	uint32_t pid, tid;
-	double v, sample, *slot;
+	double v, sample;
+	struct counter *slot;
 	size_t klen;
 	char key[sizeof(uint32_t) + 1 + CTRACE_NAME_MAX];
 
@@ -536,21 +745,29 @@ static void counter(struct trace_model *m, const struct ctrace_event *ev)
 		memcpy(key + sizeof(pid) + 1, ev->name, ev->name_len);
 	klen = sizeof(pid) + 1 + ev->name_len;
 	slot = key_map_get(&m->counters, key, klen);
-	sample = ev->kind == CTRACE_KIND_COUNTER_ADD ? (slot ? *slot : 0) + v : v;
+	sample = ev->kind == CTRACE_KIND_COUNTER_ADD ? (slot ? slot->value : 0) + v : v;
 	if (!isfinite(sample)) {
 		non_finite_sample(m, ev, pid, tid, sample, v);
 		return;
 	}
-	if (!slot) {
-		slot = xcalloc(sizeof(*slot));
-		key_map_put(&m->counters, key, klen, slot);
+	if (slot) {
+		tb_touch(&m->b_counters, &slot->e);
+	} else {
+		slot = xcalloc(sizeof(*slot) + klen);
+		memcpy(slot->key, key, klen);
+		slot->key_len = klen;
+		key_map_put(&m->counters, slot->key, klen, slot);
+		tb_add(&m->b_counters, &slot->e, slot->key, klen,
+		       tb_alloc_cost(sizeof(*slot) + klen) + tb_slot_cost(klen));
+		while (tb_over(&m->b_counters))
+			free(tb_evict(&m->b_counters, &m->counters));
 	}
-	*slot = sample;
+	slot->value = sample;
 
 	te_begin(m->tf, "C", pid, tid, ev->ts_ns);
 	te_name(m->tf, ev->name, ev->name_len, ev->name_flags);
 	jw_lit(m->tf->w, ",\"cat\":\"ctrace\",\"args\":{\"value\":");
-	jw_double(m->tf->w, *slot);
+	jw_double(m->tf->w, slot->value);
 	jw_lit(m->tf->w, "}");
 	te_end(m->tf);
 }
@@ -564,9 +781,17 @@ static void new_pid(struct trace_model *m, const struct ctrace_event *ev)
 	if (!ev->arg[0])
 		return; /* NULL is the process itself, always */
 	c = xcalloc(sizeof(*c));
+	c->key = key;
 	c->pid = m->next_pseudo++;
-	old = key_map_put(&m->contexts, &key, sizeof(key), c);
-	free(old);
+	old = key_map_put(&m->contexts, &c->key, sizeof(c->key), c);
+	if (old) {
+		tb_remove(&m->b_contexts, &old->e);
+		free(old);
+	}
+	tb_add(&m->b_contexts, &c->e, &c->key, sizeof(c->key),
+	       tb_alloc_cost(sizeof(*c)) + tb_slot_cost(sizeof(c->key)));
+	while (tb_over(&m->b_contexts))
+		free(tb_evict(&m->b_contexts, &m->contexts));
 	if (ev->name_len && !(ev->name_flags & CTRACE_STR_FAULT)) {
 		te_metadata_name(m->tf, "process_name", c->pid, c->pid, ev->name,
 				 ev->name_len, ev->name_flags);
@@ -595,12 +820,8 @@ static void process_change(struct trace_model *m, const struct ctrace_event *ev)
 		if (ev->name_len) {
 			/* A child may be gone before /proc is read: its comm came with the fork. */
 			struct pair_key child = { ev->arg[1], ev->arg[1] };
-			char *comm_copy = calloc(1, ev->name_len + 1);
 
-			if (comm_copy) {
-				memcpy(comm_copy, ev->name, ev->name_len);
-				free(key_map_put(&m->names, &child, sizeof(child), comm_copy));
-			}
+			remember_name(m, &child, ev->name, ev->name_len);
 		}
 		trace_model_add_process(m, (uint32_t)ev->arg[1]);
 		trace_model_traced_from_start(m, (uint32_t)ev->arg[1]);
@@ -619,12 +840,18 @@ static void process_change(struct trace_model *m, const struct ctrace_event *ev)
 static void discard(struct trace_model *m, const struct ctrace_event *ev)
 {
 	struct pair_key key = { ev->tgid, ev->arg[0] };
+	struct context *c = key_map_del(&m->contexts, &key, sizeof(key));
 
-	free(key_map_del(&m->contexts, &key, sizeof(key)));
+	if (c) {
+		tb_remove(&m->b_contexts, &c->e);
+		free(c);
+	}
 }
 
 void trace_model_event(struct trace_model *m, const struct ctrace_event *ev)
 {
+	m->now_ns = ev->ts_ns;
+	m->now_tgid = ev->tgid;
 	switch (ev->kind) {
 	case CTRACE_KIND_SPAN_BEGIN: span_begin(m, ev); break;
 	case CTRACE_KIND_SPAN_END: span_end(m, ev); break;
@@ -694,9 +921,18 @@ void trace_model_finish(struct trace_model *m, uint64_t stop_ns)
 	key_map_free(&m->threads);
 	key_map_each(&m->counters, free_value, NULL);
 	key_map_free(&m->counters);
+	key_map_each(&m->procs, free_value, NULL);
 	key_map_free(&m->procs);
 	key_map_each(&m->names, free_value, NULL);
 	key_map_free(&m->names);
 	key_map_free(&m->ended);
+	key_map_each(&m->from_start, free_value, NULL);
 	key_map_free(&m->from_start);
+	/* Emptied, their counts kept for metadata (written after this). */
+	for (size_t i = 0; i < sizeof(shares) / sizeof(shares[0]); i++) {
+		struct table_bound *tb = (struct table_bound *)((char *)m + shares[i].off);
+
+		tb->head.next = tb->head.prev = &tb->head;
+		tb->bytes = 0;
+	}
 }

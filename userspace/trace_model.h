@@ -31,12 +31,25 @@
 #ifndef CTRACE_TRACE_MODEL_H
 #define CTRACE_TRACE_MODEL_H
 
+#include "file_maps.h"
 #include "key_map.h"
+#include "literal_cache.h"
 #include "record_decode.h"
+#include "table_bound.h"
 #include "trace_file.h"
 #include "tsc_clock.h"
 
 #define CTRACE_PSEUDO_BASE 0x40000000u
+
+/*
+ * --max-memory: the tracer's resident memory at most, the ring buffer (-b)
+ * aside. RESERVE is what the tracer takes whatever the target does (libbpf
+ * and the kernel's BTF, the output buffer, the code); the rest is split
+ * between the tables the target can grow (trace_model_limit_memory()).
+ */
+#define TRACE_MEMORY_DEFAULT (128ull << 20)
+#define TRACE_MEMORY_RESERVE (24ull << 20)
+#define TRACE_MEMORY_MIN (32ull << 20)
 
 struct trace_model {
 	struct trace_file *tf;
@@ -53,10 +66,23 @@ struct trace_model {
 	uint32_t next_pseudo;
 	uint32_t last_tgid, last_tid; /* the real thread named last (0: none) */
 	uint64_t next_async_id;
+	uint64_t now_ns;   /* the time of the event being modelled (for eviction notices) */
+	uint32_t now_tgid; /* and its process */
+	/* The bounds of the tables above (trace_model_limit_memory()). */
+	struct table_bound b_spans, b_counters, b_contexts, b_threads, b_names, b_procs,
+		b_from_start, b_ended;
 };
 
 void trace_model_init(struct trace_model *m, struct trace_file *tf,
 		      struct trace_stats *stats);
+/*
+ * Splits max_memory (bytes, the ring buffer aside) between the tables the
+ * traced process can grow: the model's and, when given, the literal
+ * cache's and the file maps'; their evictions are shown in the trace and counted in metadata.
+ * Without this call the model keeps to TRACE_MEMORY_DEFAULT.
+ */
+void trace_model_limit_memory(struct trace_model *m, uint64_t max_memory,
+			      struct literal_cache *literals, struct file_maps *files);
 /*
  * Remembers the names of the threads `pid` has now. Called every 100 ms or
  * so: events are decoded in batches, and a thread may be gone by the time

@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 #include "commands.h"
 #include "kernel_features.h"
+#include "trace_model.h"
 
 static const char usage_text[] =
 	"Usage: ctrace-bpf -p PID[,PID...] [options]     trace running processes\n"
@@ -29,6 +30,11 @@ static const char usage_text[] =
 	"  -d, --duration SECS  stop after this many seconds (decimals allowed)\n"
 	"  -b, --buffer-size SIZE  ring buffer between kernel and tracer, e.g. 64K,\n"
 	"                       16M (default 8M; rounded up to a power of two)\n"
+	"  --max-memory SIZE    the tracer's memory at most, the ring buffer aside\n"
+	"                       (default 128M, at least 32M): past it, what the\n"
+	"                       traced process piles up (spans never ended, counter\n"
+	"                       names, pseudo-processes, ...) is evicted, oldest\n"
+	"                       first, and counted in the trace's metadata.memory\n"
 	"  --fast               attach at each site's 5-byte nop, which kernels with\n"
 	"                       the uprobe syscall (6.18) optimize (about 2x faster a\n"
 	"                       hit); refused with -f, and refused where the kernel\n"
@@ -53,21 +59,22 @@ static const char usage_text[] =
 	"Then open the file at https://ui.perfetto.dev (Open trace file).\n";
 
 /*
- * "64K", "16M", "1G" or bytes -> bytes, rounded up to a power of two; 0 if
- * invalid. Digits only: strtoull alone would take "-64K" as 2^64 - 64 Ki,
- * "0x10" as hex and leading blanks, and a suffix could shift a big number
- * past 64 bits (18014398509481988K wraps to 4 KiB).
+ * "64K", "16M", "1G" or bytes -> bytes, from min to max (at most 2^40); 0
+ * if invalid. Digits only: strtoull alone would take "-64K" as 2^64 - 64
+ * Ki, "0x10" as hex and leading blanks, and a suffix could shift a big
+ * number past 64 bits (18014398509481988K wraps to 4 KiB).
  */
-static unsigned long parse_size(const char *s)
+static unsigned long long parse_bytes(const char *s, unsigned long long min,
+				      unsigned long long max)
 {
-	unsigned long long v = 0, p = 4096;
+	unsigned long long v = 0;
 	const char *end = s;
 	unsigned shift = 0;
 
 	while (*end >= '0' && *end <= '9') {
 		v = v * 10 + (unsigned)(*end++ - '0');
-		if (v > (1ull << 30))
-			return 0; /* already over the largest ring; no overflow below */
+		if (v > max)
+			return 0; /* already over the largest; no overflow below */
 	}
 	if (end == s)
 		return 0;
@@ -78,13 +85,25 @@ static unsigned long parse_size(const char *s)
 	}
 	if (*end == 'i' || *end == 'b' || *end == 'B')
 		end += (*end == 'i' && (end[1] == 'B' || end[1] == 'b')) ? 2 : 1;
-	if (*end || (v << shift) < 4096 || (v << shift) > (1ull << 30))
+	if (*end || v > (max >> shift) || (v << shift) < min)
 		return 0;
-	v <<= shift;
+	return v << shift;
+}
+
+/* A ring buffer size: 4K to 1G, rounded up to a power of two; 0 if invalid. */
+static unsigned long parse_size(const char *s)
+{
+	unsigned long long v = parse_bytes(s, 4096, 1ull << 30), p = 4096;
+
+	if (!v)
+		return 0;
 	while (p < v)
 		p <<= 1;
 	return (unsigned long)p;
 }
+
+/* The largest --max-memory taken: more than any machine this runs on would give a tracer. */
+#define MAX_MEMORY_LIMIT (1ull << 40)
 
 /*
  * Seconds as a user writes them: digits with an optional fraction ("10",
@@ -207,6 +226,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "fast", no_argument, NULL, 'F' },
+		{ "max-memory", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
@@ -214,6 +234,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 	int c, modes;
 
 	memset(o, 0, sizeof(*o));
+	o->max_memory = TRACE_MEMORY_DEFAULT;
 	opterr = 0; /* one line of our own instead of getopt's and ours */
 	/* "+": stop at the first non-option, the command of launch mode. */
 	while ((c = getopt_long(argc, argv, "+p:e:fo:d:b:vhV", longopts, NULL)) != -1) {
@@ -241,6 +262,14 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 			o->buffer_size = parse_size(optarg);
 			if (!o->buffer_size) {
 				fprintf(stderr, "ctrace-bpf: -b needs a size from 4K to 1G, like 64K or 16M, not '%s'\n", optarg);
+				exit(2);
+			}
+			break;
+		case 'M':
+			o->max_memory = parse_bytes(optarg, TRACE_MEMORY_MIN, MAX_MEMORY_LIMIT);
+			if (!o->max_memory) {
+				fprintf(stderr, "ctrace-bpf: --max-memory needs a size from %lluM to 1024G, like 64M or 1G, not '%s'\n",
+					TRACE_MEMORY_MIN >> 20, optarg);
 				exit(2);
 			}
 			break;

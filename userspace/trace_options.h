@@ -17,6 +17,7 @@ struct trace_options {
 	const char *output;
 	double duration;
 	unsigned long buffer_size;
+	unsigned long long max_memory; /* --max-memory, bytes (default TRACE_MEMORY_DEFAULT) */
 	bool verbose;
 };
 

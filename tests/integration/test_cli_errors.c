@@ -138,6 +138,21 @@ static void test_numbers_read_as_written(void **state)
 	}
 }
 
+/* --max-memory is read like -b: digits and a suffix, from 32M to 1024G, nothing wraps. */
+static void test_max_memory_read_as_written(void **state)
+{
+	static const char *const bad[] = {
+		"0", "31M", "-64M", "0x10M", "18014398509481988K", "1025G", "64MM", "1T", "64M,",
+	};
+	char args[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(args, sizeof(args), "-p %d --max-memory %s -o {OUT}", (int)getpid(), bad[i]);
+		expect_error(args, 2, "--max-memory needs a size from 32M");
+	}
+}
+
 /* A word that is not a command is not a program to run unless `--` or a path says so. */
 static void test_unknown_words(void **state)
 {
@@ -327,6 +342,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_bad_pids, free_all),
 		cmocka_unit_test_teardown(test_bad_options, free_all),
 		cmocka_unit_test_teardown(test_numbers_read_as_written, free_all),
+		cmocka_unit_test_teardown(test_max_memory_read_as_written, free_all),
 		cmocka_unit_test_teardown(test_unknown_words, free_all),
 		cmocka_unit_test_teardown(test_exe_not_elf, free_all),
 		cmocka_unit_test_teardown(test_pid_1, free_all),

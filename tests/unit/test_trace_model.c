@@ -416,6 +416,126 @@ static void test_hostile_strings_stay_valid(void **state)
 	assert_int_equal(h->stats.non_finite_counter_samples, 1);
 }
 
+/* Instants "ctrace: memory bound reached" for `table`. */
+static int bound_notices(cJSON *events, const char *table)
+{
+	cJSON *e;
+	int n = 0;
+
+	for (int k = 0; (e = find(events, "I", "ctrace: memory bound reached", k)); k++)
+		if (!strcmp(str(cJSON_GetObjectItem(e, "args"), "table"), table))
+			n++;
+	return n;
+}
+
+static double evicted_in_metadata(struct harness *h, const char *table)
+{
+	cJSON *mem = cJSON_GetObjectItem(cJSON_GetObjectItem(h->doc, "metadata"), "memory");
+
+	return num(cJSON_GetObjectItem(cJSON_GetObjectItem(mem, "tables"), table), "evicted");
+}
+
+/*
+ * Past its bound, the oldest open span is written as unfinished at the
+ * time of the BEGIN that evicted it; its END is then counted, not shown.
+ */
+static void test_oldest_open_span_evicted_as_unfinished(void **state)
+{
+	struct harness *h = *state;
+	cJSON *events, *a, *b, *c;
+
+	h->m.b_spans.limit = 1; /* room for the newest only */
+	begin(h, 100, h->pid, 0, 0x10, "A", NULL);
+	begin(h, 200, h->pid, 0, 0x20, "B", NULL);
+	begin(h, 300, h->pid, 0, 0x30, "C", NULL);
+	end(h, 400, h->pid, 0x10, NULL);
+	end(h, 500, h->pid, 0x30, NULL);
+	events = finish(h, 3000);
+
+	a = find(events, "X", "A", 0);
+	assert_non_null(a);
+	assert_near(num(a, "dur"), 0.1, 1e-9); /* 100 -> 200 ns, in us */
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "args"), "unfinished")));
+	assert_non_null(strstr(str(cJSON_GetObjectItem(a, "args"), "unfinished_reason"), "evicted"));
+	b = find(events, "X", "B", 0);
+	assert_non_null(b);
+	assert_near(num(b, "dur"), 0.1, 1e-9);
+	c = find(events, "X", "C", 0);
+	assert_non_null(c);
+	assert_near(num(c, "dur"), 0.2, 1e-9);
+	assert_null(cJSON_GetObjectItem(c, "args")); /* ended: a plain span */
+	assert_null(find(events, "I", "ctrace: span end without begin", 0));
+	assert_int_equal(h->stats.ends_of_evicted_spans, 1);
+	assert_int_equal(h->stats.unfinished_spans, 2);
+	assert_int_equal(bound_notices(events, "open_spans"), 1); /* two evictions, one notice */
+	assert_near(evicted_in_metadata(h, "open_spans"), 2, 0);
+}
+
+/* The counter updated least recently goes first; an ADD to it starts again from 0. */
+static void test_least_recently_updated_counter_evicted(void **state)
+{
+	struct harness *h = *state;
+	cJSON *events;
+
+	counter(h, CTRACE_KIND_COUNTER_ADD, 100, 0, "a", 1);
+	h->m.b_counters.limit = 2 * h->m.b_counters.bytes; /* room for two of these */
+	counter(h, CTRACE_KIND_COUNTER_ADD, 200, 0, "b", 1);
+	counter(h, CTRACE_KIND_COUNTER_ADD, 300, 0, "a", 1); /* a: 2, now the newest */
+	counter(h, CTRACE_KIND_COUNTER_ADD, 400, 0, "c", 1); /* evicts b */
+	counter(h, CTRACE_KIND_COUNTER_ADD, 500, 0, "a", 1); /* a: 3, kept */
+	counter(h, CTRACE_KIND_COUNTER_ADD, 600, 0, "b", 1); /* b: 1 again, evicts c */
+	events = finish(h, 3000);
+
+	assert_near(num(cJSON_GetObjectItem(find(events, "C", "a", 2), "args"), "value"), 3, 0);
+	assert_near(num(cJSON_GetObjectItem(find(events, "C", "b", 1), "args"), "value"), 1, 0);
+	assert_int_equal(bound_notices(events, "counters"), 1);
+	assert_near(evicted_in_metadata(h, "counters"), 2, 0);
+}
+
+/* The marker used least recently is discarded: its events go to the real process. */
+static void test_least_recently_used_marker_discarded(void **state)
+{
+	struct harness *h = *state;
+	struct ctrace_event e;
+	cJSON *events, *i1, *i2;
+
+	h->m.b_contexts.limit = 1;
+	new_pid(h, 0xa, "pseudo A");
+	new_pid(h, 0xb, "pseudo B"); /* evicts A */
+	e = ev(CTRACE_KIND_INSTANT, 2000, h->pid, h->pid);
+	e.arg[0] = 0xa;
+	with_name(&e, "was in A");
+	trace_model_event(&h->m, &e);
+	e.arg[0] = 0xb;
+	with_name(&e, "in B");
+	trace_model_event(&h->m, &e);
+	events = finish(h, 3000);
+
+	i1 = find(events, "I", "was in A", 0);
+	i2 = find(events, "I", "in B", 0);
+	assert_int_equal((uint32_t)num(i1, "pid"), h->pid);
+	assert_true((uint32_t)num(i2, "pid") >= CTRACE_PSEUDO_BASE);
+	assert_int_equal(bound_notices(events, "pseudo_processes"), 1);
+	assert_near(evicted_in_metadata(h, "pseudo_processes"), 1, 0);
+}
+
+/* The bounds come from --max-memory, the tracer's own reserve taken off first. */
+static void test_bounds_derived_from_max_memory(void **state)
+{
+	struct harness *h = *state;
+	size_t total = 0;
+
+	trace_model_limit_memory(&h->m, 64ull << 20, NULL, NULL);
+	for (unsigned i = 0; i < h->stats.n_bounds; i++)
+		total += h->stats.bounds[i]->limit;
+	assert_true(total <= (64ull << 20) - TRACE_MEMORY_RESERVE);
+	assert_true(total >= ((64ull << 20) - TRACE_MEMORY_RESERVE) / 10 * 8);
+	assert_true(h->m.b_spans.limit > h->m.b_counters.limit);
+	finish(h, 3000);
+	assert_near(num(cJSON_GetObjectItem(cJSON_GetObjectItem(h->doc, "metadata"), "memory"),
+			"max_memory_bytes"), 64.0 * 1024 * 1024, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -425,6 +545,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_counters_per_context, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_markers_and_contexts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_strings_stay_valid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_oldest_open_span_evicted_as_unfinished, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_least_recently_updated_counter_evicted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_least_recently_used_marker_discarded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bounds_derived_from_max_memory, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("trace_model", tests, NULL, NULL);
