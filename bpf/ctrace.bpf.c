@@ -530,11 +530,11 @@ int BPF_KPROBE(ctrace_discard, __u64 marker)
 	return record_emit(r, 0, 0, 0);
 }
 
-/* The end of a CTRACE_SCOPE: its start travels as the ticks it lasted. */
-SEC(PROBE_SEC)
-int BPF_KPROBE(ctrace_scope, __u64 marker, __u64 name, __u64 args, __u64 ticks)
+/* The end of a CTRACE_SCOPE; its strings travel through a struct, never as literals. */
+static __always_inline int scope_end(__u16 kind, __u64 marker, __u64 name, __u64 args,
+				     __u64 ticks, __u64 tsc)
 {
-	struct ctrace_record *r = record_start(CTRACE_KIND_SCOPE);
+	struct ctrace_record *r = record_start(kind);
 
 	if (!r)
 		return 0;
@@ -542,7 +542,15 @@ int BPF_KPROBE(ctrace_scope, __u64 marker, __u64 name, __u64 args, __u64 ticks)
 	r->arg[1] = name;
 	r->arg[2] = args;
 	r->arg[3] = ticks;
-	return record_emit(r, name, args, 0); /* its strings travel through a struct */
+	r->tsc = tsc;
+	return record_emit(r, name, args, 0);
+}
+
+/* Header 0.1: its start travels as the ticks it lasted. */
+SEC(PROBE_SEC)
+int BPF_KPROBE(ctrace_scope, __u64 marker, __u64 name, __u64 args, __u64 ticks)
+{
+	return scope_end(CTRACE_KIND_SCOPE, marker, name, args, ticks, 0);
 }
 
 /*
@@ -553,16 +561,7 @@ int BPF_KPROBE(ctrace_scope, __u64 marker, __u64 name, __u64 args, __u64 ticks)
 SEC(PROBE_SEC)
 int BPF_KPROBE(ctrace_scope_tsc, __u64 marker, __u64 name, __u64 args, __u64 ticks)
 {
-	struct ctrace_record *r = record_start(CTRACE_KIND_SCOPE_TSC);
-
-	if (!r)
-		return 0;
-	r->arg[0] = marker;
-	r->arg[1] = name;
-	r->arg[2] = args;
-	r->arg[3] = ticks;
-	r->tsc = PT_REGS_RC(ctx);
-	return record_emit(r, name, args, 0);
+	return scope_end(CTRACE_KIND_SCOPE_TSC, marker, name, args, ticks, PT_REGS_RC(ctx));
 }
 
 /* Sends a record about a process (no probe strings) right away. */

@@ -34,15 +34,13 @@ static int free_all(void **state)
 }
 
 /*
- * Runs `ctrace-bpf -o TRACE -- PROG ARGS...` to its end and loads the trace.
- * PROG is launched copied into the test's directory (0755): via sudo it runs
- * as nobody, who may not be able to reach the build tree (a home directory).
+ * The program `launched`, copied into the test's directory (0755): via sudo
+ * it runs as nobody, who may not be able to reach the build tree (a home
+ * directory).
  */
-static void launch(const char *const *prog_args, int want_exit)
+static void copy_launched(void)
 {
-	const char *argv[24];
 	char src[300];
-	size_t n = 0;
 
 	tr_require_root();
 	if (tr_init(&r) < 0)
@@ -50,6 +48,15 @@ static void launch(const char *const *prog_args, int want_exit)
 	chmod(r.dir, 0755);
 	am_path(r.program, sizeof(r.program), r.dir, "launched");
 	am_copy_file(tr_program_path("launched", src, sizeof(src)), r.program, 0755);
+}
+
+/* Runs `ctrace-bpf -o TRACE -- launched ARGS...` to its end and loads the trace. */
+static void launch(const char *const *prog_args, int want_exit)
+{
+	const char *argv[24];
+	size_t n = 0;
+
+	copy_launched();
 	argv[n++] = "--";
 	argv[n++] = r.program;
 	for (size_t i = 0; prog_args && prog_args[i] && n < 23; i++)
@@ -216,16 +223,10 @@ static void test_threads_by_real_tid(void **state)
 static void test_trace_alone_on_stdout(void **state)
 {
 	const char *argv[8];
-	char src[300];
 	FILE *f;
 
 	(void)state;
-	tr_require_root();
-	if (tr_init(&r) < 0)
-		fail_msg("%s", r.error);
-	chmod(r.dir, 0755);
-	am_path(r.program, sizeof(r.program), r.dir, "launched");
-	am_copy_file(tr_program_path("launched", src, sizeof(src)), r.program, 0755);
+	copy_launched();
 	argv[0] = "-o";
 	argv[1] = "-";
 	argv[2] = "--";
