@@ -141,6 +141,7 @@ void trace_file_end(struct trace_file *tf, const struct trace_facts *facts,
 	write_kv_u64(w, "non_finite_counter_samples", s->non_finite_counter_samples);
 	write_kv_u64(w, "records_after_stop", s->records_after_stop);
 	write_kv_u64(w, "spans_begun_before_tracing", s->spans_begun_before_tracing);
+	write_kv_u64(w, "records_unread_at_stop", s->records_unread_at_stop);
 	jw_lit(w, "}}\n");
 }
 

@@ -52,6 +52,7 @@ struct trace_stats {
 	uint64_t non_finite_counter_samples; /* NaN/inf samples left out of their track */
 	uint64_t records_after_stop; /* stamped after the stop (during the detach): left out */
 	uint64_t spans_begun_before_tracing; /* ENDs of spans never begun in the trace */
+	uint64_t records_unread_at_stop; /* left in the ring buffer when the drain ran out of time (in dropped) */
 	uint64_t stop_mono_ns;
 	const char *stop_reason;
 };
