@@ -213,5 +213,9 @@ ssize_t file_maps_read_str(const struct file_maps *fm, uint32_t tgid, uint64_t a
 		memcpy(buf + got, chunk, (size_t)n);
 		got += (size_t)n;
 	}
-	return -1; /* no NUL before the mapping's end */
+	if (!got)
+		return -1;
+	/* No NUL before the mapping's end: cut there, and said so. */
+	*truncated = true;
+	return (ssize_t)got;
 }
