@@ -410,24 +410,153 @@ static int attach_object(struct ctrace_bpf *skel, int pid,
 	return err ? err : (int)(a->sites - before);
 }
 
+/*
+ * An object's identity: the kernel keys uprobes by inode and offset, but a
+ * file rewritten in place (cp over it) keeps its inode and gets other code,
+ * so what identifies the contents goes with it: size, mtime and ctime (which
+ * no one can set back). {pid (0: every process), dev, inode, size, mtime,
+ * ctime}.
+ */
+enum { KEY_WORDS = 6 };
+
+static int object_key(int pid, const struct mapped_object *o, unsigned long long key[KEY_WORDS])
+{
+	struct stat st;
+
+	if (stat(o->host_path, &st) != 0 || st.st_ino != o->inode)
+		return -1;
+	key[0] = (unsigned long long)pid;
+	key[1] = ((unsigned long long)o->dev_major << 32) | o->dev_minor;
+	key[2] = o->inode;
+	key[3] = (unsigned long long)st.st_size;
+	key[4] = (unsigned long long)st.st_mtim.tv_sec * 1000000000ull + (unsigned long long)st.st_mtim.tv_nsec;
+	key[5] = (unsigned long long)st.st_ctim.tv_sec * 1000000000ull + (unsigned long long)st.st_ctim.tv_nsec;
+	return 0;
+}
+
+/* What was attached for one object: its links and fds, [from, to) in the attachment's arrays. */
+struct attached_object {
+	size_t link_from, link_to, fd_from, fd_to;
+};
+
+/* Detaches one object's uprobes (the arrays keep their slots, emptied). */
+static void detach_object(struct attachment *a, const struct attached_object *ao)
+{
+	for (size_t i = ao->link_from; i < ao->link_to; i++) {
+		bpf_link__destroy(a->links[i]);
+		a->links[i] = NULL;
+	}
+	for (size_t i = ao->fd_from; i < ao->fd_to; i++) {
+		if (a->link_fds[i] >= 0)
+			close(a->link_fds[i]);
+		a->link_fds[i] = -1;
+	}
+}
+
 /* Attaches one object unless done before (for this pid, or for all in global mode). */
 static int attach_once(struct ctrace_bpf *skel, int pid, const struct mapped_object *o,
 		       struct attachment *a)
 {
-	unsigned long long key[3] = { a->global ? 0 : (unsigned long long)pid, o->inode,
-				      ((unsigned long long)o->dev_major << 32) | o->dev_minor };
+	unsigned long long key[KEY_WORDS], after[KEY_WORDS];
+	struct attached_object *ao;
 	int n;
 
+	if (object_key(a->global ? 0 : pid, o, key) < 0)
+		return 0; /* gone, or replaced under this name: the next round sees it */
 	if (key_map_get(&a->seen, key, sizeof(key)))
 		return 0;
-	key_map_put(&a->seen, key, sizeof(key), (void *)1);
+	ao = calloc(1, sizeof(*ao));
+	if (!ao)
+		return -ENOMEM;
+	ao->link_from = a->n_links;
+	ao->fd_from = a->n_fds;
 	note_looked_in(a, o->path);
 	n = attach_object(skel, a->global ? -1 : pid, o, a);
-	if (n < 0) /* forget it, so that a retry (e.g. without multi) searches it again */
-		key_map_del(&a->seen, key, sizeof(key));
-	else if (n > 0)
+	ao->link_to = a->n_links;
+	ao->fd_to = a->n_fds;
+	/*
+	 * Rewritten while we read its notes and attached: the uprobes may sit
+	 * at offsets that are not our sites in what is there now. Off with
+	 * them at once; the next round reads the new contents.
+	 */
+	if (n > 0 && (object_key(a->global ? 0 : pid, o, after) < 0 ||
+		      memcmp(key, after, sizeof(key)))) {
+		detach_object(a, ao);
+		a->sites -= (unsigned)n;
+		free(ao);
+		return 0;
+	}
+	if (n < 0) { /* not remembered, so that a retry (e.g. without multi) searches it again */
+		detach_object(a, ao);
+		free(ao);
+		return n;
+	}
+	key_map_put(&a->seen, key, sizeof(key), ao);
+	if (n > 0)
 		a->objects_with_probes++;
 	return n;
+}
+
+/* The objects of `pid` attached before that it no longer maps (or whose contents changed). */
+struct stale_search {
+	int pid;
+	const struct mapped_object_list *objs;
+	const unsigned long long (*keys)[KEY_WORDS];
+	unsigned long long (*stale)[KEY_WORDS];
+	size_t n, cap;
+};
+
+static void find_stale(const void *key, size_t len, void *value, void *ctx)
+{
+	struct stale_search *ss = ctx;
+	const unsigned long long *k = key;
+
+	(void)value;
+	if (len != KEY_WORDS * sizeof(*k) || k[0] != (unsigned long long)ss->pid)
+		return;
+	for (size_t i = 0; i < ss->objs->n; i++)
+		if (!memcmp(ss->keys[i], k, len))
+			return;
+	if (ss->n < ss->cap)
+		memcpy(ss->stale[ss->n++], k, len);
+}
+
+/*
+ * A library dlclose()d: its uprobes go now, not at the stop. The kernel
+ * keeps a uprobe on the inode, and would put it at the same offset into
+ * whatever is mapped from that inode next: after a rewrite in place, the
+ * middle of another build's instructions (the target died of SIGSEGV).
+ */
+static void detach_unmapped(int pid, const struct mapped_object_list *objs,
+			    struct attachment *a)
+{
+	struct stale_search ss = { pid, objs, NULL, NULL, 0, a->seen.count };
+	unsigned long long (*keys)[KEY_WORDS] = calloc(objs->n + 1, sizeof(*keys));
+
+	ss.stale = calloc(ss.cap + 1, sizeof(*ss.stale));
+	if (!keys || !ss.stale) {
+		free(keys);
+		free(ss.stale);
+		return;
+	}
+	for (size_t i = 0; i < objs->n; i++)
+		if (object_key(pid, &objs->v[i], keys[i]) < 0)
+			keys[i][0] = ~0ull; /* matches nothing: its old entry goes */
+	ss.keys = (const unsigned long long (*)[KEY_WORDS])keys;
+	key_map_each(&a->seen, find_stale, &ss);
+	for (size_t i = 0; i < ss.n; i++) {
+		struct attached_object *ao = key_map_del(&a->seen, ss.stale[i], sizeof(ss.stale[i]));
+
+		if (!ao)
+			continue;
+		detach_object(a, ao);
+		if (a->verbose)
+			fprintf(stderr, "ctrace-bpf: detached the probes of an object process %d no longer maps (inode %llu)\n",
+				pid, ss.stale[i][2]);
+		free(ao);
+	}
+	free(keys);
+	free(ss.stale);
 }
 
 int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a)
@@ -441,6 +570,8 @@ int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a)
 		return ret;
 	if (a->files)
 		file_maps_snapshot(a->files, pid);
+	if (!a->global)
+		detach_unmapped(pid, &objs, a);
 	for (size_t i = 0; i < objs.n; i++) {
 		int n = attach_once(skel, pid, &objs.v[i], a);
 
@@ -485,7 +616,8 @@ static void *detach_some(void *arg)
 	for (size_t i = j->link_from; i < j->link_to; i++)
 		bpf_link__destroy(j->a->links[i]);
 	for (size_t i = j->fd_from; i < j->fd_to; i++)
-		close(j->a->link_fds[i]);
+		if (j->a->link_fds[i] >= 0) /* -1: detached already (detach_object) */
+			close(j->a->link_fds[i]);
 	return NULL;
 }
 
@@ -518,11 +650,20 @@ static void detach_all(struct attachment *a)
 			pthread_join(tids[t], NULL);
 }
 
+static void free_value(const void *key, size_t len, void *value, void *ctx)
+{
+	(void)key;
+	(void)len;
+	(void)ctx;
+	free(value);
+}
+
 void attachment_free(struct attachment *a)
 {
 	detach_all(a);
 	free(a->links);
 	free(a->link_fds);
+	key_map_each(&a->seen, free_value, NULL);
 	key_map_free(&a->seen);
 	{
 		bool global = a->global, fast = a->fast, cookies = a->cookies;
