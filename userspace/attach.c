@@ -440,17 +440,21 @@ struct attached_object {
 };
 
 /* Detaches one object's uprobes (the arrays keep their slots, emptied). */
+static void detach_range(struct attachment *a, size_t link_from, size_t link_to,
+			 size_t fd_from, size_t fd_to);
+
+/*
+ * Detaches one object's uprobes (the arrays keep their slots, emptied), all
+ * at once: each waits for a grace period, and while they last the next
+ * mapping of the inode would still get them.
+ */
 static void detach_object(struct attachment *a, const struct attached_object *ao)
 {
-	for (size_t i = ao->link_from; i < ao->link_to; i++) {
-		bpf_link__destroy(a->links[i]);
+	detach_range(a, ao->link_from, ao->link_to, ao->fd_from, ao->fd_to);
+	for (size_t i = ao->link_from; i < ao->link_to; i++)
 		a->links[i] = NULL;
-	}
-	for (size_t i = ao->fd_from; i < ao->fd_to; i++) {
-		if (a->link_fds[i] >= 0)
-			close(a->link_fds[i]);
+	for (size_t i = ao->fd_from; i < ao->fd_to; i++)
 		a->link_fds[i] = -1;
-	}
 }
 
 /* Attaches one object unless done before (for this pid, or for all in global mode). */
@@ -614,7 +618,7 @@ static void *detach_some(void *arg)
 	struct detach_job *j = arg;
 
 	for (size_t i = j->link_from; i < j->link_to; i++)
-		bpf_link__destroy(j->a->links[i]);
+		bpf_link__destroy(j->a->links[i]); /* NULL: detached already */
 	for (size_t i = j->fd_from; i < j->fd_to; i++)
 		if (j->a->link_fds[i] >= 0) /* -1: detached already (detach_object) */
 			close(j->a->link_fds[i]);
@@ -626,10 +630,12 @@ static void *detach_some(void *arg)
  * sleepable programs): one after the other, 160 links took 10 s. Closed
  * from several threads at once, the grace periods overlap.
  */
-static void detach_all(struct attachment *a)
+static void detach_range(struct attachment *a, size_t link_from, size_t link_to,
+			 size_t fd_from, size_t fd_to)
 {
 	enum { MAX_THREADS = 32 };
-	size_t total = a->n_links + a->n_fds;
+	size_t links = link_to - link_from, fds = fd_to - fd_from;
+	size_t total = links + fds;
 	size_t threads = total < MAX_THREADS ? total : MAX_THREADS;
 	struct detach_job jobs[MAX_THREADS];
 	pthread_t tids[MAX_THREADS];
@@ -638,16 +644,21 @@ static void detach_all(struct attachment *a)
 	for (size_t t = 0; t < threads; t++) {
 		jobs[t] = (struct detach_job){
 			a,
-			a->n_links * t / threads, a->n_links * (t + 1) / threads,
-			a->n_fds * t / threads, a->n_fds * (t + 1) / threads,
+			link_from + links * t / threads, link_from + links * (t + 1) / threads,
+			fd_from + fds * t / threads, fd_from + fds * (t + 1) / threads,
 		};
-		started[t] = pthread_create(&tids[t], NULL, detach_some, &jobs[t]) == 0;
+		started[t] = threads > 1 && pthread_create(&tids[t], NULL, detach_some, &jobs[t]) == 0;
 		if (!started[t])
 			detach_some(&jobs[t]); /* no thread: do it here */
 	}
 	for (size_t t = 0; t < threads; t++)
 		if (started[t])
 			pthread_join(tids[t], NULL);
+}
+
+static void detach_all(struct attachment *a)
+{
+	detach_range(a, 0, a->n_links, 0, a->n_fds);
 }
 
 static void free_value(const void *key, size_t len, void *value, void *ctx)
