@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -407,6 +408,12 @@ static int attach_object(struct ctrace_bpf *skel, int pid,
 			err = perf_arm_object(obj, &set, pid, a);
 	}
 	site_set_free(&set);
+	if (!err && set.armer_kind >= 0 && !a->first_armed_ns) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		a->first_armed_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	}
 	return err ? err : (int)(a->sites - before);
 }
 

@@ -57,6 +57,7 @@ struct attachment {
 	size_t n_fds, cap_fds;
 	struct key_map seen;     /* {pid, dev, inode} of objects already searched */
 	unsigned sites;          /* probe sites attached */
+	uint64_t first_armed_ns; /* CLOCK_MONOTONIC when the first semaphore rose (-d counts from it) */
 	unsigned objects_with_probes; /* ELF objects that had ctrace probes */
 	unsigned skipped_sites;       /* ctrace notes whose bytes are not our site */
 	char looked_in[4096];         /* objects searched, for the error message */

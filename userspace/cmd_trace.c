@@ -245,14 +245,14 @@ static int on_record(void *ctx, void *data, size_t size)
 
 /*
  * What the ring buffer still holds at the stop, taken for at most a share
- * of the run (-d S: S/40, so that -d stays within 10% with the detach and
+ * of the run (-d S: S/80, so that -d stays within 10% with the detach and
  * the file's end; otherwise 2 s), however little CPU the target leaves us.
  * What is left then is counted as dropped without being decoded (~20 ns a
  * record), so the file ends on time and says what it lost.
  */
 static void drain(struct session *s, struct ring_buffer *rb, double duration)
 {
-	uint64_t budget = duration > 0 ? (uint64_t)(duration * 1e9 / 40) : 2000000000ull;
+	uint64_t budget = duration > 0 ? (uint64_t)(duration * 1e9 / 80) : 2000000000ull;
 	uint64_t end;
 	int err;
 
@@ -559,9 +559,14 @@ int cmd_trace(int argc, char **argv)
 	}
 	if (err)
 		goto out; /* said why */
-	/* -d counts from here: the probes are up (in launch mode, from the command's start). */
+	/*
+	 * -d counts from when the probes rose: the first semaphore up (the
+	 * rest of the attach and the load's end come after it), else now (in
+	 * launch mode, from the command's start).
+	 */
 	if (o.duration > 0)
-		deadline = now_ns(CLOCK_MONOTONIC) + (uint64_t)(o.duration * 1e9);
+		deadline = (s.att.first_armed_ns ? s.att.first_armed_ns : now_ns(CLOCK_MONOTONIC)) +
+			   (uint64_t)(o.duration * 1e9);
 	if (!s.att.sites && first_pid && !s.att.looked_in[0] && proc_exited(first_pid)) {
 		/* Gone while we loaded: its maps were empty, not without probes. */
 		fprintf(stderr, "ctrace-bpf: process %d exited before it could be traced\n", first_pid);

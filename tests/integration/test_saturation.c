@@ -26,6 +26,16 @@
 #define RUNS 3
 #define DURATION 2.0
 #define SLACK 0.10 /* -d within 10% */
+/*
+ * Built with ASan (make SANITIZE=1: the tracer beside us is too), the
+ * tracer's own exit takes 0.1-0.4 s more here (the sanitizer's teardown):
+ * the trace must still stop on time, the exit gets that much more.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define EXIT_EXTRA 0.4
+#else
+#define EXIT_EXTRA 0.0
+#endif
 
 static double now_s(void)
 {
@@ -35,8 +45,8 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* One run: the seconds from the probes' rise to the tracer's exit. */
-static double one_run(int i)
+/* One run: the seconds from the probes' rise to the tracer's exit; *stopped: to the trace's stop. */
+static double one_run(int i, double *stopped)
 {
 	const char *const prog_args[] = { "60", NULL };
 	const char *const tracer_args[] = { "-d", "2", NULL };
@@ -66,10 +76,11 @@ static double one_run(int i)
 	if (tr_load_trace(&run) < 0) /* strict JSON, one value */
 		fail_msg("run %d: %s", i, run.error);
 	m = cJSON_GetObjectItemCaseSensitive(run.trace, "metadata");
+	*stopped = tr_num(m, "trace_stop_monotonic_ns") / 1e9 - (double)armed_ns / 1e9;
 	events = tr_num(m, "events_written");
 	dropped = tr_num(m, "dropped_events");
-	print_message("      run %d: -d 2 ended %.3f s after the probes rose; %.0f events written, %.0f dropped (%.0f unread at the stop)\n",
-		      i, took, events, dropped, tr_num(m, "records_unread_at_stop"));
+	print_message("      run %d: -d 2 stopped %.3f s and ended %.3f s after the probes rose; %.0f events written, %.0f dropped (%.0f unread at the stop)\n",
+		      i, *stopped, took, events, dropped, tr_num(m, "records_unread_at_stop"));
 	assert_string_equal(tr_str(m, "stop_reason"), "duration elapsed");
 	if (events != cJSON_GetArraySize(run.events))
 		fail_msg("run %d: metadata.events_written %.0f, the file holds %d", i, events,
@@ -84,21 +95,25 @@ static double one_run(int i)
 
 static void test_duration_kept_under_saturation(void **state)
 {
-	double worst = 0;
+	double worst = 0, worst_stop = 0, least_stop = 1e9;
 
 	(void)state;
 	tr_require_root();
 	/* The test itself must see the tracer's exit when it happens, not a timeslice later. */
 	setpriority(PRIO_PROCESS, 0, -10);
 	for (int i = 1; i <= RUNS; i++) {
-		double took = one_run(i);
+		double stopped, took = one_run(i, &stopped);
 
-		if (took > worst)
-			worst = took;
+		worst = took > worst ? took : worst;
+		worst_stop = stopped > worst_stop ? stopped : worst_stop;
+		least_stop = stopped < least_stop ? stopped : least_stop;
 	}
-	if (worst > DURATION * (1 + SLACK))
+	if (least_stop < DURATION * 0.99 || worst_stop > DURATION * (1 + SLACK))
+		fail_msg("-d 2 stopped the trace %.3f to %.3f s after the probes rose", least_stop,
+			 worst_stop);
+	if (worst > DURATION * (1 + SLACK) + EXIT_EXTRA)
 		fail_msg("-d 2 ended up to %.3f s after the probes rose (limit %.1f s)", worst,
-			 DURATION * (1 + SLACK));
+			 DURATION * (1 + SLACK) + EXIT_EXTRA);
 }
 
 int main(void)
