@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +37,13 @@
 #else
 #define EXIT_EXTRA 0.0
 #endif
+/*
+ * With perf uprobes (kernels before uprobe_multi links, or CTRACE_NO_MULTI)
+ * the kernel releases them one after the other, a grace period each (0.1 s
+ * under this load: 0.6-1.4 s for the six of this target): the trace stops
+ * on time, the exit waits for the kernel. Bounded loosely, against a hang.
+ */
+#define PERF_EXIT_LIMIT 5.0
 
 static double now_s(void)
 {
@@ -45,8 +53,11 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* One run: the seconds from the probes' rise to the tracer's exit; *stopped: to the trace's stop. */
-static double one_run(int i, double *stopped)
+/*
+ * One run: the seconds from the probes' rise to the tracer's exit; *stopped:
+ * to the trace's stop; *perf: the probes were perf uprobes.
+ */
+static double one_run(int i, double *stopped, bool *perf)
 {
 	const char *const prog_args[] = { "60", NULL };
 	const char *const tracer_args[] = { "-d", "2", NULL };
@@ -77,6 +88,7 @@ static double one_run(int i, double *stopped)
 		fail_msg("run %d: %s", i, run.error);
 	m = cJSON_GetObjectItemCaseSensitive(run.trace, "metadata");
 	*stopped = tr_num(m, "trace_stop_monotonic_ns") / 1e9 - (double)armed_ns / 1e9;
+	*perf = tr_str(m, "probe_links") && !strcmp(tr_str(m, "probe_links"), "perf_uprobe");
 	events = tr_num(m, "events_written");
 	dropped = tr_num(m, "dropped_events");
 	print_message("      run %d: -d 2 stopped %.3f s and ended %.3f s after the probes rose; %.0f events written, %.0f dropped (%.0f unread at the stop)\n",
@@ -96,13 +108,14 @@ static double one_run(int i, double *stopped)
 static void test_duration_kept_under_saturation(void **state)
 {
 	double worst = 0, worst_stop = 0, least_stop = 1e9;
+	bool perf = false;
 
 	(void)state;
 	tr_require_root();
 	/* The test itself must see the tracer's exit when it happens, not a timeslice later. */
 	setpriority(PRIO_PROCESS, 0, -10);
 	for (int i = 1; i <= RUNS; i++) {
-		double stopped, took = one_run(i, &stopped);
+		double stopped, took = one_run(i, &stopped, &perf);
 
 		worst = took > worst ? took : worst;
 		worst_stop = stopped > worst_stop ? stopped : worst_stop;
@@ -111,7 +124,10 @@ static void test_duration_kept_under_saturation(void **state)
 	if (least_stop < DURATION * 0.99 || worst_stop > DURATION * (1 + SLACK))
 		fail_msg("-d 2 stopped the trace %.3f to %.3f s after the probes rose", least_stop,
 			 worst_stop);
-	if (worst > DURATION * (1 + SLACK) + EXIT_EXTRA)
+	if (perf && worst > PERF_EXIT_LIMIT)
+		fail_msg("-d 2 with perf uprobes ended up to %.3f s after the probes rose (limit %.1f s)",
+			 worst, PERF_EXIT_LIMIT);
+	if (!perf && worst > DURATION * (1 + SLACK) + EXIT_EXTRA)
 		fail_msg("-d 2 ended up to %.3f s after the probes rose (limit %.1f s)", worst,
 			 DURATION * (1 + SLACK) + EXIT_EXTRA);
 }
