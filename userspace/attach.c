@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -98,15 +99,6 @@ static int grow(void **v, size_t *cap, size_t n, size_t elem)
 		return -ENOMEM;
 	*v = p;
 	*cap = c;
-	return 0;
-}
-
-/* Notes who link i was attached for (pid; -1: every process). */
-static int note_owner(int **pids, size_t *cap, size_t i, int pid)
-{
-	if (grow((void **)pids, cap, i, sizeof(**pids)))
-		return -ENOMEM;
-	(*pids)[i] = pid;
 	return 0;
 }
 
@@ -254,8 +246,7 @@ static int link_perf(struct ctrace_bpf *skel, int kind, const char *path,
 	}
 	if (!link)
 		return -errno;
-	if (grow((void **)&a->links, &a->cap_links, a->n_links, sizeof(*a->links)) ||
-	    note_owner(&a->link_pids, &a->cap_link_pids, a->n_links, pid)) {
+	if (grow((void **)&a->links, &a->cap_links, a->n_links, sizeof(*a->links))) {
 		bpf_link__destroy(link);
 		return -ENOMEM;
 	}
@@ -305,8 +296,7 @@ static int perf_arm(const char *path, uint64_t offset, uint64_t sema, int pid,
 			  PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (grow((void **)&a->link_fds, &a->cap_fds, a->n_fds, sizeof(int)) ||
-	    note_owner(&a->fd_pids, &a->cap_fd_pids, a->n_fds, pid)) {
+	if (grow((void **)&a->link_fds, &a->cap_fds, a->n_fds, sizeof(int))) {
 		close(fd);
 		return -ENOMEM;
 	}
@@ -358,8 +348,7 @@ static int attach_sites(struct ctrace_bpf *skel, int pid,
 				a->cookies ? cookies : NULL, cnt, pid);
 		err = fd < 0 ? -errno : 0;
 		free(refs);
-		if (fd >= 0 && (grow((void **)&a->link_fds, &a->cap_fds, a->n_fds, sizeof(int)) ||
-				note_owner(&a->fd_pids, &a->cap_fd_pids, a->n_fds, pid))) {
+		if (fd >= 0 && grow((void **)&a->link_fds, &a->cap_fds, a->n_fds, sizeof(int))) {
 			close(fd);
 			return -ENOMEM;
 		}
@@ -419,27 +408,166 @@ static int attach_object(struct ctrace_bpf *skel, int pid,
 			err = perf_arm_object(obj, &set, pid, a);
 	}
 	site_set_free(&set);
+	if (!err && set.armer_kind >= 0 && !a->first_armed_ns) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		a->first_armed_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	}
 	return err ? err : (int)(a->sites - before);
+}
+
+/*
+ * An object's identity: the kernel keys uprobes by inode and offset, but a
+ * file rewritten in place (cp over it) keeps its inode and gets other code,
+ * so what identifies the contents goes with it: size, mtime and ctime (which
+ * no one can set back). {pid (0: every process), dev, inode, size, mtime,
+ * ctime}.
+ */
+enum { KEY_WORDS = 6 };
+
+static int object_key(int pid, const struct mapped_object *o, unsigned long long key[KEY_WORDS])
+{
+	struct stat st;
+
+	if (stat(o->host_path, &st) != 0 || st.st_ino != o->inode)
+		return -1;
+	key[0] = (unsigned long long)pid;
+	key[1] = ((unsigned long long)o->dev_major << 32) | o->dev_minor;
+	key[2] = o->inode;
+	key[3] = (unsigned long long)st.st_size;
+	key[4] = (unsigned long long)st.st_mtim.tv_sec * 1000000000ull + (unsigned long long)st.st_mtim.tv_nsec;
+	key[5] = (unsigned long long)st.st_ctim.tv_sec * 1000000000ull + (unsigned long long)st.st_ctim.tv_nsec;
+	return 0;
+}
+
+/* What was attached for one object: its links and fds, [from, to) in the attachment's arrays. */
+struct attached_object {
+	size_t link_from, link_to, fd_from, fd_to;
+};
+
+/* Detaches one object's uprobes (the arrays keep their slots, emptied). */
+static void detach_range(struct attachment *a, size_t link_from, size_t link_to,
+			 size_t fd_from, size_t fd_to);
+
+/*
+ * Detaches one object's uprobes (the arrays keep their slots, emptied), all
+ * at once: each waits for a grace period, and while they last the next
+ * mapping of the inode would still get them.
+ */
+static void detach_object(struct attachment *a, const struct attached_object *ao)
+{
+	detach_range(a, ao->link_from, ao->link_to, ao->fd_from, ao->fd_to);
+	for (size_t i = ao->link_from; i < ao->link_to; i++)
+		a->links[i] = NULL;
+	for (size_t i = ao->fd_from; i < ao->fd_to; i++)
+		a->link_fds[i] = -1;
 }
 
 /* Attaches one object unless done before (for this pid, or for all in global mode). */
 static int attach_once(struct ctrace_bpf *skel, int pid, const struct mapped_object *o,
 		       struct attachment *a)
 {
-	unsigned long long key[3] = { a->global ? 0 : (unsigned long long)pid, o->inode,
-				      ((unsigned long long)o->dev_major << 32) | o->dev_minor };
+	unsigned long long key[KEY_WORDS], after[KEY_WORDS];
+	struct attached_object *ao;
 	int n;
 
+	if (object_key(a->global ? 0 : pid, o, key) < 0)
+		return 0; /* gone, or replaced under this name: the next round sees it */
 	if (key_map_get(&a->seen, key, sizeof(key)))
 		return 0;
-	key_map_put(&a->seen, key, sizeof(key), (void *)1);
+	ao = calloc(1, sizeof(*ao));
+	if (!ao)
+		return -ENOMEM;
+	ao->link_from = a->n_links;
+	ao->fd_from = a->n_fds;
 	note_looked_in(a, o->path);
 	n = attach_object(skel, a->global ? -1 : pid, o, a);
-	if (n < 0) /* forget it, so that a retry (e.g. without multi) searches it again */
-		key_map_del(&a->seen, key, sizeof(key));
-	else if (n > 0)
+	ao->link_to = a->n_links;
+	ao->fd_to = a->n_fds;
+	/*
+	 * Rewritten while we read its notes and attached: the uprobes may sit
+	 * at offsets that are not our sites in what is there now. Off with
+	 * them at once; the next round reads the new contents.
+	 */
+	if (n > 0 && (object_key(a->global ? 0 : pid, o, after) < 0 ||
+		      memcmp(key, after, sizeof(key)))) {
+		detach_object(a, ao);
+		a->sites -= (unsigned)n;
+		free(ao);
+		return 0;
+	}
+	if (n < 0) { /* not remembered, so that a retry (e.g. without multi) searches it again */
+		detach_object(a, ao);
+		free(ao);
+		return n;
+	}
+	key_map_put(&a->seen, key, sizeof(key), ao);
+	if (n > 0)
 		a->objects_with_probes++;
 	return n;
+}
+
+/* The objects of `pid` attached before that it no longer maps (or whose contents changed). */
+struct stale_search {
+	int pid;
+	const struct mapped_object_list *objs;
+	const unsigned long long (*keys)[KEY_WORDS];
+	unsigned long long (*stale)[KEY_WORDS];
+	size_t n, cap;
+};
+
+static void find_stale(const void *key, size_t len, void *value, void *ctx)
+{
+	struct stale_search *ss = ctx;
+	const unsigned long long *k = key;
+
+	(void)value;
+	if (len != KEY_WORDS * sizeof(*k) || k[0] != (unsigned long long)ss->pid)
+		return;
+	for (size_t i = 0; i < ss->objs->n; i++)
+		if (!memcmp(ss->keys[i], k, len))
+			return;
+	if (ss->n < ss->cap)
+		memcpy(ss->stale[ss->n++], k, len);
+}
+
+/*
+ * A library dlclose()d: its uprobes go now, not at the stop. The kernel
+ * keeps a uprobe on the inode, and would put it at the same offset into
+ * whatever is mapped from that inode next: after a rewrite in place, the
+ * middle of another build's instructions (the target died of SIGSEGV).
+ */
+static void detach_unmapped(int pid, const struct mapped_object_list *objs,
+			    struct attachment *a)
+{
+	struct stale_search ss = { pid, objs, NULL, NULL, 0, a->seen.count };
+	unsigned long long (*keys)[KEY_WORDS] = calloc(objs->n + 1, sizeof(*keys));
+
+	ss.stale = calloc(ss.cap + 1, sizeof(*ss.stale));
+	if (!keys || !ss.stale) {
+		free(keys);
+		free(ss.stale);
+		return;
+	}
+	for (size_t i = 0; i < objs->n; i++)
+		if (object_key(pid, &objs->v[i], keys[i]) < 0)
+			keys[i][0] = ~0ull; /* matches nothing: its old entry goes */
+	ss.keys = (const unsigned long long (*)[KEY_WORDS])keys;
+	key_map_each(&a->seen, find_stale, &ss);
+	for (size_t i = 0; i < ss.n; i++) {
+		struct attached_object *ao = key_map_del(&a->seen, ss.stale[i], sizeof(ss.stale[i]));
+
+		if (!ao)
+			continue;
+		detach_object(a, ao);
+		if (a->verbose)
+			fprintf(stderr, "ctrace-bpf: detached the probes of an object process %d no longer maps (inode %llu)\n",
+				pid, ss.stale[i][2]);
+		free(ao);
+	}
+	free(keys);
+	free(ss.stale);
 }
 
 int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a)
@@ -453,6 +581,8 @@ int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a)
 		return ret;
 	if (a->files)
 		file_maps_snapshot(a->files, pid);
+	if (!a->global)
+		detach_unmapped(pid, &objs, a);
 	for (size_t i = 0; i < objs.n; i++) {
 		int n = attach_once(skel, pid, &objs.v[i], a);
 
@@ -465,10 +595,10 @@ int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a)
 	return (int)(a->sites - before);
 }
 
-/* Collects the keys of `seen` that belong to one pid (key_map_each must not delete). */
+/* The keys of `seen` that begin with one pid (key_map_each must not delete). */
 struct pid_keys {
 	unsigned long long pid;
-	unsigned long long (*keys)[3];
+	struct { unsigned long long words[KEY_WORDS]; size_t len; } *keys;
 	size_t n, cap;
 };
 
@@ -478,48 +608,38 @@ static void collect_pid_key(const void *key, size_t len, void *value, void *ctx)
 	struct pid_keys *p = ctx;
 
 	(void)value;
-	if (len != sizeof(*p->keys) || k[0] != p->pid ||
+	if (len < sizeof(*k) || len > sizeof(p->keys->words) || k[0] != p->pid ||
 	    grow((void **)&p->keys, &p->cap, p->n, sizeof(*p->keys)))
 		return;
-	memcpy(p->keys[p->n++], k, sizeof(*p->keys));
+	memcpy(p->keys[p->n].words, k, len);
+	p->keys[p->n++].len = len;
 }
 
-void seen_forget_pid(struct key_map *seen, int pid)
+void seen_forget_pid(struct key_map *seen, int pid, void (*drop)(void *value, void *ctx), void *ctx)
 {
 	struct pid_keys p = { (unsigned long long)pid, NULL, 0, 0 };
 
 	key_map_each(seen, collect_pid_key, &p);
-	for (size_t i = 0; i < p.n; i++)
-		key_map_del(seen, p.keys[i], sizeof(p.keys[i]));
+	for (size_t i = 0; i < p.n; i++) {
+		void *value = key_map_del(seen, p.keys[i].words, p.keys[i].len);
+
+		if (value && drop)
+			drop(value, ctx);
+	}
 	free(p.keys);
+}
+
+static void drop_attached(void *value, void *ctx)
+{
+	detach_object(ctx, value);
+	free(value);
 }
 
 void attach_forget_process(struct attachment *a, int pid)
 {
-	size_t kept = 0;
-
 	if (a->global || pid <= 0)
 		return; /* the links are for every process: the new task matches them */
-	seen_forget_pid(&a->seen, pid);
-	for (size_t i = 0; i < a->n_links; i++) {
-		if (a->link_pids[i] == pid) {
-			bpf_link__destroy(a->links[i]);
-			continue;
-		}
-		a->link_pids[kept] = a->link_pids[i];
-		a->links[kept++] = a->links[i];
-	}
-	a->n_links = kept;
-	kept = 0;
-	for (size_t i = 0; i < a->n_fds; i++) {
-		if (a->fd_pids[i] == pid) {
-			close(a->link_fds[i]);
-			continue;
-		}
-		a->fd_pids[kept] = a->fd_pids[i];
-		a->link_fds[kept++] = a->link_fds[i];
-	}
-	a->n_fds = kept;
+	seen_forget_pid(&a->seen, pid, drop_attached, a);
 }
 
 int attach_file(struct ctrace_bpf *skel, const char *path, struct attachment *a)
@@ -552,9 +672,10 @@ static void *detach_some(void *arg)
 	struct detach_job *j = arg;
 
 	for (size_t i = j->link_from; i < j->link_to; i++)
-		bpf_link__destroy(j->a->links[i]);
+		bpf_link__destroy(j->a->links[i]); /* NULL: detached already */
 	for (size_t i = j->fd_from; i < j->fd_to; i++)
-		close(j->a->link_fds[i]);
+		if (j->a->link_fds[i] >= 0) /* -1: detached already (detach_object) */
+			close(j->a->link_fds[i]);
 	return NULL;
 }
 
@@ -563,10 +684,12 @@ static void *detach_some(void *arg)
  * sleepable programs): one after the other, 160 links took 10 s. Closed
  * from several threads at once, the grace periods overlap.
  */
-static void detach_all(struct attachment *a)
+static void detach_range(struct attachment *a, size_t link_from, size_t link_to,
+			 size_t fd_from, size_t fd_to)
 {
 	enum { MAX_THREADS = 32 };
-	size_t total = a->n_links + a->n_fds;
+	size_t links = link_to - link_from, fds = fd_to - fd_from;
+	size_t total = links + fds;
 	size_t threads = total < MAX_THREADS ? total : MAX_THREADS;
 	struct detach_job jobs[MAX_THREADS];
 	pthread_t tids[MAX_THREADS];
@@ -575,10 +698,10 @@ static void detach_all(struct attachment *a)
 	for (size_t t = 0; t < threads; t++) {
 		jobs[t] = (struct detach_job){
 			a,
-			a->n_links * t / threads, a->n_links * (t + 1) / threads,
-			a->n_fds * t / threads, a->n_fds * (t + 1) / threads,
+			link_from + links * t / threads, link_from + links * (t + 1) / threads,
+			fd_from + fds * t / threads, fd_from + fds * (t + 1) / threads,
 		};
-		started[t] = pthread_create(&tids[t], NULL, detach_some, &jobs[t]) == 0;
+		started[t] = threads > 1 && pthread_create(&tids[t], NULL, detach_some, &jobs[t]) == 0;
 		if (!started[t])
 			detach_some(&jobs[t]); /* no thread: do it here */
 	}
@@ -587,13 +710,25 @@ static void detach_all(struct attachment *a)
 			pthread_join(tids[t], NULL);
 }
 
+static void detach_all(struct attachment *a)
+{
+	detach_range(a, 0, a->n_links, 0, a->n_fds);
+}
+
+static void free_value(const void *key, size_t len, void *value, void *ctx)
+{
+	(void)key;
+	(void)len;
+	(void)ctx;
+	free(value);
+}
+
 void attachment_free(struct attachment *a)
 {
 	detach_all(a);
 	free(a->links);
 	free(a->link_fds);
-	free(a->link_pids);
-	free(a->fd_pids);
+	key_map_each(&a->seen, free_value, NULL);
 	key_map_free(&a->seen);
 	{
 		bool global = a->global, fast = a->fast, cookies = a->cookies;

@@ -56,11 +56,9 @@ struct attachment {
 	size_t n_links, cap_links;
 	int *link_fds;           /* uprobe_multi links */
 	size_t n_fds, cap_fds;
-	/* The pid each link and fd was attached for (-1: every process), to close a dead task's. */
-	int *link_pids, *fd_pids;
-	size_t cap_link_pids, cap_fd_pids;
-	struct key_map seen;     /* {pid, dev, inode} of objects already searched */
+	struct key_map seen;     /* {pid, dev, inode, size, mtime, ctime} of objects searched -> their links */
 	unsigned sites;          /* probe sites attached */
+	uint64_t first_armed_ns; /* CLOCK_MONOTONIC when the first semaphore rose (-d counts from it) */
 	unsigned objects_with_probes; /* ELF objects that had ctrace probes */
 	unsigned skipped_sites;       /* ctrace notes whose bytes are not our site */
 	char looked_in[4096];         /* objects searched, for the error message */
@@ -84,15 +82,18 @@ int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a);
  * a thread other than the main one makes that thread the process's leader
  * (its pid the process's) and ends the old one, and a per-process uprobe
  * filters on the task it was attached for, so the new image never gets its
- * sites. Forgets the objects searched for `pid`, so that the next
- * attach_process() attaches them anew, for the new task, and closes the
- * old links: once the new ones have put the breakpoints in, the old ones
- * would fire as well (their handler only asks for the same thread group).
- * In global mode nothing is bound to a task.
+ * sites. Detaches what was attached for `pid` and forgets its objects, so
+ * that the next attach_process() attaches them anew, for the new task (the
+ * old links, left, would fire as well once the new ones put the
+ * breakpoints back in). In global mode nothing is bound to a task.
  */
 void attach_forget_process(struct attachment *a, int pid);
-/* Removes the keys {pid, ...} (three u64, the pid first) of a `seen` map. */
-void seen_forget_pid(struct key_map *seen, int pid);
+
+/*
+ * Takes out of a `seen` map every key whose first u64 is `pid` (keys of up
+ * to six u64), handing each value to drop (if not NULL).
+ */
+void seen_forget_pid(struct key_map *seen, int pid, void (*drop)(void *value, void *ctx), void *ctx);
 
 /* --exe: attaches the sites of the ELF file at `path` for every process (global mode). */
 int attach_file(struct ctrace_bpf *skel, const char *path, struct attachment *a);

@@ -17,7 +17,26 @@
 struct file_range {
 	uint64_t start, end, offset;
 	int fd;
+	/*
+	 * The file's size, mtime and ctime at the snapshot: a file rewritten
+	 * in place keeps its inode (and our fd) but not these, and its bytes
+	 * are then not those the process had mapped.
+	 */
+	uint64_t ident[3];
 };
+
+/* What tells the contents apart under one inode (see file_range). */
+static void file_ident(int fd, uint64_t ident[3])
+{
+	struct stat st;
+
+	memset(ident, 0, 3 * sizeof(*ident));
+	if (fstat(fd, &st) != 0)
+		return;
+	ident[0] = (uint64_t)st.st_size;
+	ident[1] = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+	ident[2] = (uint64_t)st.st_ctim.tv_sec * 1000000000ull + (uint64_t)st.st_ctim.tv_nsec;
+}
 
 struct file_maps_proc {
 	struct bound_entry e;
@@ -131,7 +150,8 @@ int file_maps_snapshot(struct file_maps *fm, int pid)
 			p->v = v;
 			n_cap = c;
 		}
-		p->v[p->n++] = (struct file_range){ e.start, e.end, e.offset, fd };
+		p->v[p->n] = (struct file_range){ e.start, e.end, e.offset, fd, { 0 } };
+		file_ident(fd, p->v[p->n++].ident);
 	}
 	free(line);
 	fclose(f);
@@ -206,6 +226,13 @@ ssize_t file_maps_read_str(const struct file_maps *fm, uint32_t tgid, uint64_t a
 			r = &p->v[i];
 	if (!r)
 		return -1;
+	{
+		uint64_t now[3];
+
+		file_ident(r->fd, now);
+		if (memcmp(now, r->ident, sizeof(now)))
+			return -1; /* rewritten since: its bytes would be another file's */
+	}
 	while (got < max + 1 && addr + got < r->end) {
 		char chunk[4096];
 		size_t want = max + 1 - got;
@@ -236,5 +263,9 @@ ssize_t file_maps_read_str(const struct file_maps *fm, uint32_t tgid, uint64_t a
 		memcpy(buf + got, chunk, (size_t)n);
 		got += (size_t)n;
 	}
-	return -1; /* no NUL before the mapping's end */
+	if (!got)
+		return -1;
+	/* No NUL before the mapping's end: cut there, and said so. */
+	*truncated = true;
+	return (ssize_t)got;
 }

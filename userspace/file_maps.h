@@ -49,7 +49,8 @@ void file_maps_exec(struct file_maps *fm, uint32_t tgid);
 /*
  * Reads the NUL-terminated string at `addr` of process `tgid` from its file,
  * at most `max` bytes (more: *truncated). Returns its length, or -1 when
- * the address is in no read-only file mapping known for the process.
+ * the address is in no read-only file mapping known for the process. A
+ * string with no NUL before the mapping's end is returned cut (*truncated).
  */
 ssize_t file_maps_read_str(const struct file_maps *fm, uint32_t tgid, uint64_t addr,
 			   char *buf, size_t max, bool *truncated);

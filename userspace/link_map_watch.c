@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "attach.h"
@@ -118,6 +119,39 @@ static int grow(void **v, size_t *cap, size_t n, size_t elem)
 	return 0;
 }
 
+/* One ld.so hooked: what its contents were, and where its link is. */
+struct hooked {
+	unsigned long long id; /* contents_id */
+	size_t slot;           /* in links (perf) or fds (multi) */
+};
+
+/*
+ * What tells contents apart under one inode (a file rewritten in place
+ * keeps it): a hash of size, mtime and ctime. 0 or -1.
+ */
+static int contents_id(const char *path, unsigned long long *id)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return -1;
+	*id = (unsigned long long)st.st_size * 0x9e3779b97f4a7c15ull ^
+	      ((unsigned long long)st.st_mtim.tv_sec * 1000000000ull + (unsigned long long)st.st_mtim.tv_nsec) * 0xc2b2ae3d27d4eb4full ^
+	      ((unsigned long long)st.st_ctim.tv_sec * 1000000000ull + (unsigned long long)st.st_ctim.tv_nsec);
+	return 0;
+}
+
+static void unhook(struct link_map_watch *w, const struct hooked *h)
+{
+	if (w->multi && h->slot < w->n_fds && w->fds[h->slot] >= 0) {
+		close(w->fds[h->slot]);
+		w->fds[h->slot] = -1;
+	} else if (!w->multi && h->slot < w->n) {
+		bpf_link__destroy(w->links[h->slot]);
+		w->links[h->slot] = NULL;
+	}
+}
+
 /* Puts the hook on `ld` (for `pid`, or every process when global). 0 or -errno. */
 static int hook(struct link_map_watch *w, struct bpf_program *prog,
 		const struct mapped_object *ld, int pid)
@@ -156,7 +190,8 @@ int link_map_watch_process(struct link_map_watch *w, struct bpf_program *prog, b
 	struct mapped_object_list objs = { 0 };
 	const struct mapped_object *ld = NULL;
 	unsigned long base;
-	unsigned long long key[3];
+	unsigned long long key[3], id;
+	struct hooked *old;
 	int err;
 
 	if (w->prog != prog || w->multi != multi) {
@@ -180,9 +215,23 @@ int link_map_watch_process(struct link_map_watch *w, struct bpf_program *prog, b
 	key[0] = w->global ? 0 : (unsigned long long)pid;
 	key[1] = ld->inode;
 	key[2] = ((unsigned long long)ld->dev_major << 32) | ld->dev_minor;
-	if (key_map_get(&w->seen, key, sizeof(key))) {
+	if (contents_id(ld->host_path, &id) < 0) {
+		mapped_object_list_free(&objs);
+		return 0; /* replaced under its name: the next round */
+	}
+	old = key_map_get(&w->seen, key, sizeof(key));
+	if (old && old->id == id) {
 		mapped_object_list_free(&objs);
 		return 0;
+	}
+	if (old) {
+		/*
+		 * The same inode with other contents (rewritten in place, then
+		 * mapped again by an exec): the old hook's offset is not the
+		 * hook in these. It goes before the new one is placed.
+		 */
+		unhook(w, old);
+		free(key_map_del(&w->seen, key, sizeof(key)));
 	}
 	err = hook(w, prog, ld, pid);
 	if (err) {
@@ -192,7 +241,14 @@ int link_map_watch_process(struct link_map_watch *w, struct bpf_program *prog, b
 		mapped_object_list_free(&objs);
 		return err;
 	}
-	key_map_put(&w->seen, key, sizeof(key), (void *)1);
+	{
+		struct hooked *h = malloc(sizeof(*h));
+
+		if (h) {
+			*h = (struct hooked){ id, w->multi ? w->n_fds - 1 : w->n - 1 };
+			key_map_put(&w->seen, key, sizeof(key), h);
+		}
+	}
 	if (w->verbose)
 		fprintf(stderr, "ctrace-bpf: watching %s:%s of process %d for dlopen/dlclose\n",
 			ld->path, RENDEZVOUS_HOOK, pid);
@@ -200,10 +256,25 @@ int link_map_watch_process(struct link_map_watch *w, struct bpf_program *prog, b
 	return 1;
 }
 
+static void free_hooked(const void *key, size_t len, void *value, void *ctx)
+{
+	(void)key;
+	(void)len;
+	(void)ctx;
+	free(value);
+}
+
+/* A forgotten process's hook goes too: it was bound to the task that is gone. */
+static void drop_hooked(void *value, void *ctx)
+{
+	unhook(ctx, value);
+	free(value);
+}
+
 void link_map_watch_forget(struct link_map_watch *w, int pid)
 {
 	if (!w->global)
-		seen_forget_pid(&w->seen, pid);
+		seen_forget_pid(&w->seen, pid, drop_hooked, w);
 }
 
 void link_map_watch_free(struct link_map_watch *w)
@@ -214,9 +285,11 @@ void link_map_watch_free(struct link_map_watch *w)
 	for (size_t i = 0; i < w->n; i++)
 		bpf_link__destroy(w->links[i]);
 	for (size_t i = 0; i < w->n_fds; i++)
-		close(w->fds[i]);
+		if (w->fds[i] >= 0) /* -1: unhooked already */
+			close(w->fds[i]);
 	free(w->links);
 	free(w->fds);
+	key_map_each(&w->seen, free_hooked, NULL);
 	key_map_free(&w->seen);
 	link_map_watch_init(w, w->global, w->verbose);
 	w->prog = prog;

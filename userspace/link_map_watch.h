@@ -29,7 +29,7 @@ struct link_map_watch {
 	bool multi;
 	bool verbose;
 	const struct bpf_program *prog; /* the program the hooks run (one BPF object) */
-	struct key_map seen;   /* {pid (0 when global), inode, dev} of ld.so files hooked */
+	struct key_map seen;   /* {pid (0 when global), inode, dev} of ld.so files hooked -> what was hooked (contents, slot) */
 	struct bpf_link **links; /* perf-event uprobes */
 	size_t n, cap;
 	int *fds;                /* uprobe_multi links */

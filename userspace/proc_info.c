@@ -171,8 +171,13 @@ ssize_t proc_read_str(int pid, uint64_t addr, char *buf, size_t max,
 		ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
 		char *nul;
 
+		if (n <= 0 && got) {
+			/* No NUL before an unreadable page: what we have is cut, not whole. */
+			*truncated = true;
+			return (ssize_t)got;
+		}
 		if (n <= 0)
-			return got ? (ssize_t)got : -1;
+			return -1;
 		nul = memchr(chunk, '\0', n);
 		if (nul) {
 			size_t take = nul - chunk;

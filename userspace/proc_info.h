@@ -36,7 +36,8 @@ bool proc_thread_comm(int pid, int tid, char *buf, size_t len);
 /*
  * Reads a NUL-terminated string of at most `max` bytes at `addr` in the
  * process (process_vm_readv). Returns its length, or -1 when unreadable;
- * *truncated says it went on past max.
+ * *truncated says it went on past max, or ran into an unreadable page
+ * before its NUL (the bytes up to that page are returned).
  */
 ssize_t proc_read_str(int pid, uint64_t addr, char *buf, size_t max,
 		      bool *truncated);

@@ -174,6 +174,7 @@ void trace_file_end(struct trace_file *tf, const struct trace_facts *facts,
 	write_kv_u64(w, "untraced_processes", s->untraced_processes);
 	write_kv_u64(w, "ends_of_evicted_spans", s->ends_of_evicted_spans);
 	write_memory(w, s);
+	write_kv_u64(w, "records_unread_at_stop", s->records_unread_at_stop);
 	jw_lit(w, "}}\n");
 }
 

@@ -61,6 +61,7 @@ struct trace_stats {
 	uint64_t max_memory;       /* --max-memory, bytes (0: not written) */
 	const struct table_bound *bounds[TRACE_BOUNDS_MAX]; /* the tables it was split into */
 	unsigned n_bounds;
+	uint64_t records_unread_at_stop; /* left in the ring buffer when the drain ran out of time (in dropped) */
 	uint64_t stop_mono_ns;
 	const char *stop_reason;
 };
