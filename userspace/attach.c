@@ -20,7 +20,7 @@
 #include "ctrace.skel.h"
 #include "ctrace_record.h"
 #include "ctrace_site.h"
-#include "elf_init.h"
+#include "elf_offsets.h"
 #include "file_maps.h"
 #include "proc_maps.h"
 #include "usdt_notes.h"

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "link_map_watch.h"
+#include "elf_offsets.h"
 #include "attach.h"
 
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,56 +52,6 @@ static unsigned long interpreter_base(int pid)
 	return 0;
 }
 
-/* The file offset of function `name` in the ELF file at `path` (its symbol tables); 0 if none. */
-static uint64_t function_offset(const char *path, const char *name)
-{
-	uint64_t vaddr = 0, off = 0;
-	size_t phnum = 0;
-	Elf_Scn *scn = NULL;
-	Elf *elf;
-	int fd;
-
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	while (elf && !vaddr && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
-		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *s;
-
-			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    !sym.st_value || !(s = elf_strptr(elf, sh.sh_link, sym.st_name)) ||
-			    strcmp(s, name))
-				continue;
-			vaddr = sym.st_value;
-			break;
-		}
-	}
-	/* A uprobe goes at a file offset: the loadable segment holding vaddr says which. */
-	if (vaddr && !elf_getphdrnum(elf, &phnum)) {
-		for (size_t i = 0; i < phnum; i++) {
-			GElf_Phdr ph;
-
-			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
-			    vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz) {
-				off = vaddr - ph.p_vaddr + ph.p_offset;
-				break;
-			}
-		}
-	}
-	elf_end(elf);
-	close(fd);
-	return off;
-}
 
 static int grow(void **v, size_t *cap, size_t n, size_t elem)
 {
@@ -159,7 +109,7 @@ static int hook(struct link_map_watch *w, struct bpf_program *prog,
 	int target = w->global ? -1 : pid;
 
 	if (w->multi) {
-		uint64_t off = function_offset(ld->host_path, RENDEZVOUS_HOOK);
+		uint64_t off = elf_function_offset(ld->host_path, RENDEZVOUS_HOOK);
 		int fd;
 
 		if (!off)
