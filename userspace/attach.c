@@ -21,7 +21,6 @@
 #include "ctrace_record.h"
 #include "ctrace_site.h"
 #include "elf_offsets.h"
-#include "file_maps.h"
 #include "proc_maps.h"
 #include "usdt_notes.h"
 
@@ -579,8 +578,6 @@ int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a)
 	ret = proc_maps_objects(pid, &objs);
 	if (ret < 0)
 		return ret;
-	if (a->files)
-		file_maps_snapshot(a->files, pid);
 	if (!a->global)
 		detach_unmapped(pid, &objs, a);
 	for (size_t i = 0; i < objs.n; i++) {
@@ -732,10 +729,8 @@ void attachment_free(struct attachment *a)
 	key_map_free(&a->seen);
 	{
 		bool global = a->global, fast = a->fast, cookies = a->cookies;
-		struct file_maps *files = a->files;
 
 		attachment_init(a, a->multi, a->verbose);
-		a->files = files;
 		a->global = global;
 		a->fast = fast;
 		a->cookies = cookies;

@@ -17,7 +17,6 @@
 struct ctrace_bpf;
 struct bpf_link;
 struct bpf_program;
-struct file_maps;
 
 struct attachment {
 	/*
@@ -50,8 +49,6 @@ struct attachment {
 	 * perf events (before 5.15): then none is passed.
 	 */
 	bool cookies;
-	/* Where each attach round leaves the process's read-only file mappings (or NULL). */
-	struct file_maps *files;
 	struct bpf_link **links; /* perf-event uprobes */
 	size_t n_links, cap_links;
 	int *link_fds;           /* uprobe_multi links */

@@ -50,7 +50,6 @@ struct bpf_load_target {
 	struct ctrace_bpf **skel;
 	struct bpf_link **exec_link, **fork_link;
 	struct attachment *att;
-	struct file_maps *files; /* kept up to date by each attach round (or NULL) */
 	/* Attaches every starting target; -EOPNOTSUPP: no uprobe_multi links. */
 	int (*attach_targets)(void *ctx);
 	void *ctx;

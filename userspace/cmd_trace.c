@@ -126,20 +126,31 @@ static uint32_t live_epoch(const struct session *s, uint32_t tgid)
 }
 
 /*
- * attach_process, which also takes file_maps' snapshot of the process:
- * notes the epoch it belongs to, if none moved on while it was taken.
+ * attach_process, after file_maps' snapshot of the process, noting the
+ * epoch the snapshot belongs to if none moved on while it was taken. Only
+ * the snapshot is bracketed: the attach after it is slow (perf uprobes: a
+ * syscall a site), and a dlclose() during it leaves the snapshot as true
+ * of the epoch it was taken in. A process whose objects changed since the
+ * point of the ring being read (the records saying so still on their way)
+ * keeps the snapshot it has: the events before those records belong to
+ * it, and a new one would belong to none of them.
  */
 static int attach_and_note(struct session *s, int pid)
 {
 	uint32_t before = live_epoch(s, (uint32_t)pid);
-	int err = attach_process(s->skel, pid, &s->att);
 	uint64_t key = (uint32_t)pid;
 
-	if (live_epoch(s, (uint32_t)pid) == before)
-		key_map_put(&s->snapshot_epochs, &key, sizeof(key), (void *)(uintptr_t)(before + 1ull));
-	else
-		key_map_del(&s->snapshot_epochs, &key, sizeof(key));
-	return err;
+	uintptr_t note = (uintptr_t)key_map_get(&s->snapshot_epochs, &key, sizeof(key));
+
+	/* One snapshot an epoch: a second, if the epoch moved on while it was taken, would lose the first. */
+	if (note != before + 1ull) {
+		file_maps_snapshot(&s->files, pid);
+		if (live_epoch(s, (uint32_t)pid) == before)
+			key_map_put(&s->snapshot_epochs, &key, sizeof(key), (void *)(uintptr_t)(before + 1ull));
+		else
+			key_map_del(&s->snapshot_epochs, &key, sizeof(key));
+	}
+	return attach_process(s->skel, pid, &s->att);
 }
 
 /*
@@ -482,7 +493,7 @@ static int trace_exe(struct session *s, const char *exe_path, const struct stat 
 	err = attach_file(s->skel, exe_path, &s->att);
 	/* Their libraries too. */
 	for (size_t i = 0; i < s->targets.n && err >= 0; i++)
-		if (attach_process(s->skel, s->targets.v[i].pid, &s->att) == -EOPNOTSUPP)
+		if (attach_and_note(s, s->targets.v[i].pid) == -EOPNOTSUPP)
 			err = -EOPNOTSUPP;
 	return err;
 }
@@ -634,7 +645,7 @@ int cmd_trace(int argc, char **argv)
 	s.exe = o.exe ? &exe_st : NULL;
 	err = bpf_load_and_attach(&o, s.exe,
 				  &(struct bpf_load_target){ &s.skel, &s.exec_link, &s.fork_link,
-							     &s.att, &s.files, attach_targets, &s },
+							     &s.att, attach_targets, &s },
 				  &s.programs);
 	if (err == -ESRCH) {
 		fprintf(stderr, "ctrace-bpf: the process exited before it could be traced\n");

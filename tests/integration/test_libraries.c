@@ -273,8 +273,16 @@ static void test_dlopen_used_at_once(void **state)
 	}
 }
 
-/* The "hello from NAME" instant of library NAME: exactly one, its own args. */
-static void hello_from(const char *name)
+/*
+ * The "hello from NAME" instant of library NAME: exactly one, its own args.
+ * Under the probe_read set (kernels before 6.0: the probe cannot fault a
+ * page in) the loader reads a cold literal late, and a library dlclose()d
+ * microseconds after its use may be gone by then: the event is then
+ * "(unreadable)" and counted, the fallback README's Kernels section
+ * states, never another library's string. Returns 1 if it was there, 0 if
+ * it was that counted fallback.
+ */
+static int hello_from(const char *name)
 {
 	char want[64];
 	cJSON *ev[8];
@@ -282,10 +290,15 @@ static void hello_from(const char *name)
 
 	snprintf(want, sizeof(want), "hello from %s", name);
 	n = am_find(&r, "I", want, r.pid, ev, 8);
+	if (n == 0 && !strcmp(tr_str(cJSON_GetObjectItem(r.trace, "metadata"), "program_set"), "probe_read") &&
+	    tr_num(cJSON_GetObjectItem(r.trace, "metadata"), "unreadable_strings") >= 1 &&
+	    am_find(&r, "I", "(unreadable)", r.pid, ev, 8) >= 1)
+		return 0;
 	if (n != 1)
 		fail_msg("%zu instants \"%s\" (want 1)", n, want);
 	if (strcmp(am_arg_str(ev[0], "from"), name))
 		fail_msg("\"%s\" carries the args of library %s", want, am_arg_str(ev[0], "from"));
+	return 1;
 }
 
 /*
@@ -297,7 +310,7 @@ static void test_library_replaced_at_same_address(void **state)
 {
 	const char *const args[] = { "reuse", early_so, cycle_a_so, cycle_b_so, NULL };
 	cJSON *ev;
-	size_t hellos = 0;
+	size_t hellos = 0, shown;
 
 	(void)state;
 	run_traced("dso_loader", args, NULL);
@@ -305,11 +318,10 @@ static void test_library_replaced_at_same_address(void **state)
 	if (am_need_field(r.prog_stdout, "reuse ", "same_base") != 1)
 		fail_msg("libcycle_b.so was not mapped where libcycle_a.so was, so this run tests nothing: %s",
 			 r.prog_stdout);
-	hello_from("cycle_a");
-	hello_from("cycle_b");
+	shown = hello_from("cycle_a") + hello_from("cycle_b");
 	cJSON_ArrayForEach(ev, r.events)
 		hellos += !strncmp(tr_str(ev, "name") ? tr_str(ev, "name") : "", "hello from ", 11);
-	assert_int_equal(hellos, 2);
+	assert_int_equal(hellos, shown);
 }
 
 /* The tracer's stderr has exactly one line containing `what`. */
