@@ -110,6 +110,23 @@ static void need_libs(void)
 		fail_msg("building the test libraries failed: %s", build_error);
 }
 
+/* Runs test program `prog` with prog_args, traced by -p PID and tracer_args. */
+static void run_traced(const char *prog, const char *const *prog_args,
+		       const char *const *tracer_args)
+{
+	need_libs();
+	if (tr_init(&r) < 0)
+		fail_msg("%s", r.error);
+	if (tr_start_program(&r, prog, prog_args) < 0 ||
+	    tr_wait_line(&r, "ready", 10000) < 0 || tr_start_tracer(&r, tracer_args) < 0 ||
+	    tr_wait(&r, TR_TIMEOUT_MS) < 0)
+		fail_msg("%s", r.error);
+	if (r.tracer_exit != 0)
+		fail_msg("the tracer exited %d:\n%s", r.tracer_exit, r.tracer_stderr);
+	if (tr_load_trace(&r) < 0)
+		fail_msg("%s", r.error);
+}
+
 /*
  * The "late" scenario of dso_loader: libearly.so loaded before the tracer
  * attaches, liblate.so after. Traced with -p PID, or with launch mode (then
@@ -120,29 +137,22 @@ static void run_late(bool launch)
 {
 	const char *const prog_args[] = { "late", early_so, late_so, NULL };
 
+	if (!launch) {
+		run_traced("dso_loader", prog_args, NULL);
+		return;
+	}
 	need_libs();
 	if (tr_init(&r) < 0)
 		fail_msg("%s", r.error);
-	if (launch) {
-		char prog[300];
-		const char *const args[] = { "--", tr_program_path("dso_loader", prog, sizeof(prog)),
-					     "late", early_so, late_so, NULL };
+	char prog[300];
+	const char *const args[] = { "--", tr_program_path("dso_loader", prog, sizeof(prog)),
+				     "late", early_so, late_so, NULL };
 
-		am_start_tracer(&r, args);
-		am_finish(&r, TR_TIMEOUT_MS);
-		r.prog_stdout = strdup(r.tracer_stdout);
-		r.prog_exit = r.tracer_exit;
-		r.pid = am_need_field(r.prog_stdout, "ready", "pid");
-		return;
-	}
-	if (tr_start_program(&r, "dso_loader", prog_args) < 0 ||
-	    tr_wait_line(&r, "ready", 10000) < 0 || tr_start_tracer(&r, NULL) < 0 ||
-	    tr_wait(&r, TR_TIMEOUT_MS) < 0)
-		fail_msg("%s", r.error);
-	if (r.tracer_exit != 0)
-		fail_msg("the tracer exited %d:\n%s", r.tracer_exit, r.tracer_stderr);
-	if (tr_load_trace(&r) < 0)
-		fail_msg("%s", r.error);
+	am_start_tracer(&r, args);
+	am_finish(&r, TR_TIMEOUT_MS);
+	r.prog_stdout = strdup(r.tracer_stdout);
+	r.prog_exit = r.tracer_exit;
+	r.pid = am_need_field(r.prog_stdout, "ready", "pid");
 }
 
 /* The lib-hit of library `lib` in process pid (fails unless exactly one). */
@@ -223,23 +233,6 @@ static void test_dlopen_in_launch_mode(void **state)
 	if (ms < 0 || ms > 200)
 		fail_msg("late library armed after %ld ms (-1: not within 1 s), not within 200 ms", ms);
 	assert_all_objects();
-}
-
-/* Runs test program `prog` with prog_args, traced by -p PID and tracer_args. */
-static void run_traced(const char *prog, const char *const *prog_args,
-		       const char *const *tracer_args)
-{
-	need_libs();
-	if (tr_init(&r) < 0)
-		fail_msg("%s", r.error);
-	if (tr_start_program(&r, prog, prog_args) < 0 ||
-	    tr_wait_line(&r, "ready", 10000) < 0 || tr_start_tracer(&r, tracer_args) < 0 ||
-	    tr_wait(&r, TR_TIMEOUT_MS) < 0)
-		fail_msg("%s", r.error);
-	if (r.tracer_exit != 0)
-		fail_msg("the tracer exited %d:\n%s", r.tracer_exit, r.tracer_stderr);
-	if (tr_load_trace(&r) < 0)
-		fail_msg("%s", r.error);
 }
 
 /*
