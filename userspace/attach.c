@@ -22,6 +22,7 @@
 #include "ctrace_site.h"
 #include "elf_offsets.h"
 #include "grow_array.h"
+#include "path_list.h"
 #include "proc_maps.h"
 #include "usdt_notes.h"
 
@@ -86,16 +87,6 @@ void attachment_init(struct attachment *a, bool multi, bool verbose)
 	a->multi = multi;
 	a->verbose = verbose;
 	key_map_init(&a->seen);
-}
-
-static void note_looked_in(struct attachment *a, const char *path)
-{
-	size_t len = strlen(a->looked_in);
-
-	if (len + strlen(path) + 3 >= sizeof(a->looked_in))
-		return;
-	snprintf(a->looked_in + len, sizeof(a->looked_in) - len, "%s%s",
-		 len ? ", " : "", path);
 }
 
 /* One object's attachable sites, grouped by kind. */
@@ -468,7 +459,7 @@ static int attach_once(struct ctrace_bpf *skel, int pid, const struct mapped_obj
 		return -ENOMEM;
 	ao->link_from = a->n_links;
 	ao->fd_from = a->n_fds;
-	note_looked_in(a, o->path);
+	path_list_add(a->looked_in, sizeof(a->looked_in), &a->looked_in_full, o->path);
 	n = attach_object(skel, a->global ? -1 : pid, o, a);
 	ao->link_to = a->n_links;
 	ao->fd_to = a->n_fds;

@@ -58,7 +58,8 @@ struct attachment {
 	uint64_t first_armed_ns; /* CLOCK_MONOTONIC when the first semaphore rose (-d counts from it) */
 	unsigned objects_with_probes; /* ELF objects that had ctrace probes */
 	unsigned skipped_sites;       /* ctrace notes whose bytes are not our site */
-	char looked_in[4096];         /* objects searched, for the error message */
+	char looked_in[4096];         /* objects searched, for the error message (path_list.h) */
+	bool looked_in_full;
 };
 
 void attachment_init(struct attachment *a, bool multi, bool verbose);
