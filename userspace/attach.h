@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * attach.h - finds the ctrace probe sites of a process (every ELF object it
- * has mapped) and attaches the matching BPF program to each, filtered to
- * that process, at the site's guarded 5-byte nop, with the semaphore as the
+ * has mapped) and attaches the matching BPF program to each (the kinds
+ * table of bpf/ctrace_record.h), filtered to that process, at the site's
+ * nop (its guarded 5-byte nop with `fast`), with the semaphore as the
  * uprobe's reference counter (so CTRACE_ENABLED() turns true).
  */
 #ifndef CTRACE_ATTACH_H
