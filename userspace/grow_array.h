@@ -2,8 +2,8 @@
 /*
  * grow_array.h - room for one more element at the end of a realloc()ed
  * array: the one way the loader's lists grow (attach.c, link_map_watch.c,
- * usdt_notes.c, proc_maps.c, file_maps.c), doubling so that n appends cost
- * O(n) copies.
+ * usdt_notes.c, proc_maps.c, file_maps.c, trace_fix.c's line buffer),
+ * doubling so that n appends cost O(n) copies.
  */
 #ifndef CTRACE_GROW_ARRAY_H
 #define CTRACE_GROW_ARRAY_H

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include "grow_array.h"
 #include "json_check.h"
 #include "json_writer.h"
 
@@ -59,16 +60,9 @@ static int read_line(struct line_reader *r)
 			r->too_long = true; /* keep counting, stop storing */
 			continue;
 		}
-		if (r->len + 1 >= r->cap) {
-			size_t cap = r->cap ? r->cap * 2 : 4096;
-			char *nb = realloc(r->buf, cap);
-
-			if (!nb) {
-				errno = ENOMEM;
-				return -1;
-			}
-			r->buf = nb;
-			r->cap = cap;
+		if (GROW_ARRAY(r->buf, r->cap, r->len + 1, 4096)) { /* + 1: the NUL */
+			errno = ENOMEM;
+			return -1;
 		}
 		r->buf[r->len++] = (char)c;
 	}
