@@ -27,6 +27,8 @@
 struct scan {
 	const unsigned char *s, *p, *end;
 	const struct json_check *c;
+	unsigned flags; /* c's, at hand */
+	int max_depth;
 	int depth;
 };
 
@@ -47,11 +49,6 @@ static bool fail(struct scan *sc, const char *what)
 
 static void skip_ws(struct scan *sc)
 {
-	if (sc->c->flags & JSON_CHECK_NO_CONTROL) {
-		while (sc->p < sc->end && *sc->p == ' ')
-			sc->p++;
-		return;
-	}
 	while (sc->p < sc->end && (*sc->p == ' ' || *sc->p == '\t' || *sc->p == '\n' || *sc->p == '\r'))
 		sc->p++;
 }
@@ -86,7 +83,7 @@ static bool unicode_escape(struct scan *sc)
 	sc->p += 5;
 	if (v < 0xd800 || v > 0xdfff)
 		return true;
-	if (sc->c->flags & JSON_CHECK_NO_SURROGATE_ESCAPES)
+	if (sc->flags & JSON_CHECK_NO_SURROGATE_ESCAPES)
 		return fail(sc, "surrogate escape"); /* args_json.c's cJSON path takes those */
 	if (v >= 0xdc00)
 		return fail(sc, "lone low surrogate escape");
@@ -99,19 +96,18 @@ static bool unicode_escape(struct scan *sc)
 	return true;
 }
 
-/* A string; if key is not NULL its unescaped ASCII bytes go there (cut to KEY_MAX - 1). */
-static bool string(struct scan *sc, char *key)
+static bool string(struct scan *sc)
 {
-	size_t kn = 0;
-
 	sc->p++; /* the opening quote */
 	while (sc->p < sc->end) {
 		unsigned char ch = *sc->p;
 
+		if (ch >= 0x20 && ch < 0x80 && ch != '"' && ch != '\\') {
+			sc->p++; /* most bytes: plain ASCII */
+			continue;
+		}
 		if (ch == '"') {
 			sc->p++;
-			if (key)
-				key[kn] = '\0';
 			return true;
 		}
 		if (ch < 0x20)
@@ -132,19 +128,13 @@ static bool string(struct scan *sc, char *key)
 			}
 			continue;
 		}
-		if (ch < 0x80) {
-			if (key && kn + 1 < KEY_MAX)
-				key[kn++] = (char)ch;
-			sc->p++;
-			continue;
-		}
 		{
 			int32_t cp;
 			size_t len = jw_utf8_next(sc->p, (size_t)(sc->end - sc->p), &cp);
 
 			if (cp < 0)
 				return fail(sc, "invalid UTF-8 in a string");
-			if ((cp == 0x2028 || cp == 0x2029) && (sc->c->flags & JSON_CHECK_NO_SEPARATORS))
+			if ((cp == 0x2028 || cp == 0x2029) && (sc->flags & JSON_CHECK_NO_SEPARATORS))
 				return fail(sc, "raw U+2028/U+2029");
 			sc->p += len;
 		}
@@ -189,12 +179,27 @@ static bool number(struct scan *sc)
 
 static bool word(struct scan *sc, const char *w)
 {
-	size_t len = strlen(w);
-
-	if ((size_t)(sc->end - sc->p) < len || memcmp(sc->p, w, len))
-		return fail(sc, "unexpected text");
-	sc->p += len;
+	for (; *w; w++, sc->p++)
+		if (sc->p >= sc->end || *sc->p != (unsigned char)*w)
+			return fail(sc, "unexpected text");
 	return true;
+}
+
+/* A scanned string's unescaped ASCII bytes (escapes and others left out), cut to KEY_MAX - 1. */
+static void key_text(const unsigned char *q, const unsigned char *end, char *key)
+{
+	size_t kn = 0;
+
+	for (q++; q < end - 1;) { /* between the quotes */
+		if (*q == '\\') {
+			q += q[1] == 'u' ? 6 : 2;
+			continue;
+		}
+		if (*q < 0x80 && kn + 1 < KEY_MAX)
+			key[kn++] = (char)*q;
+		q++;
+	}
+	key[kn] = '\0';
 }
 
 static bool value(struct scan *sc);
@@ -212,13 +217,15 @@ static bool members(struct scan *sc, unsigned char close)
 		return true;
 	}
 	for (;;) {
-		const unsigned char *at;
+		const unsigned char *at, *name = sc->p;
 
 		if (close == '}') {
 			if (sc->p >= sc->end || *sc->p != '"')
 				return fail(sc, "expected a member name");
-			if (!string(sc, c->member ? key : NULL))
+			if (!string(sc))
 				return false;
+			if (c->member)
+				key_text(name, sc->p, key);
 			skip_ws(sc);
 			if (sc->p >= sc->end || *sc->p != ':')
 				return fail(sc, "expected ':'");
@@ -260,14 +267,14 @@ static bool value(struct scan *sc)
 	switch (*sc->p) {
 	case '{':
 	case '[':
-		if (sc->depth >= sc->c->max_depth)
+		if (sc->depth >= sc->max_depth)
 			return fail(sc, "nested too deep");
 		sc->depth++;
 		ok = members(sc, *sc->p == '{' ? '}' : ']');
 		sc->depth--;
 		return ok;
 	case '"':
-		return string(sc, NULL);
+		return string(sc);
 	case 't':
 		return word(sc, "true");
 	case 'f':
@@ -284,9 +291,18 @@ static bool value(struct scan *sc)
 bool json_check(const char *text, size_t n, struct json_check *c)
 {
 	struct scan sc = { (const unsigned char *)text, (const unsigned char *)text,
-			   (const unsigned char *)text + n, c, 0 };
+			   (const unsigned char *)text + n, c, c->flags, c->max_depth, 0 };
 	const unsigned char *begin;
 
+	/*
+	 * Strings refuse raw control bytes anyway: outside them, the only ones
+	 * allowed are whitespace. One pass for them keeps skip_ws() simple.
+	 */
+	if (c->flags & JSON_CHECK_NO_CONTROL)
+		for (; sc.p < sc.end; sc.p++)
+			if (*sc.p < 0x20)
+				return fail(&sc, "raw control byte");
+	sc.p = sc.s;
 	skip_ws(&sc);
 	if ((c->flags & JSON_CHECK_OBJECT) && (sc.p >= sc.end || *sc.p != '{'))
 		return fail(&sc, "not an object");
