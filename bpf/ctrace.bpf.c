@@ -394,10 +394,16 @@ static __always_inline void remember_literal(struct ctrace_record *r, __u64 ptr,
 		bpf_map_update_elem(&literals_sent, &key, &one, BPF_ANY);
 }
 
-/* lit: bit 0 the name is a string literal, bit 1 the args are (the site's %rax). */
-static __always_inline int record_emit(struct ctrace_record *r, __u64 name_ptr,
-				       __u64 args_ptr, __u64 lit)
+/*
+ * The name and args pointers are in the arg[] the kinds table says (the
+ * loader looks for a literal's address there). lit: bit 0 the name is a
+ * string literal, bit 1 the args are (the site's %rax).
+ */
+static __always_inline int record_emit(struct ctrace_record *r, __u16 kind, __u64 lit)
 {
+	int name_arg = ctrace_kind_name_arg(kind), args_arg = ctrace_kind_args_arg(kind);
+	__u64 name_ptr = name_arg >= 0 ? r->arg[name_arg & 3] : 0;
+	__u64 args_ptr = args_arg >= 0 ? r->arg[args_arg & 3] : 0;
 	__u32 nlen, alen;
 	__u64 size, flags;
 
@@ -452,7 +458,7 @@ int BPF_KPROBE(ctrace_span_begin, __u64 marker, __u64 span, __u64 name,
 	r->arg[1] = span;
 	r->arg[2] = name;
 	r->arg[3] = args;
-	return record_emit(r, name, args, PT_REGS_RC(ctx));
+	return record_emit(r, CTRACE_KIND_SPAN_BEGIN, PT_REGS_RC(ctx));
 }
 
 SEC(PROBE_SEC)
@@ -464,7 +470,7 @@ int BPF_KPROBE(ctrace_span_end, __u64 span, __u64 args, __u64 lit)
 		return 0;
 	r->arg[0] = span;
 	r->arg[1] = args;
-	return record_emit(r, 0, args, lit);
+	return record_emit(r, CTRACE_KIND_SPAN_END, lit);
 }
 
 SEC(PROBE_SEC)
@@ -479,7 +485,7 @@ int BPF_KPROBE(ctrace_instant, __u64 marker, __u64 name, __u64 scope,
 	r->arg[1] = name;
 	r->arg[2] = scope;
 	r->arg[3] = args;
-	return record_emit(r, name, args, PT_REGS_RC(ctx));
+	return record_emit(r, CTRACE_KIND_INSTANT, PT_REGS_RC(ctx));
 }
 
 static __always_inline int counter(__u16 kind, __u64 marker,
@@ -492,7 +498,7 @@ static __always_inline int counter(__u16 kind, __u64 marker,
 	r->arg[0] = marker;
 	r->arg[1] = name;
 	r->arg[2] = bits;
-	return record_emit(r, name, 0, lit);
+	return record_emit(r, kind, lit);
 }
 
 SEC(PROBE_SEC)
@@ -516,7 +522,7 @@ int BPF_KPROBE(ctrace_new_pid, __u64 marker, __u64 pname, __u64 lit)
 		return 0;
 	r->arg[0] = marker;
 	r->arg[1] = pname;
-	return record_emit(r, pname, 0, lit);
+	return record_emit(r, CTRACE_KIND_NEW_PID, lit);
 }
 
 SEC(PROBE_SEC)
@@ -527,7 +533,7 @@ int BPF_KPROBE(ctrace_discard, __u64 marker)
 	if (!r)
 		return 0;
 	r->arg[0] = marker;
-	return record_emit(r, 0, 0, 0);
+	return record_emit(r, CTRACE_KIND_DISCARD, 0);
 }
 
 /* The end of a CTRACE_SCOPE; its strings travel through a struct, never as literals. */
@@ -543,7 +549,7 @@ static __always_inline int scope_end(__u16 kind, __u64 marker, __u64 name, __u64
 	r->arg[2] = args;
 	r->arg[3] = ticks;
 	r->tsc = tsc;
-	return record_emit(r, name, args, 0);
+	return record_emit(r, kind, 0);
 }
 
 /* Header 0.1: its start travels as the ticks it lasted. */
@@ -575,7 +581,7 @@ static __always_inline void process_record(__u16 kind, __u64 a0, __u64 a1,
 		return;
 	r->arg[0] = a0;
 	r->arg[1] = a1;
-	/* The literal epoch of the process it is about, after any bump: see record_decode.h. */
+	/* The literal epoch of the process it is about, after any bump: see ctrace_record.h. */
 	r->arg[2] = literal_epoch(kind == CTRACE_KIND_FORK ? a1 : a0);
 	if (path) {
 		n = bpf_probe_read_kernel_str(r->data, CTRACE_NAME_MAX, path);

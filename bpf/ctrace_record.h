@@ -21,8 +21,8 @@
 #define CTRACE_ARGS_MAX 2048
 
 /*
- * The kinds of record: the one table every part reads (the BPF programs'
- * enum here, record_decode.c's string positions, attach.c's programs[],
+ * The kinds of record: the one table every part reads (the enum here, the
+ * BPF programs' string positions, record_decode.c's, attach.c's programs[],
  * cmd_list.c's known probe names). The numbering is the record format:
  * append only, with the next free number.
  *
@@ -55,13 +55,47 @@
 	X(EXEC, 10, exec)      /* arg: tgid, exec()ing tid; name: the new path */ \
 	X(LINK_MAP, 12, link_map) /* arg: tgid; ld.so changed its objects */
 
+/* Its size is the highest number of the table (no padding: char arrays). */
+union ctrace__kind_numbers {
+#define CTRACE__KIND_NUMBER(kind, num, ...) char kind##_[num];
+	CTRACE_PROBE_KINDS(CTRACE__KIND_NUMBER)
+	CTRACE_PROCESS_KINDS(CTRACE__KIND_NUMBER)
+#undef CTRACE__KIND_NUMBER
+};
+
 enum ctrace_kind {
 #define CTRACE__KIND_ENUM(kind, num, ...) CTRACE_KIND_##kind = num,
 	CTRACE_PROBE_KINDS(CTRACE__KIND_ENUM)
 	CTRACE_PROCESS_KINDS(CTRACE__KIND_ENUM)
 #undef CTRACE__KIND_ENUM
-	CTRACE_KIND_MAX = 12, /* the highest number above (record_decode.c checks) */
+	/* The highest number above (record_decode.c checks). */
+	CTRACE_KIND_MAX = sizeof(union ctrace__kind_numbers),
 };
+
+/*
+ * Which arg[] of a kind holds the pointer to its name, and to its args (-1:
+ * none): where the BPF program copies the strings from and where the
+ * loader finds a literal's address. A constant for a constant kind.
+ */
+static inline __attribute__((always_inline)) int ctrace_kind_name_arg(unsigned kind)
+{
+	switch (kind) {
+#define CTRACE__NAME_ARG(kind, num, probe, name_arg, args_arg) case num: return name_arg;
+	CTRACE_PROBE_KINDS(CTRACE__NAME_ARG)
+#undef CTRACE__NAME_ARG
+	}
+	return -1;
+}
+
+static inline __attribute__((always_inline)) int ctrace_kind_args_arg(unsigned kind)
+{
+	switch (kind) {
+#define CTRACE__ARGS_ARG(kind, num, probe, name_arg, args_arg) case num: return args_arg;
+	CTRACE_PROBE_KINDS(CTRACE__ARGS_ARG)
+#undef CTRACE__ARGS_ARG
+	}
+	return -1;
+}
 
 /* Per-string status bits; the name's are in flags bits 0-3, args' in 4-7. */
 #define CTRACE_STR_TRUNCATED 0x1 /* longer than the copy limit */

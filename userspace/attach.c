@@ -21,6 +21,8 @@
 #include "ctrace_record.h"
 #include "ctrace_site.h"
 #include "elf_offsets.h"
+#include "grow_array.h"
+#include "path_list.h"
 #include "proc_maps.h"
 #include "usdt_notes.h"
 
@@ -87,30 +89,6 @@ void attachment_init(struct attachment *a, bool multi, bool verbose)
 	key_map_init(&a->seen);
 }
 
-static int grow(void **v, size_t *cap, size_t n, size_t elem)
-{
-	if (n < *cap)
-		return 0;
-	size_t c = *cap ? *cap * 2 : 16;
-	void *p = realloc(*v, c * elem);
-
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = c;
-	return 0;
-}
-
-static void note_looked_in(struct attachment *a, const char *path)
-{
-	size_t len = strlen(a->looked_in);
-
-	if (len + strlen(path) + 3 >= sizeof(a->looked_in))
-		return;
-	snprintf(a->looked_in + len, sizeof(a->looked_in) - len, "%s%s",
-		 len ? ", " : "", path);
-}
-
 /* One object's attachable sites, grouped by kind. */
 struct site_set {
 	uint64_t *offsets[KIND_COUNT]; /* uprobe offsets (the nop, or the guarded nop5) */
@@ -132,10 +110,11 @@ static int site_set_add(struct site_set *s, int kind, uint64_t offset, uint64_t 
 {
 	size_t cap = s->cap[kind];
 
-	if (grow((void **)&s->offsets[kind], &cap, s->n[kind], sizeof(uint64_t)))
+	/* Two arrays, one capacity: it is raised once both have grown. */
+	if (GROW_ARRAY(s->offsets[kind], cap, s->n[kind], 16))
 		return -ENOMEM;
 	cap = s->cap[kind];
-	if (grow((void **)&s->cookies[kind], &cap, s->n[kind], sizeof(uint64_t)))
+	if (GROW_ARRAY(s->cookies[kind], cap, s->n[kind], 16))
 		return -ENOMEM;
 	s->cap[kind] = cap;
 	s->offsets[kind][s->n[kind]] = offset;
@@ -245,7 +224,7 @@ static int link_perf(struct ctrace_bpf *skel, int kind, const char *path,
 	}
 	if (!link)
 		return -errno;
-	if (grow((void **)&a->links, &a->cap_links, a->n_links, sizeof(*a->links))) {
+	if (GROW_ARRAY(a->links, a->cap_links, a->n_links, 16)) {
 		bpf_link__destroy(link);
 		return -ENOMEM;
 	}
@@ -295,7 +274,7 @@ static int perf_arm(const char *path, uint64_t offset, uint64_t sema, int pid,
 			  PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (grow((void **)&a->link_fds, &a->cap_fds, a->n_fds, sizeof(int))) {
+	if (GROW_ARRAY(a->link_fds, a->cap_fds, a->n_fds, 16)) {
 		close(fd);
 		return -ENOMEM;
 	}
@@ -347,7 +326,7 @@ static int attach_sites(struct ctrace_bpf *skel, int pid,
 				a->cookies ? cookies : NULL, cnt, pid);
 		err = fd < 0 ? -errno : 0;
 		free(refs);
-		if (fd >= 0 && grow((void **)&a->link_fds, &a->cap_fds, a->n_fds, sizeof(int))) {
+		if (fd >= 0 && GROW_ARRAY(a->link_fds, a->cap_fds, a->n_fds, 16)) {
 			close(fd);
 			return -ENOMEM;
 		}
@@ -480,7 +459,7 @@ static int attach_once(struct ctrace_bpf *skel, int pid, const struct mapped_obj
 		return -ENOMEM;
 	ao->link_from = a->n_links;
 	ao->fd_from = a->n_fds;
-	note_looked_in(a, o->path);
+	path_list_add(a->looked_in, sizeof(a->looked_in), &a->looked_in_full, o->path);
 	n = attach_object(skel, a->global ? -1 : pid, o, a);
 	ao->link_to = a->n_links;
 	ao->fd_to = a->n_fds;
@@ -606,7 +585,7 @@ static void collect_pid_key(const void *key, size_t len, void *value, void *ctx)
 
 	(void)value;
 	if (len < sizeof(*k) || len > sizeof(p->keys->words) || k[0] != p->pid ||
-	    grow((void **)&p->keys, &p->cap, p->n, sizeof(*p->keys)))
+	    GROW_ARRAY(p->keys, p->cap, p->n, 16))
 		return;
 	memcpy(p->keys[p->n].words, k, len);
 	p->keys[p->n++].len = len;

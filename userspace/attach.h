@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * attach.h - finds the ctrace probe sites of a process (every ELF object it
- * has mapped) and attaches the matching BPF program to each, filtered to
- * that process, at the site's guarded 5-byte nop, with the semaphore as the
+ * has mapped) and attaches the matching BPF program to each (the kinds
+ * table of bpf/ctrace_record.h), filtered to that process, at the site's
+ * nop (its guarded 5-byte nop with `fast`), with the semaphore as the
  * uprobe's reference counter (so CTRACE_ENABLED() turns true).
  */
 #ifndef CTRACE_ATTACH_H
@@ -58,7 +59,8 @@ struct attachment {
 	uint64_t first_armed_ns; /* CLOCK_MONOTONIC when the first semaphore rose (-d counts from it) */
 	unsigned objects_with_probes; /* ELF objects that had ctrace probes */
 	unsigned skipped_sites;       /* ctrace notes whose bytes are not our site */
-	char looked_in[4096];         /* objects searched, for the error message */
+	char looked_in[4096];         /* objects searched, for the error message (path_list.h) */
+	bool looked_in_full;
 };
 
 void attachment_init(struct attachment *a, bool multi, bool verbose);

@@ -22,6 +22,8 @@
 #include "commands.h"
 #include "ctrace_record.h"
 #include "ctrace_site.h"
+#include "path_list.h"
+#include "proc_info.h"
 #include "proc_maps.h"
 #include "usdt_notes.h"
 
@@ -172,36 +174,6 @@ static int list_path(const char *path)
 	return fflush(stdout) ? 1 : 0;
 }
 
-/* Appends ", path" to a bounded list of names for the no-probes message. */
-static void add_looked_in(char *buf, size_t cap, bool *full, const char *path)
-{
-	size_t len = strlen(buf);
-
-	if (*full)
-		return;
-	if (len + strlen(path) + 8 >= cap) {
-		snprintf(buf + len, cap - len, ", ...");
-		*full = true;
-		return;
-	}
-	snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", path);
-}
-
-static void read_comm(int pid, char *buf, size_t len)
-{
-	char fname[32];
-	FILE *f;
-
-	snprintf(buf, len, "?");
-	snprintf(fname, sizeof(fname), "/proc/%d/comm", pid);
-	f = fopen(fname, "re");
-	if (!f)
-		return;
-	if (fgets(buf, (int)len, f))
-		buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
-}
-
 static int list_process(int pid)
 {
 	struct mapped_object_list objs;
@@ -228,13 +200,14 @@ static int list_process(int pid)
 		fprintf(stderr, "ctrace-bpf: cannot read /proc/%d/maps: %s\n", pid, strerror(-rc));
 		return 1;
 	}
-	read_comm(pid, comm, sizeof(comm));
+	if (!proc_thread_comm(pid, pid, comm, sizeof(comm)))
+		snprintf(comm, sizeof(comm), "?");
 	for (size_t i = 0; i < objs.n; i++) {
 		const struct mapped_object *o = &objs.v[i];
 		char err[256];
 		int n = list_file(o->path, o->host_path, err, sizeof(err));
 
-		add_looked_in(looked_in, sizeof(looked_in), &full, o->path);
+		path_list_add(looked_in, sizeof(looked_in), &full, o->path);
 		/* A mapped file that is not a 64-bit ELF object cannot hold our probes. */
 		if (n < 0 && n != -ENOEXEC)
 			fprintf(stderr, "ctrace-bpf: skipping %s: %s\n", o->path, err);

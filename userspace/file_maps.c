@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include "grow_array.h"
 #include "proc_maps.h"
 
 /* Enough for a program and its libraries many times over; beyond, no more files are held. */
@@ -141,15 +142,8 @@ int file_maps_snapshot(struct file_maps *fm, int pid)
 		fd = file_fd(fm, pid, &e);
 		if (fd < 0)
 			continue;
-		if (p->n == n_cap) {
-			size_t c = n_cap ? n_cap * 2 : 32;
-			struct file_range *v = realloc(p->v, c * sizeof(*v));
-
-			if (!v)
-				break;
-			p->v = v;
-			n_cap = c;
-		}
+		if (GROW_ARRAY(p->v, n_cap, p->n, 32))
+			break;
 		p->v[p->n] = (struct file_range){ e.start, e.end, e.offset, fd, { 0 } };
 		file_ident(fd, p->v[p->n++].ident);
 	}

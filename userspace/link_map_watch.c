@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "attach.h"
+#include "grow_array.h"
 #include "proc_maps.h"
 
 /* glibc's and musl's name for the r_brk function. */
@@ -52,22 +53,6 @@ static unsigned long interpreter_base(int pid)
 	return 0;
 }
 
-
-static int grow(void **v, size_t *cap, size_t n, size_t elem)
-{
-	size_t c;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	c = *cap ? *cap * 2 : 8;
-	p = realloc(*v, c * elem);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = c;
-	return 0;
-}
 
 /* One ld.so hooked: what its contents were, and where its link is. */
 struct hooked {
@@ -114,7 +99,7 @@ static int hook(struct link_map_watch *w, struct bpf_program *prog,
 
 		if (!off)
 			return -ENOENT;
-		if (grow((void **)&w->fds, &w->cap_fds, w->n_fds, sizeof(*w->fds)))
+		if (GROW_ARRAY(w->fds, w->cap_fds, w->n_fds, 8))
 			return -ENOMEM;
 		fd = attach_multi_one(prog, ld->host_path, off, target);
 		if (fd < 0)
@@ -124,7 +109,7 @@ static int hook(struct link_map_watch *w, struct bpf_program *prog,
 		LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = RENDEZVOUS_HOOK);
 		struct bpf_link *link;
 
-		if (grow((void **)&w->links, &w->cap, w->n, sizeof(*w->links)))
+		if (GROW_ARRAY(w->links, w->cap, w->n, 8))
 			return -ENOMEM;
 		link = bpf_program__attach_uprobe_opts(prog, target, ld->host_path, 0, &opts);
 		if (!link)

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include "grow_array.h"
 
 #define DELETED_SUFFIX " (deleted)"
 
@@ -151,17 +152,12 @@ static int add_mapping(struct mapped_object_list *l, bool **exec, size_t *cap,
 		}
 	}
 	if (l->n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 32;
-		struct mapped_object *v = realloc(l->v, ncap * sizeof(*v));
-		bool *x;
+		size_t cap_v = *cap, cap_x = *cap;
 
-		if (!v)
+		/* Two arrays, one capacity: it is raised once both have grown. */
+		if (GROW_ARRAY(l->v, cap_v, l->n, 32) || GROW_ARRAY(*exec, cap_x, l->n, 32))
 			return -ENOMEM;
-		l->v = v;
-		if (!(x = realloc(*exec, ncap * sizeof(*x))))
-			return -ENOMEM;
-		*exec = x;
-		*cap = ncap;
+		*cap = cap_v;
 	}
 	(*exec)[l->n] = e->perms[2] == 'x';
 	o = &l->v[l->n++];

@@ -4,33 +4,31 @@
 #include <errno.h>
 #include <string.h>
 
-/* Built from the kinds table of ctrace_record.h: probe name and where its strings are. */
-static const struct {
-	const char *probe;
-	int name_arg, args_arg;
-} kinds[CTRACE_KIND_MAX + 1] = {
-#define PROBE_KIND(kind, num, probe, name_arg, args_arg) [num] = { #probe, name_arg, args_arg },
+/* Built from the kinds table of ctrace_record.h: each kind's probe name. */
+static const char *const kind_probe[CTRACE_KIND_MAX + 1] = {
+#define PROBE_KIND(kind, num, probe, ...) [num] = #probe,
 	CTRACE_PROBE_KINDS(PROBE_KIND)
 #undef PROBE_KIND
 	/* From the kernel: their strings are never user pointers. */
-#define PROCESS_KIND(kind, num, what) [num] = { "(" #what ")", -1, -1 },
+#define PROCESS_KIND(kind, num, what) [num] = "(" #what ")",
 	CTRACE_PROCESS_KINDS(PROCESS_KIND)
 #undef PROCESS_KIND
 };
 
 const char *record_kind_probe(unsigned kind)
 {
-	return kind >= 1 && kind <= CTRACE_KIND_MAX ? kinds[kind].probe : NULL;
+	return kind >= 1 && kind <= CTRACE_KIND_MAX ? kind_probe[kind] : NULL;
 }
 
+/* The BPF program copied the strings from these (the same table). */
 int record_name_arg(unsigned kind)
 {
-	return record_kind_probe(kind) ? kinds[kind].name_arg : -1;
+	return ctrace_kind_name_arg(kind);
 }
 
 int record_args_arg(unsigned kind)
 {
-	return record_kind_probe(kind) ? kinds[kind].args_arg : -1;
+	return ctrace_kind_args_arg(kind);
 }
 
 int record_decode(const void *data, size_t size, struct ctrace_event *out)

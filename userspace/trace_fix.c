@@ -6,7 +6,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <cjson/cJSON.h>
+#include "grow_array.h"
+#include "json_check.h"
 #include "json_writer.h"
 
 #define CONTEXT_PREFIX "{\"context\":"
@@ -59,16 +60,9 @@ static int read_line(struct line_reader *r)
 			r->too_long = true; /* keep counting, stop storing */
 			continue;
 		}
-		if (r->len + 1 >= r->cap) {
-			size_t cap = r->cap ? r->cap * 2 : 4096;
-			char *nb = realloc(r->buf, cap);
-
-			if (!nb) {
-				errno = ENOMEM;
-				return -1;
-			}
-			r->buf = nb;
-			r->cap = cap;
+		if (GROW_ARRAY(r->buf, r->cap, r->len + 1, 4096)) { /* + 1: the NUL */
+			errno = ENOMEM;
+			return -1;
 		}
 		r->buf[r->len++] = (char)c;
 	}
@@ -79,103 +73,12 @@ static int read_line(struct line_reader *r)
 	return r->raw_len || r->newline;
 }
 
-/*
- * Length of the strict JSON number at s (RFC 8259: -?(0|[1-9][0-9]*)
- * (\.[0-9]+)?([eE][+-]?[0-9]+)?), 0 if there is none. What follows must not
- * continue it: cJSON would read "01" or "1.e5" with strtod and accept them.
- */
-static size_t number_len(const char *s, size_t n)
-{
-	size_t i = 0;
-
-#define DIGIT(k) ((k) < n && s[k] >= '0' && s[k] <= '9')
-	if (i < n && s[i] == '-')
-		i++;
-	if (!DIGIT(i))
-		return 0;
-	if (s[i] == '0')
-		i++;
-	else
-		while (DIGIT(i))
-			i++;
-	if (i < n && s[i] == '.') {
-		if (!DIGIT(i + 1))
-			return 0;
-		for (i++; DIGIT(i); i++)
-			;
-	}
-	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-		i++;
-		if (i < n && (s[i] == '+' || s[i] == '-'))
-			i++;
-		if (!DIGIT(i))
-			return 0;
-		while (DIGIT(i))
-			i++;
-	}
-	if (i < n && strchr("0123456789.eE+-", s[i]))
-		return 0;
-#undef DIGIT
-	return i;
-}
-
-/*
- * The forms cJSON is lenient about, refused: bytes below 0x20 (raw control
- * bytes in strings, and whitespace other than space, which we never write),
- * invalid UTF-8, numbers that are not strict JSON numbers.
- */
-static bool strict_scan(const char *s, size_t n)
-{
-	bool in_string = false;
-	size_t i = 0;
-
-	while (i < n) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c < 0x20)
-			return false;
-		if (c >= 0x80) {
-			int32_t cp;
-
-			i += jw_utf8_next((const unsigned char *)s + i, n - i, &cp);
-			if (cp < 0)
-				return false;
-			continue;
-		}
-		if (in_string) {
-			if (c == '\\')
-				i++; /* cJSON checks the escape itself */
-			else if (c == '"')
-				in_string = false;
-			i++;
-		} else if (c == '"') {
-			in_string = true;
-			i++;
-		} else if (c == '-' || (c >= '0' && c <= '9')) {
-			size_t len = number_len(s + i, n - i);
-
-			if (!len)
-				return false;
-			i += len;
-		} else {
-			i++;
-		}
-	}
-	return !in_string;
-}
-
 bool trace_fix_line_is_object(const char *s, size_t n)
 {
-	const char *end = NULL;
-	cJSON *v;
-	bool ok;
+	/* 1000: cJSON's nesting limit, which this check replaced (no line kept before is refused). */
+	struct json_check c = { .flags = JSON_CHECK_OBJECT | JSON_CHECK_NO_CONTROL, .max_depth = 1000 };
 
-	if (n < 2 || s[0] != '{' || s[n - 1] != '}' || !strict_scan(s, n))
-		return false;
-	v = cJSON_ParseWithLengthOpts(s, n, &end, 0);
-	ok = v && cJSON_IsObject(v) && end == s + n;
-	cJSON_Delete(v);
-	return ok;
+	return n >= 2 && s[0] == '{' && s[n - 1] == '}' && json_check(s, n, &c);
 }
 
 static bool is_prefix_of(const char *s, size_t n, const char *whole)

@@ -66,9 +66,8 @@ struct trace_fix_result {
 enum trace_fix_status trace_fix(FILE *in, int out_fd, struct trace_fix_result *res);
 
 /*
- * True if s[0..n) is exactly one JSON object, in strict RFC 8259 form (cJSON
- * accepts a few forms that are not: leading zeros, "1.", raw control bytes,
- * invalid UTF-8; they are refused here) and with no raw byte below 0x20.
+ * True if s[0..n) is exactly one JSON object, in strict RFC 8259 form
+ * (json_check.c) and with no raw byte below 0x20, nested at most 1000 deep.
  */
 bool trace_fix_line_is_object(const char *s, size_t n);
 

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "grow_array.h"
 
 #define STAPSDT_NOTE_TYPE 3
 #define STAPSDT_OWNER "stapsdt" /* with its NUL: namesz 8 */
@@ -199,15 +200,8 @@ static int parse_note(const struct elf_file *f, const unsigned char *desc,
 static int list_append(struct usdt_note_list *l, const struct usdt_note *n,
 		       size_t *cap)
 {
-	if (l->n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 16;
-		struct usdt_note *v = realloc(l->v, ncap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		*cap = ncap;
-	}
+	if (GROW_ARRAY(l->v, *cap, l->n, 16))
+		return -ENOMEM;
 	l->v[l->n++] = *n;
 	return 0;
 }

@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "ctrace_record.h"
 #include "trace_run.h"
 
 static char dir[64]; /* mkdtemp: the programs built here */
@@ -134,8 +135,9 @@ static int setup(void **state)
 	return run("cd '%s' && cc -O2 sdt.c sdt_sem.c -o sdt && cc -O2 main.c evil.s -o evil && "
 		   "cc -O2 -I'%s/include' -shared -fPIC '%s/tests/programs/probe_sites.c' -o 'lib probes.so' && "
 		   "cp 'lib probes.so' libprobes.so && "
-		   "cc -O2 proc.c -o proc -L. -lprobes -Wl,-rpath,'%s'",
-		   dir, repo, repo, dir) ? -1 : 0;
+		   "cc -O2 proc.c -o proc -L. -lprobes -Wl,-rpath,'%s' && "
+		   "cc -O2 -I'%s/include' '%s/tests/header/all_macros.c' -o all_macros",
+		   dir, repo, repo, dir, repo, repo) ? -1 : 0;
 }
 
 static int teardown(void **state)
@@ -432,6 +434,51 @@ static void test_file_scope(void **state)
 	}
 }
 
+/*
+ * Every kind the tracer attaches (the kinds table, bpf/ctrace_record.h) is
+ * listed: a program using every macro of today's header (tests/header/
+ * all_macros.c) and one with the 0.1 header's CTRACE_SCOPE (old_scope)
+ * between them have a site of each, every one of their ctrace notes is
+ * site=ctrace (none unknown), and no kind of the table is missing.
+ */
+static void test_every_kind_listed(void **state)
+{
+	static const char *const kinds[] = {
+#define KIND_PROBE(kind, num, probe, ...) #probe,
+		CTRACE_PROBE_KINDS(KIND_PROBE)
+#undef KIND_PROBE
+	};
+	enum { N_KINDS = sizeof(kinds) / sizeof(kinds[0]) };
+	static struct listed v[64];
+	size_t seen[N_KINDS] = { 0 };
+	char path[PATH_MAX];
+
+	(void)state;
+	for (int prog = 0; prog < 2; prog++) {
+		size_t n;
+
+		if (prog == 0)
+			snprintf(path, sizeof(path), "%s/all_macros", dir);
+		else
+			tr_program_path("old_scope", path, sizeof(path));
+		run_list(NULL, path, NULL);
+		assert_int_equal(c.exit, 0);
+		n = parse_output(c.out, v, 64);
+		for (size_t i = 0; i < n; i++) {
+			if (strcmp(v[i].provider, "ctrace"))
+				continue;
+			if (strcmp(v[i].site, "ctrace"))
+				fail_msg("%s: ctrace:%s listed site=%s, not site=ctrace", path, v[i].name, v[i].site);
+			for (size_t k = 0; k < N_KINDS; k++)
+				seen[k] += !strcmp(v[i].name, kinds[k]);
+		}
+		check_against_readelf(v, n, path, path);
+	}
+	for (size_t k = 0; k < N_KINDS; k++)
+		if (!seen[k])
+			fail_msg("no ctrace:%s site listed: the kinds table has a kind that no macro makes", kinds[k]);
+}
+
 /* <sys/sdt.h> probes: site=usdt, with and without a semaphore. */
 static void test_file_sdt(void **state)
 {
@@ -711,6 +758,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_file_ctrace, free_all),
 		cmocka_unit_test_teardown(test_file_every_macro, free_all),
 		cmocka_unit_test_teardown(test_file_scope, free_all),
+		cmocka_unit_test_teardown(test_every_kind_listed, free_all),
 		cmocka_unit_test_teardown(test_file_sdt, free_all),
 		cmocka_unit_test_teardown(test_path_escaped, free_all),
 		cmocka_unit_test_teardown(test_hostile_note, free_all),

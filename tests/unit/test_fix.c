@@ -333,6 +333,34 @@ static void test_not_ours(void **state)
 	free(text);
 }
 
+/*
+ * A line whose one flaw is an escape cJSON lets through (\u with bad hex
+ * digits) is damaged too: kept, it would make the repair invalid JSON.
+ */
+static void test_bad_escape_line_dropped(void **state)
+{
+	struct trace_fix_result res;
+	char *text = malloc(trace_len + 6), *out, why[256];
+	const char *name = strstr(trace + event_end[3], "\"name\":\"");
+	size_t out_len, at;
+
+	(void)state;
+	/* event 4's name gets \uZZZZ at its start; nothing else changes */
+	assert_non_null(name);
+	at = (size_t)(name - trace) + 8;
+	assert_true(at < event_end[4]);
+	memcpy(text, trace, at);
+	memcpy(text + at, "\\uZZZZ", 6);
+	memcpy(text + at + 6, trace + at, trace_len - at);
+	assert_int_equal(fix_text(text, trace_len + 6, &out, &out_len, &res), TRACE_FIX_REPAIRED);
+	if (!json_strict_check(out, out_len, why, sizeof(why)))
+		fail_msg("the repair is not strict JSON: %s", why);
+	assert_int_equal(res.events, n_events - 1);
+	assert_int_equal(res.damaged_lines, 1);
+	free(out);
+	free(text);
+}
+
 /* A damaged line in the middle (not a cut) is dropped; all others are kept. */
 static void test_damaged_middle_line(void **state)
 {
@@ -449,6 +477,8 @@ static void test_line_check_is_strict(void **state)
 		"{\"a\":\"\\ud800\"}", "{\"a\":\"\\x\"}", "{\"a\":1} ", "{\"a\":1}}",
 		"{\t\"a\":1}", "{\"a\":1", "[1]", "{\"a\":\"b}", "{\"a\":tru}",
 		"{\"a\":\"\\", "{\"a\":1.5.5}", "{\"a\":0x10}",
+		/* cJSON reads a \u escape's bad hex digits as 0 and accepts it */
+		"{\"a\":\"\\uZZZZ\"}", "{\"a\":\"\\u00zz\"}",
 	};
 	static const char *const good[] = {
 		"{}", "{\"a\":0}", "{\"a\":-0.5e-3}", "{\"a\":\"\\ud83c\\udf89\\\"\"}",
@@ -472,6 +502,7 @@ int main(void)
 		cmocka_unit_test(test_repaired_is_complete),
 		cmocka_unit_test(test_not_ours),
 		cmocka_unit_test(test_damaged_middle_line),
+		cmocka_unit_test(test_bad_escape_line_dropped),
 		cmocka_unit_test(test_bytes_dropped_is_what_was_removed),
 		cmocka_unit_test(test_complete_means_valid),
 		cmocka_unit_test(test_write_error),

@@ -3,9 +3,10 @@
  * The args fast path (userspace/json_check.c) may say "no" to good JSON
  * (cJSON then handles it) but never "yes" to anything that is not exactly
  * one JSON object: what it accepts is copied into the trace unchanged.
- * Checked against a strict RFC 8259 reader of our tests (tests/lib/
- * json_strict.c, written independently) on fixed cases and on 200,000
- * mutations of them.
+ * The same scanner is the tests' strict validator (tests/lib/json_strict.c),
+ * so it is checked here against an independent reader: fixed cases for
+ * the forms cJSON is lenient about, and on 200,000 mutations every yes must
+ * be an object that cJSON reads to its last byte.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
 #include "json_check.h"
-#include "json_strict.h"
 
 static bool accepts(const char *s)
 {
@@ -85,7 +86,7 @@ static void test_nesting_is_bounded(void **state)
 	}
 }
 
-/* Every yes must be a strict RFC 8259 object: mutate good inputs byte by byte. */
+/* Every yes must be one object, to its last byte: mutate good inputs byte by byte. */
 static void test_never_accepts_invalid(void **state)
 {
 	static const char *const seeds[] = {
@@ -93,7 +94,7 @@ static void test_never_accepts_invalid(void **state)
 		"{\"caf\xc3\xa9\":\"\xe2\x82\xac\",\"e\":[]}",
 	};
 	static const char alphabet[] = "{}[]\",:\\u0123456789abcdefABCDEF-+.eE tfnrl \x01\x7f\x80\xc3\xa9\xe2\xff";
-	char buf[128], why[128];
+	char buf[128];
 	unsigned seed = 12345;
 	int accepted = 0;
 
@@ -127,9 +128,14 @@ static void test_never_accepts_invalid(void **state)
 			}
 		}
 		if (json_plain_object(buf, n, &start, &len)) {
+			const char *end = NULL;
+			cJSON *v = cJSON_ParseWithLengthOpts(buf + start, len, &end, 0);
+			bool object = v && cJSON_IsObject(v) && end == buf + start + len;
+
+			cJSON_Delete(v);
 			accepted++;
-			if (!json_strict_check(buf + start, len, why, sizeof(why)) || buf[start] != '{')
-				fail_msg("accepted invalid JSON (%s): %.*s", why, (int)n, buf);
+			if (!object || buf[start] != '{')
+				fail_msg("accepted what is not one JSON object: %.*s", (int)n, buf);
 		}
 	}
 	/* The mutations keep some inputs valid: the check above did run. */

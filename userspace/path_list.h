@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * path_list.h - the "looked in: a, b, c" list of an error message that no
+ * probes were found (attach.c for the trace command, cmd_list.c for list):
+ * bounded, and saying ", ..." where it stops instead of ending silently.
+ */
+#ifndef CTRACE_PATH_LIST_H
+#define CTRACE_PATH_LIST_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Appends ", path" to buf (cap bytes, a string); once one does not fit, ", ..." and then nothing. */
+static inline void path_list_add(char *buf, size_t cap, bool *full, const char *path)
+{
+	size_t len = strlen(buf);
+
+	if (*full)
+		return;
+	if (len + strlen(path) + 8 >= cap) {
+		snprintf(buf + len, cap - len, ", ...");
+		*full = true;
+		return;
+	}
+	snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", path);
+}
+
+#endif
