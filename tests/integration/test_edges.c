@@ -23,38 +23,28 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include "attach_modes.h"
+#include "group_run.h"
 
 static struct trace_run run;
-static int setup_status; /* 0 ok, -1 failed (run.error), 1 not root */
 
-static int group_setup(void **state)
+/* span_storm for 3 s, traced with -d 1. */
+static int storm_run(struct trace_run *r)
 {
 	const char *const prog_args[] = { "3000", NULL };
 	const char *const tracer_args[] = { "-d", "1", NULL };
 
-	(void)state;
-	if (geteuid() != 0) {
-		setup_status = 1;
-		return 0;
-	}
-	setup_status = tr_run(&run, "span_storm", prog_args, tracer_args);
-	return 0;
+	return tr_run(r, "span_storm", prog_args, tracer_args);
 }
 
-static int group_teardown(void **state)
+static int group_setup(void **state)
 {
 	(void)state;
-	if (setup_status != 1)
-		tr_free(&run);
-	return 0;
+	return tr_group_setup(&run, storm_run, "tracing span_storm");
 }
 
 static void need_run(void)
 {
-	if (setup_status == 1)
-		tr_require_root(); /* skips (fails under CI=true) */
-	if (setup_status < 0)
-		fail_msg("%s", run.error);
+	tr_group_need();
 	assert_int_equal(run.prog_exit, 0);
 }
 
@@ -176,5 +166,5 @@ int main(void)
 		cmocka_unit_test(test_launched_mistake_shown),
 	};
 
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, group_setup, tr_group_teardown);
 }
