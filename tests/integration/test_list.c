@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "cli_check.h"
 #include "trace_run.h"
 
 static char dir[64]; /* mkdtemp: the programs built here */
@@ -194,25 +195,17 @@ static bool parse_line(const char *line, struct listed *l)
 /* Runs `ctrace-bpf list ARGS...` to completion, as `user` if not NULL. */
 static void run_list(const char *user, ...)
 {
-	const char *argv[16];
+	const char *const setpriv[] = { "setpriv", user, "--regid=65534", "--clear-groups", NULL };
+	const char *args[16];
 	size_t n = 0;
 	va_list ap;
 
-	if (user) {
-		argv[n++] = "setpriv";
-		argv[n++] = user;
-		argv[n++] = "--regid=65534";
-		argv[n++] = "--clear-groups";
-	}
-	argv[n++] = tr_tracer();
-	argv[n++] = "list";
 	va_start(ap, user);
-	while (n < 15 && (argv[n] = va_arg(ap, const char *)))
+	while (n < 15 && (args[n] = va_arg(ap, const char *)))
 		n++;
 	va_end(ap);
-	argv[n] = NULL;
-	tr_cmd_free(&c);
-	assert_int_equal(tr_cmd_run(&c, argv, 20000), 0);
+	args[n] = NULL;
+	cli_run_tracer(&c, user ? setpriv : NULL, "list", args, 20000);
 }
 
 /* Every stdout line parsed (at most max); fails on a malformed one. */
@@ -231,15 +224,6 @@ static size_t parse_output(const char *out, struct listed *v, size_t max)
 		n++;
 	}
 	return n;
-}
-
-static void assert_one_line(const char *err, const char *what)
-{
-	size_t n = strlen(err);
-
-	if (n < 2 || err[n - 1] != '\n' || strchr(err, '\n') != err + n - 1 ||
-	    !strstr(err, what))
-		fail_msg("expected one line with '%s' on stderr, got:\n%s", what, err);
 }
 
 /* ---- what readelf says ---- */
@@ -552,7 +536,7 @@ static void test_process_users(void **state)
 	snprintf(pid, sizeof(pid), "%ld", r.pid);
 	run_list("--reuid=65534", "-p", pid, NULL);
 	assert_int_equal(c.exit, 1);
-	assert_one_line(c.err, "Permission denied");
+	cli_assert_one_line(c.err, "Permission denied");
 	tr_free(&r);
 
 	/* nobody's process, listed by nobody */
@@ -584,7 +568,7 @@ static void test_no_such_file(void **state)
 	run_list(NULL, path, NULL);
 	assert_int_equal(c.exit, 1);
 	assert_string_equal(c.out, "");
-	assert_one_line(c.err, "no such file");
+	cli_assert_one_line(c.err, "no such file");
 	assert_non_null(strstr(c.err, path));
 }
 
@@ -596,10 +580,10 @@ static void test_not_elf(void **state)
 	snprintf(path, sizeof(path), "%s/text.txt", dir);
 	run_list(NULL, path, NULL);
 	assert_int_equal(c.exit, 1);
-	assert_one_line(c.err, "not an ELF file");
+	cli_assert_one_line(c.err, "not an ELF file");
 	run_list(NULL, dir, NULL);
 	assert_int_equal(c.exit, 1);
-	assert_one_line(c.err, "is a directory");
+	cli_assert_one_line(c.err, "is a directory");
 }
 
 /* An ELF file without probes: exit 1, and it says so. */
@@ -613,7 +597,7 @@ static void test_no_probes(void **state)
 	run_list(NULL, path, NULL);
 	assert_int_equal(c.exit, 1);
 	assert_string_equal(c.out, "");
-	assert_one_line(c.err, "no USDT probes in ");
+	cli_assert_one_line(c.err, "no USDT probes in ");
 	assert_non_null(strstr(c.err, path));
 }
 
@@ -638,18 +622,8 @@ static void test_process_no_probes(void **state)
 	snprintf(pid, sizeof(pid), "%d", (int)r.prog.pid);
 	run_list(NULL, "-p", pid, NULL);
 	assert_int_equal(c.exit, 1);
-	assert_one_line(c.err, "no USDT probes in process ");
+	cli_assert_one_line(c.err, "no USDT probes in process ");
 	assert_non_null(strstr(c.err, exe));
-}
-
-/* A pid that no process has (checked with kill(pid, 0)). */
-static int free_pid(void)
-{
-	for (int pid = 4000000; pid > 1000; pid -= 7919)
-		if (kill(pid, 0) < 0 && errno == ESRCH)
-			return pid;
-	fail_msg("no free pid found");
-	return 0;
 }
 
 static void test_process_gone(void **state)
@@ -658,10 +632,10 @@ static void test_process_gone(void **state)
 	char pid[24];
 
 	(void)state;
-	snprintf(pid, sizeof(pid), "%d", free_pid());
+	snprintf(pid, sizeof(pid), "%d", cli_free_pid());
 	run_list(NULL, "-p", pid, NULL);
 	assert_int_equal(c.exit, 1);
-	assert_one_line(c.err, "no process with pid");
+	cli_assert_one_line(c.err, "no process with pid");
 
 	/* exited, not yet reaped (a zombie): nothing mapped any more */
 	if (tr_init(&r) < 0 || tr_start_program(&r, "/bin/sleep", args) < 0)
@@ -683,7 +657,7 @@ static void test_process_gone(void **state)
 	snprintf(pid, sizeof(pid), "%d", (int)r.prog.pid);
 	run_list(NULL, "-p", pid, NULL);
 	assert_int_equal(c.exit, 1);
-	assert_one_line(c.err, "has exited");
+	cli_assert_one_line(c.err, "has exited");
 }
 
 static void test_usage(void **state)
@@ -691,13 +665,13 @@ static void test_usage(void **state)
 	(void)state;
 	run_list(NULL, NULL);
 	assert_int_equal(c.exit, 2);
-	assert_one_line(c.err, "list");
+	cli_assert_one_line(c.err, "list");
 	run_list(NULL, "-p", "1", "/bin/true", NULL);
 	assert_int_equal(c.exit, 2);
-	assert_one_line(c.err, "not both");
+	cli_assert_one_line(c.err, "not both");
 	run_list(NULL, "-p", "12x", NULL);
 	assert_int_equal(c.exit, 2);
-	assert_one_line(c.err, "12x");
+	cli_assert_one_line(c.err, "12x");
 	run_list(NULL, "--help", NULL);
 	assert_int_equal(c.exit, 0);
 	assert_non_null(strstr(c.out, "usdt:PATH:PROVIDER:NAME addr="));

@@ -206,6 +206,30 @@ void tr_cmd_free(struct tr_cmd *res)
 	res->out = res->err = NULL;
 }
 
+int tr_run_tracer(struct tr_cmd *res, const char *const *wrapper, const char *command,
+		  const char *const *args, int timeout_ms)
+{
+	const char *argv[32];
+	size_t n = 0;
+
+	tr_cmd_free(res);
+	for (; wrapper && *wrapper; wrapper++) {
+		if (n == 29)
+			return -1;
+		argv[n++] = *wrapper;
+	}
+	argv[n++] = tr_tracer();
+	if (command)
+		argv[n++] = command;
+	for (; args && *args; args++) {
+		if (n == 31)
+			return -1;
+		argv[n++] = *args;
+	}
+	argv[n] = NULL;
+	return tr_cmd_run(res, argv, timeout_ms);
+}
+
 /* ---- the run ------------------------------------------------------------ */
 
 const char *tr_tracer(void)

@@ -122,6 +122,14 @@ struct tr_cmd {
 };
 int tr_cmd_run(struct tr_cmd *res, const char *const *argv, int timeout_ms);
 void tr_cmd_free(struct tr_cmd *res);
+/*
+ * `[WRAPPER...] $CTRACE_BPF [COMMAND] ARGS...` run to completion (tr_cmd_run):
+ * wrapper (e.g. setpriv and its options) and args NULL-terminated or NULL,
+ * command e.g. "fix" or "list" (NULL: none). res is freed first: zeroed, or
+ * from an earlier run. -1 if it could not run or has too many arguments.
+ */
+int tr_run_tracer(struct tr_cmd *res, const char *const *wrapper, const char *command,
+		  const char *const *args, int timeout_ms);
 
 /* Reading the trace. */
 cJSON *tr_find(const struct trace_run *r, const char *ph, const char *name);
