@@ -100,6 +100,15 @@ static void assert_refused(const char *why)
 		fail_msg("took %.2f s to refuse", c.seconds);
 }
 
+/* Under setpriv, the tracer on a new ticker, into t.json of the test's directory (out). */
+static void run_setpriv_ticker(const char *const *setpriv, char *out, size_t out_len)
+{
+	tr_require_command("setpriv");
+	start_ticker();
+	path_in(out, out_len, "t.json");
+	run_tracer(setpriv, out, NULL);
+}
+
 /* No capabilities at all (root's bounding set emptied): says what it needs. */
 static void test_no_capabilities(void **state)
 {
@@ -107,10 +116,7 @@ static void test_no_capabilities(void **state)
 	char out[400];
 
 	(void)state;
-	tr_require_command("setpriv");
-	start_ticker();
-	path_in(out, sizeof(out), "t.json");
-	run_tracer(setpriv, out, NULL);
+	run_setpriv_ticker(setpriv, out, sizeof(out));
 	assert_refused("CAP_BPF");
 	assert_non_null(strstr(c.err, "CAP_PERFMON"));
 	assert_non_null(strstr(c.err, "root"));
@@ -127,10 +133,7 @@ static void test_missing_one_capability(void **state)
 	char out[400];
 
 	(void)state;
-	tr_require_command("setpriv");
-	start_ticker();
-	path_in(out, sizeof(out), "t.json");
-	run_tracer(setpriv, out, NULL);
+	run_setpriv_ticker(setpriv, out, sizeof(out));
 	assert_refused("CAP_SYS_PTRACE");
 	assert_null(strstr(c.err, "CAP_BPF ("));
 }

@@ -372,19 +372,8 @@ static cJSON *summary;
 
 static cJSON *checker_summary(void)
 {
-	char why[512];
-
-	if (summary)
-		return summary;
-	if (!tr_checker_available(why, sizeof(why))) {
-		if (tr_in_ci())
-			fail_msg("DevTools checker unavailable (CI=true: not skipping): %s", why);
-		print_message("SKIP: DevTools checker unavailable: %s\n", why);
-		skip();
-	}
-	summary = tr_checker_run(run.trace_path, why, sizeof(why));
 	if (!summary)
-		fail_msg("%s", why);
+		summary = tr_checker_summary(run.trace_path);
 	return summary;
 }
 

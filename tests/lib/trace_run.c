@@ -726,3 +726,20 @@ cJSON *tr_checker_run(const char *trace_path, char *why, size_t why_len)
 	tr_cmd_free(&c);
 	return summary;
 }
+
+cJSON *tr_checker_summary(const char *trace_path)
+{
+	char why[512];
+	cJSON *sum;
+
+	if (!tr_checker_available(why, sizeof(why))) {
+		if (tr_in_ci())
+			fail_msg("DevTools checker unavailable (CI=true: not skipping): %s", why);
+		print_message("SKIP: DevTools checker unavailable: %s\n", why);
+		skip();
+	}
+	sum = tr_checker_run(trace_path, why, sizeof(why));
+	if (!sum)
+		fail_msg("%s", why);
+	return sum;
+}

@@ -174,5 +174,8 @@ void tr_require_command(const char *cmd);
  */
 bool tr_checker_available(char *why, size_t why_len);
 cJSON *tr_checker_run(const char *trace_path, char *why, size_t why_len);
+/* tr_checker_run for a test: if the checker is missing, fails under CI and
+ * skips otherwise; fails if it rejects the file. */
+cJSON *tr_checker_summary(const char *trace_path);
 
 #endif
