@@ -26,6 +26,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "ready.h"
 
 static long ms_since(const struct timespec *t0)
 {
@@ -47,8 +48,7 @@ int main(int argc, char **argv)
 	long elapsed;
 
 	CTRACE_INSTANT(NULL, "first", CTRACE_SCOPE_THREAD, NULL);
-	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)syscall(SYS_gettid));
-	fflush(stdout);
+	say_ready();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (!CTRACE_ENABLED()) {
 		if (ms_since(&t0) >= wait_ms) {

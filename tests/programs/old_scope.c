@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
+#include "ready.h"
 
 struct old_scope {
 	const char *name;
@@ -46,13 +47,8 @@ static void inner(void)
 
 int main(void)
 {
-	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)gettid());
-	fflush(stdout);
-	for (int i = 0; !CTRACE_ENABLED(); i++) {
-		if (i > 10000)
-			return 3;
-		usleep(1000);
-	}
+	if (!ready_and_wait())
+		return 3;
 	{
 		OLD_SCOPE(s, "old outer");
 		sleep_ms(1);

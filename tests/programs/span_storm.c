@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "ready.h"
 
 static long run_ms;
 
@@ -68,8 +69,7 @@ int main(int argc, char **argv)
 	}
 	run_ms = atol(argv[1]);
 	CTRACE_SPAN_BEGIN(NULL, &before, "before-tracer", NULL);
-	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)syscall(SYS_gettid));
-	fflush(stdout);
+	say_ready();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (!CTRACE_ENABLED()) {
 		if (ms_since(&t0) >= 10000) {
