@@ -140,7 +140,7 @@ static void check_stopped_trace(struct trace_run *run)
 
 	if (tr_load_trace(run) < 0)
 		fail_msg("%s", run->error);
-	assert_non_null(cJSON_GetObjectItem(run->trace, "metadata"));
+	assert_non_null(tr_meta(run));
 	assert_true(tr_find_all(run, "I", "tick", ticks, 1) == 1);
 	assert_true(tr_find(run, "C", "ticks") != NULL);
 	/* the target is still there: the tracer stopped on its own */

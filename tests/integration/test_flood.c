@@ -19,6 +19,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include "group_run.h"
+#include "target_check.h"
 #include "trace_run.h"
 
 #define FLOOD_MS "400"
@@ -48,18 +49,6 @@ static long rss_of(pid_t pid)
 	return kib;
 }
 
-/* True once the program's stdout has a line starting with prefix. */
-static bool printed(const char *prefix)
-{
-	char *out = tr_read_file(run.prog.out_path, NULL);
-	bool found = false;
-
-	for (char *l = out; l && *l && !found; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : "")
-		found = !strncmp(l, prefix, strlen(prefix));
-	free(out);
-	return found;
-}
-
 /* Runs flood under the tracer with a 64 KiB buffer, sampling the tracer's RSS. */
 static int flood_run(struct trace_run *r)
 {
@@ -72,7 +61,7 @@ static int flood_run(struct trace_run *r)
 	    tr_wait_line(r, "armed", 10000) < 0)
 		return -1;
 	/* From the first shot to the program's report: the tracer at full load. */
-	while (!printed("emitted") && n_rss < sizeof(rss_kib) / sizeof(rss_kib[0])) {
+	while (!tc_printed(r, "emitted") && n_rss < sizeof(rss_kib) / sizeof(rss_kib[0])) {
 		long kib = rss_of(r->tracer.pid);
 
 		if (kib < 0)
@@ -102,11 +91,6 @@ static int group_setup(void **state)
 	return tr_group_setup(&run, flood_run, "the flood run");
 }
 
-static double meta_num(const char *key)
-{
-	return tr_num(cJSON_GetObjectItemCaseSensitive(run.trace, "metadata"), key);
-}
-
 /* Instants named "flood" on thread tid (0: any). */
 static unsigned long long kept(double tid)
 {
@@ -133,7 +117,7 @@ static void test_nothing_lost_silently(void **state)
 	if (run.prog_exit != 0 || still_armed != 1) /* attached throughout: every shot hit the probe */
 		fail_msg("flood exited %d, still_armed %d: %s", run.prog_exit, still_armed, run.prog_stdout);
 	k = kept(0);
-	d = (unsigned long long)meta_num("dropped_events");
+	d = (unsigned long long)tr_meta_num(&run, "dropped_events");
 	print_message("flood: emitted %llu (threads %llu + %llu), kept %llu, dropped %llu\n",
 		      emitted, emitted_t0, emitted_t1, k, d);
 	if (k + d != emitted)
@@ -141,9 +125,9 @@ static void test_nothing_lost_silently(void **state)
 	if (d == 0)
 		fail_msg("a 64 KiB buffer lost nothing of %llu events: the test proves nothing", emitted);
 	/* something got through, from both threads */
-	if (k == 0 || emitted_t0 == 0 || emitted_t1 == 0 || meta_num("bad_records") != 0)
+	if (k == 0 || emitted_t0 == 0 || emitted_t1 == 0 || tr_meta_num(&run, "bad_records") != 0)
 		fail_msg("kept %llu, emitted %llu + %llu, bad records %.0f", k, emitted_t0,
-			 emitted_t1, meta_num("bad_records"));
+			 emitted_t1, tr_meta_num(&run, "bad_records"));
 }
 
 /* Where the loss happened: global instants whose args.dropped add up. */
@@ -170,9 +154,9 @@ static void test_drops_shown_where_they_happened(void **state)
 			fail_msg("drop instant %zu: dropped_total %.0f after %.0f", i, total, last_total);
 		last_total = total;
 	}
-	if (sum != meta_num("dropped_events") || last_total != meta_num("dropped_events"))
+	if (sum != tr_meta_num(&run, "dropped_events") || last_total != tr_meta_num(&run, "dropped_events"))
 		fail_msg("drop instants add up to %.0f (last total %.0f), metadata says %.0f", sum,
-			 last_total, meta_num("dropped_events"));
+			 last_total, tr_meta_num(&run, "dropped_events"));
 	/* they sit in the flood's time, not all at the end */
 	if (!(first_ts < last_ts))
 		fail_msg("%zu drop instants, all at %.3f us", n, first_ts);
@@ -185,7 +169,7 @@ static void test_drops_on_stderr(void **state)
 
 	(void)state;
 	tr_group_need();
-	snprintf(want, sizeof(want), "%.0f dropped", meta_num("dropped_events"));
+	snprintf(want, sizeof(want), "%.0f dropped", tr_meta_num(&run, "dropped_events"));
 	if (!strstr(run.tracer_stderr, want))
 		fail_msg("stderr does not say \"%s\": %s", want, run.tracer_stderr);
 	assert_non_null(strstr(run.tracer_stderr, "buffer"));
@@ -219,10 +203,10 @@ static void test_file_complete(void **state)
 	(void)state;
 	tr_group_need();
 	assert_true(tr_valid_utf8(run.trace_text, run.trace_len));
-	assert_string_equal(tr_str(cJSON_GetObjectItem(run.trace, "metadata"), "stop_reason"),
+	assert_string_equal(tr_str(tr_meta(&run), "stop_reason"),
 			    "target exited");
-	if (meta_num("events_written") != cJSON_GetArraySize(run.events))
-		fail_msg("metadata.events_written %.0f, the file holds %d", meta_num("events_written"),
+	if (tr_meta_num(&run, "events_written") != cJSON_GetArraySize(run.events))
+		fail_msg("metadata.events_written %.0f, the file holds %d", tr_meta_num(&run, "events_written"),
 			 cJSON_GetArraySize(run.events));
 }
 

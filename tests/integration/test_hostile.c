@@ -61,7 +61,7 @@ static void test_file_valid(void **state)
 	assert_int_equal(run.prog_exit, 0);
 	assert_true(tr_valid_utf8(run.trace_text, run.trace_len));
 	assert_int_equal(strlen(run.trace_text), run.trace_len); /* no NUL byte */
-	assert_non_null(cJSON_GetObjectItem(run.trace, "metadata"));
+	assert_non_null(tr_meta(&run));
 }
 
 static void test_after_arrived(void **state)
@@ -227,7 +227,7 @@ static void test_non_finite_counters(void **state)
 	non_finite_sample("inf", "Infinity", NULL);
 	non_finite_sample("-inf", "-Infinity", NULL);
 	non_finite_sample("inf", "-Infinity", "-Infinity"); /* 0 (none drawn yet) + -inf */
-	meta = cJSON_GetObjectItem(run.trace, "metadata");
+	meta = tr_meta(&run);
 	assert_true(tr_num(meta, "non_finite_counter_samples") == 4);
 }
 
@@ -241,7 +241,7 @@ static void test_pairing_mistakes(void **state)
 	tr_group_need();
 	/* The END of a span never begun: under -p, maybe begun before the tracer came */
 	assert_null(tr_find(&run, "I", "ctrace: span end without begin"));
-	meta = cJSON_GetObjectItem(run.trace, "metadata");
+	meta = tr_meta(&run);
 	assert_true(tr_num(meta, "unmatched_span_ends") == 0);
 	assert_true(tr_num(meta, "spans_begun_before_tracing") == 1);
 	assert_true(tr_num(meta, "unfinished_spans") == 0);

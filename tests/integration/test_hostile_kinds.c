@@ -113,7 +113,7 @@ static void test_pairing_and_markers(void **state)
 	tr_group_need();
 	tr_group_one("X", "twice");
 	tr_group_one("I", "ctrace: span end without begin"); /* the second END */
-	meta = cJSON_GetObjectItem(run.trace, "metadata");
+	meta = tr_meta(&run);
 	assert_true(tr_num(meta, "unmatched_span_ends") == 1);
 	/* DISCARD of a marker never used: its events stay with the process */
 	assert_true(tr_num(tr_group_one("I", "after-discard"), "pid") == run.pid);
@@ -141,7 +141,7 @@ static void test_worst_records_burst(void **state)
 			kept++;
 		}
 	}
-	dropped = tr_num(cJSON_GetObjectItem(run.trace, "metadata"), "dropped_events");
+	dropped = tr_meta_num(&run, "dropped_events");
 	if (kept + dropped != 2000)
 		fail_msg("kept %zu + dropped %.0f != 2000", kept, dropped);
 	tr_group_one("I", "after");

@@ -26,6 +26,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include "cli_check.h"
+#include "readelf_notes.h"
 #include "trace_run.h"
 
 static char dir[64]; /* mkdtemp: the programs built here */
@@ -95,17 +96,6 @@ static const char proc_src[] =
 	"	return probe_sites_fire(0);\n"
 	"}\n";
 
-__attribute__((format(printf, 1, 2))) static int run(const char *fmt, ...)
-{
-	char cmd[2048];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
 static int write_file(const char *name, const char *text)
 {
 	char path[PATH_MAX];
@@ -132,7 +122,7 @@ static int setup(void **state)
 	    write_file("text.txt", "not an ELF file\n") ||
 	    write_file("evil.s", evil_s) || write_file("main.c", "int main(void) { return 0; }\n"))
 		return -1;
-	return run("cd '%s' && cc -O2 sdt.c sdt_sem.c -o sdt && cc -O2 main.c evil.s -o evil && "
+	return tr_shell("cd '%s' && cc -O2 sdt.c sdt_sem.c -o sdt && cc -O2 main.c evil.s -o evil && "
 		   "cc -O2 -I'%s/include' -shared -fPIC '%s/tests/programs/probe_sites.c' -o 'lib probes.so' && "
 		   "cp 'lib probes.so' libprobes.so && "
 		   "cc -O2 proc.c -o proc -L. -lprobes -Wl,-rpath,'%s'",
@@ -143,7 +133,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	if (strncmp(dir, "/tmp/ctrace-list-", 17) == 0)
-		run("rm -rf '%s'", dir);
+		tr_shell("rm -rf '%s'", dir);
 	return 0;
 }
 
@@ -227,46 +217,6 @@ static size_t parse_output(const char *out, struct listed *v, size_t max)
 }
 
 /* ---- what readelf says ---- */
-
-struct readelf_note {
-	char provider[80], name[80], args[256];
-	unsigned long long loc, sema;
-};
-
-/* The stapsdt notes as `readelf -nW` prints them, in file order. */
-static size_t readelf_notes(const char *path, struct readelf_note *v, size_t max)
-{
-	char cmd[PATH_MAX + 32], line[512];
-	unsigned long long base;
-	size_t n = 0;
-	FILE *p;
-	const char *s;
-
-	snprintf(cmd, sizeof(cmd), "readelf -nW '%s'", path);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	memset(v, 0, max * sizeof(*v));
-	while (fgets(line, sizeof(line), p)) {
-		if (n >= max)
-			continue;
-		if ((s = strstr(line, "Provider: ")))
-			sscanf(s, "Provider: %79s", v[n].provider);
-		else if ((s = strstr(line, "Name: ")))
-			sscanf(s, "Name: %79s", v[n].name);
-		else if ((s = strstr(line, "Location: ")))
-			sscanf(s, "Location: %llx, Base: %llx, Semaphore: %llx",
-			       &v[n].loc, &base, &v[n].sema);
-		else if ((s = strstr(line, "Arguments:"))) {
-			s += strlen("Arguments:");
-			s += *s == ' ';
-			snprintf(v[n].args, sizeof(v[n].args), "%s", s);
-			v[n].args[strcspn(v[n].args, "\n")] = '\0';
-			n++; /* the last line of a note */
-		}
-	}
-	assert_int_equal(pclose(p), 0);
-	return n;
-}
 
 static int read_byte(const char *path, unsigned long long off)
 {
@@ -547,7 +497,7 @@ static void test_process_users(void **state)
 
 		if (tr_init(&r) < 0)
 			fail_msg("%s", r.error);
-		assert_non_null(realpath(tr_program_path("ticker", (char[PATH_MAX]){ 0 }, PATH_MAX), ticker));
+		tr_program_abspath("ticker", ticker, sizeof(ticker));
 		if (tr_spawn(&r.prog, r.dir, "program", argv) < 0 ||
 		    tr_wait_line(&r, "ready", 10000) < 0)
 			fail_msg("%s", r.error);
@@ -592,7 +542,7 @@ static void test_no_probes(void **state)
 	char path[PATH_MAX];
 
 	(void)state;
-	assert_int_equal(run("cp /bin/true '%s/true'", dir), 0);
+	assert_int_equal(tr_shell("cp /bin/true '%s/true'", dir), 0);
 	snprintf(path, sizeof(path), "%s/true", dir);
 	run_list(NULL, path, NULL);
 	assert_int_equal(c.exit, 1);

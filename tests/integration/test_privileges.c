@@ -303,7 +303,7 @@ static void test_fix_in_place_rules(void **state)
 	snprintf(r.trace_path, sizeof(r.trace_path), "%s", cut);
 	if (tr_load_trace(&r) < 0)
 		fail_msg("%s", r.error);
-	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(r.trace, "metadata"),
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(tr_meta(&r),
 						     "truncated")));
 }
 

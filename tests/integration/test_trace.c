@@ -69,7 +69,7 @@ static void test_event_counts(void **state)
 {
 	(void)state;
 	tr_group_need();
-	assert_true(tr_num(cJSON_GetObjectItem(run.trace, "metadata"), "dropped_events") == 0);
+	assert_true(tr_meta_num(&run, "dropped_events") == 0);
 	/* outer, inner, pseudo-span, never-ended */
 	assert_int_equal(tr_count(&run, "X"), 4);
 	/* inst-g/p/t, pseudo-instant, after-discard (the END of a span never begun: counted only) */
@@ -182,28 +182,6 @@ static void test_instants(void **state)
 	}
 }
 
-static int by_ts(const void *a, const void *b)
-{
-	double x = tr_num(*(cJSON *const *)a, "ts"), y = tr_num(*(cJSON *const *)b, "ts");
-
-	return x < y ? -1 : x > y;
-}
-
-/* The values of counter "c" in process pid, in order of ts. */
-static size_t counter_values(double pid, double *out, size_t max)
-{
-	cJSON *all[32], *mine[32];
-	size_t n = tr_find_all(&run, "C", "c", all, 32), k = 0;
-
-	for (size_t i = 0; i < n; i++)
-		if (tr_num(all[i], "pid") == pid)
-			mine[k++] = all[i];
-	qsort(mine, k, sizeof(mine[0]), by_ts);
-	for (size_t i = 0; i < k && i < max; i++)
-		out[i] = tr_num(cJSON_GetObjectItem(mine[i], "args"), "value");
-	return k;
-}
-
 static void test_counters(void **state)
 {
 	cJSON *all[32];
@@ -219,7 +197,7 @@ static void test_counters(void **state)
 	}
 	/* SET 5, ADD 2.5, ADD -1, and after DISCARD of the pseudo marker ADD
 	 * 0.25: 6.75 only if the pseudo-process's "c" (1, 2) was separate. */
-	n = counter_values(run.pid, v, 8);
+	n = tr_counter_values(&run, "c", run.pid, v, 8);
 	assert_int_equal(n, 4);
 	assert_true(v[0] == 5);
 	assert_true(v[1] == 7.5);
@@ -271,7 +249,7 @@ static void test_pseudo_process(void **state)
 			assert_non_null(strstr(tr_str(cJSON_GetObjectItem(tn, "args"), "name"), want));
 		}
 	}
-	assert_int_equal(counter_values(p, v, 8), 2);
+	assert_int_equal(tr_counter_values(&run, "c", p, v, 8), 2);
 	assert_true(v[0] == 1);
 	assert_true(v[1] == 2);
 	/* after CTRACE_DISCARD the marker is the real process again */
@@ -291,7 +269,7 @@ static void test_unfinished_span(void **state)
 	flag = tr_arg(x, "unfinished");
 	assert_true(cJSON_IsTrue(flag));
 	assert_arg_num(x, "e", 5);
-	meta = cJSON_GetObjectItem(run.trace, "metadata");
+	meta = tr_meta(&run);
 	assert_true(tr_num(meta, "unfinished_spans") == 1);
 	/* it ends at the stop: after every other event */
 	end = tr_num(x, "ts") + tr_num(x, "dur");
@@ -320,7 +298,7 @@ static void test_unmatched_end(void **state)
 	(void)state;
 	tr_group_need();
 	assert_null(tr_find(&run, "I", "ctrace: span end without begin"));
-	meta = cJSON_GetObjectItem(run.trace, "metadata");
+	meta = tr_meta(&run);
 	assert_true(tr_num(meta, "unmatched_span_ends") == 0);
 	assert_true(tr_num(meta, "spans_begun_before_tracing") == 1);
 }
