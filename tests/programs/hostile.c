@@ -16,10 +16,9 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "hostile_strings.h"
 #include "ready.h"
 
-#define BIG (1024 * 1024)
-#define DEEP 100000
 
 int main(void)
 {
@@ -28,15 +27,10 @@ int main(void)
 	int unknown_marker;
 
 	/* Built before tracing starts: the big strings must be fully there. */
-	big = malloc(BIG + 1);
-	deep = malloc(2 * DEEP + 1);
+	big = big_string('x');
+	deep = deep_nesting('[', ']');
 	if (!big || !deep)
 		return 1;
-	memset(big, 'x', BIG);
-	big[BIG] = '\0';
-	memset(deep, '[', DEEP);
-	memset(deep + DEEP, ']', DEEP);
-	deep[2 * DEEP] = '\0';
 
 	if (!ready_and_wait()) {
 		fprintf(stderr, "hostile: no tracer attached within 10 s\n");

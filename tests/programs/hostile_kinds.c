@@ -19,10 +19,9 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "hostile_strings.h"
 #include "ready.h"
 
-#define BIG (1024 * 1024)
-#define DEEP 100000
 #define BURST 2000
 
 static struct ctrace_span crossing;
@@ -39,15 +38,10 @@ int main(void)
 	int pseudo1, pseudo2, never;
 	struct ctrace_span twice;
 	pthread_t t;
-	char *big = malloc(BIG + 1), *deep = malloc(2 * DEEP + 1);
+	char *big = big_string('y'), *deep = deep_nesting('{', '}');
 
 	if (!big || !deep)
 		return 1;
-	memset(big, 'y', BIG);
-	big[BIG] = '\0';
-	memset(deep, '{', DEEP);
-	memset(deep + DEEP, '}', DEEP);
-	deep[2 * DEEP] = '\0';
 	if (!ready_and_wait()) {
 		fprintf(stderr, "hostile_kinds: no tracer attached within 10 s\n");
 		return 3;
