@@ -140,8 +140,6 @@ int tr_run_tracer(struct tr_cmd *res, const char *const *wrapper, const char *co
 		  const char *const *args, int timeout_ms);
 
 /* Reading the trace. */
-/* Fails the test unless X event inner lies within X event outer (ts, dur). */
-void tr_assert_inside(const cJSON *inner, const cJSON *outer);
 cJSON *tr_find(const struct trace_run *r, const char *ph, const char *name);
 cJSON *tr_find_pid(const struct trace_run *r, const char *ph, const char *name,
 		   double pid);
@@ -166,6 +164,8 @@ size_t tr_count(const struct trace_run *r, const char *ph);
  * at most max of them (of at most 32 found); returns how many it found. */
 size_t tr_counter_values(const struct trace_run *r, const char *name, double pid,
 			 double *out, size_t max);
+/* Fails the test unless X event inner lies within X event outer (ts, dur). */
+void tr_assert_inside(const cJSON *inner, const cJSON *outer);
 
 /* True if s[0..n) is valid UTF-8 (RFC 3629: no overlongs, no surrogates). */
 bool tr_valid_utf8(const char *s, size_t n);

@@ -26,15 +26,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "elapsed.h"
 #include "ready.h"
-
-static long ms_since(const struct timespec *t0)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
-}
 
 int main(int argc, char **argv)
 {

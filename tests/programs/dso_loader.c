@@ -45,6 +45,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "elapsed.h"
 #include "ready.h"
 
 struct probelib {
@@ -74,22 +75,6 @@ static int load(const char *path, struct probelib *l)
 		return -1;
 	}
 	return 0;
-}
-
-static long ms_since(const struct timespec *t0)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
-}
-
-static long us_since(const struct timespec *t0)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - t0->tv_sec) * 1000000 + (now.tv_nsec - t0->tv_nsec) / 1000;
 }
 
 /* Loads EARLY_SO, says ready, waits for a tracer to arm it and the executable. */

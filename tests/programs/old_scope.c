@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
+#include "elapsed.h"
 #include "ready.h"
 
 struct old_scope {
@@ -31,13 +32,6 @@ static void old_scope_end(struct old_scope *s)
 	struct old_scope var __attribute__((cleanup(old_scope_end))) = {      \
 		name, CTRACE_ENABLED() ? ctrace__rdtsc() : 0                   \
 	}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { 0, ms * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
 
 static void inner(void)
 {

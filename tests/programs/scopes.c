@@ -10,13 +10,8 @@
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
+#include "elapsed.h"
 #include "ready.h"
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
 
 static int inner(int i)
 {

@@ -20,17 +20,10 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "elapsed.h"
 #include "ready.h"
 
 static long run_ms;
-
-static long ms_since(const struct timespec *t0)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
-}
 
 static void *storm(void *arg)
 {
