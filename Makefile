@@ -109,7 +109,7 @@ $(BUILD)/examples/%: examples/%.c include/ctrace.h usdt/ctrace_site.h | $(BUILD)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(PROG_CFLAGS) $< -o $@ -lm
 
-$(BUILD)/tests/programs/%: tests/programs/%.c include/ctrace.h usdt/ctrace_site.h | $(BUILD)
+$(BUILD)/tests/programs/%: tests/programs/%.c $(wildcard tests/programs/*.h) include/ctrace.h usdt/ctrace_site.h | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(PROG_CFLAGS) $< -o $@ -lm

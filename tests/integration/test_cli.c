@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "cli_check.h"
 #include "trace_run.h"
 
 /* Freed by the teardown, also when a test fails. */
@@ -31,49 +32,16 @@ static int free_all(void **state)
 	return 0;
 }
 
-/* stderr holds exactly one non-empty line. */
-static void assert_one_line(const char *err)
-{
-	size_t n = strlen(err);
-
-	if (n < 2 || err[n - 1] != '\n' || strchr(err, '\n') != err + n - 1)
-		fail_msg("expected one line on stderr, got:\n%s", err);
-}
-
-/* Runs the tracer with argv (after its name) to completion. */
-static void run_tracer(struct tr_cmd *cmd, const char *const *args)
-{
-	const char *argv[16];
-	size_t n = 0;
-
-	argv[n++] = tr_tracer();
-	while (*args && n < 15)
-		argv[n++] = *args++;
-	argv[n] = NULL;
-	tr_cmd_free(cmd);
-	assert_int_equal(tr_cmd_run(cmd, argv, 20000), 0);
-}
-
 static void test_help(void **state)
 {
 	const char *const args[] = { "--help", NULL };
 
 	(void)state;
-	run_tracer(&c, args);
+	cli_run_tracer(&c, NULL, NULL, args, 20000);
 	assert_int_equal(c.exit, 0);
 	assert_non_null(strstr(c.out, "-p"));
 	assert_non_null(strstr(c.out, "Examples"));
 	assert_non_null(strstr(c.out, "ctrace-bpf -p "));
-}
-
-/* A pid that no process has (checked with kill(pid, 0)). */
-static int free_pid(void)
-{
-	for (int pid = 4000000; pid > 1000; pid -= 7919)
-		if (kill(pid, 0) < 0 && errno == ESRCH)
-			return pid;
-	fail_msg("no free pid found");
-	return 0;
 }
 
 static void test_no_such_pid(void **state)
@@ -82,12 +50,12 @@ static void test_no_such_pid(void **state)
 	const char *const args[] = { "-p", pid, "-o", out, NULL };
 
 	(void)state;
-	snprintf(pid, sizeof(pid), "%d", free_pid());
+	snprintf(pid, sizeof(pid), "%d", cli_free_pid());
 	snprintf(out, sizeof(out), "/tmp/ctrace-test-nopid-%d.json", (int)getpid());
 	unlink(out);
-	run_tracer(&c, args);
+	cli_run_tracer(&c, NULL, NULL, args, 20000);
 	assert_int_not_equal(c.exit, 0);
-	assert_one_line(c.err);
+	cli_assert_one_line(c.err, NULL);
 	assert_non_null(strstr(c.err, pid));
 	assert_int_not_equal(access(out, F_OK), 0); /* no file left behind */
 }
@@ -98,13 +66,13 @@ static void test_non_numeric_pid(void **state)
 	const char *const args2[] = { "-p", "12x", NULL };
 
 	(void)state;
-	run_tracer(&c, args);
+	cli_run_tracer(&c, NULL, NULL, args, 20000);
 	assert_int_not_equal(c.exit, 0);
-	assert_one_line(c.err);
+	cli_assert_one_line(c.err, NULL);
 	assert_non_null(strstr(c.err, "abc"));
-	run_tracer(&c, args2);
+	cli_run_tracer(&c, NULL, NULL, args2, 20000);
 	assert_int_not_equal(c.exit, 0);
-	assert_one_line(c.err);
+	cli_assert_one_line(c.err, NULL);
 }
 
 /*
@@ -133,7 +101,7 @@ static void test_no_probes(void **state)
 		usleep(1000);
 	}
 	assert_true(n > 0);
-	run_tracer(&c, args);
+	cli_run_tracer(&c, NULL, NULL, args, 20000);
 	assert_int_equal(c.exit, 0);
 	{
 		/* the first line: waiting, naming where it looked; the last: the end */
@@ -161,7 +129,7 @@ static void test_unwritable_output(void **state)
 	    tr_wait_tracer(&r, 20000) < 0)
 		fail_msg("%s", r.error);
 	assert_int_not_equal(r.tracer_exit, 0);
-	assert_one_line(r.tracer_stderr);
+	cli_assert_one_line(r.tracer_stderr, NULL);
 	assert_non_null(strstr(r.tracer_stderr, "/proc/nonexistent/x.json"));
 }
 
@@ -172,7 +140,7 @@ static void check_stopped_trace(struct trace_run *run)
 
 	if (tr_load_trace(run) < 0)
 		fail_msg("%s", run->error);
-	assert_non_null(cJSON_GetObjectItem(run->trace, "metadata"));
+	assert_non_null(tr_meta(run));
 	assert_true(tr_find_all(run, "I", "tick", ticks, 1) == 1);
 	assert_true(tr_find(run, "C", "ticks") != NULL);
 	/* the target is still there: the tracer stopped on its own */

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "cli_check.h"
 #include "trace_run.h"
 
 static struct trace_run r;
@@ -45,16 +46,13 @@ static void expect_error(const char *args, int want_exit, const char *hint)
 	snprintf(out, sizeof(out), "%s/out.json", r.dir);
 	unlink(out);
 	snprintf(buf, sizeof(buf), "%s", args);
-	argv[n++] = (char *)tr_tracer();
 	for (char *a = strtok_r(buf, " ", &save); a && n < 15; a = strtok_r(NULL, " ", &save))
 		argv[n++] = !strcmp(a, "{OUT}") ? out : !strcmp(a, "''") ? "" : a;
 	argv[n] = NULL;
-	tr_cmd_free(&c);
-	if (tr_cmd_run(&c, (const char *const *)argv, 10000) < 0)
-		fail_msg("cannot run %s", argv[0]);
+	cli_run_tracer(&c, NULL, NULL, (const char *const *)argv, 10000);
 	if (c.exit == 0 || (want_exit && c.exit != want_exit))
 		fail_msg("ctrace-bpf %s: exit %d, want %d", args, c.exit, want_exit);
-	if (strlen(c.err) < 2 || strchr(c.err, '\n') != c.err + strlen(c.err) - 1)
+	if (!cli_one_line(c.err))
 		fail_msg("ctrace-bpf %s: not one line on stderr:\n%s", args, c.err);
 	if (!strstr(c.err, hint))
 		fail_msg("ctrace-bpf %s: no \"%s\" in: %s", args, hint, c.err);
@@ -64,22 +62,12 @@ static void expect_error(const char *args, int want_exit, const char *hint)
 		fail_msg("ctrace-bpf %s: left %s behind", args, out);
 }
 
-/* A pid no process has (checked with kill(pid, 0)). */
-static int free_pid(void)
-{
-	for (int pid = 4000000; pid > 1000; pid -= 7919)
-		if (kill(pid, 0) < 0 && errno == ESRCH)
-			return pid;
-	fail_msg("no free pid found");
-	return 0;
-}
-
 static void test_bad_pids(void **state)
 {
 	char args[64];
 
 	(void)state;
-	snprintf(args, sizeof(args), "-p %d -o {OUT}", free_pid());
+	snprintf(args, sizeof(args), "-p %d -o {OUT}", cli_free_pid());
 	expect_error(args, 0, "pgrep");
 	expect_error("-p abc -o {OUT}", 0, "'abc'");
 	expect_error("-p 12x -o {OUT}", 0, "'12x'");

@@ -55,7 +55,7 @@ static void test_cold_names_are_read(void **state)
 	if (tr_run(&r, "cold_strings", NULL, NULL) < 0)
 		fail_msg("%s", r.error);
 	assert_int_equal(r.prog_exit, 0);
-	md = cJSON_GetObjectItem(r.trace, "metadata");
+	md = tr_meta(&r);
 	set = tr_str(md, "program_set");
 	if (!set)
 		fail_msg("the trace's metadata has no \"program_set\"");
@@ -86,7 +86,7 @@ static void test_cold_names_of_a_process_gone(void **state)
 	tr_require_root();
 	if (tr_run(&r, "cold_strings", args, NULL) < 0)
 		fail_msg("%s", r.error);
-	md = cJSON_GetObjectItem(r.trace, "metadata");
+	md = tr_meta(&r);
 	set = tr_str(md, "program_set");
 	if (!set)
 		fail_msg("the trace's metadata has no \"program_set\"");

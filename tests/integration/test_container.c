@@ -102,8 +102,7 @@ static long start_in_container(const char *name, const char *const *args)
 	am_path(nsdir, sizeof(nsdir), r.dir, "ns");
 	if (mkdir(nsdir, 0755) < 0)
 		fail_msg("mkdir %s: %s", nsdir, strerror(errno));
-	if (!realpath(tr_program_path(name, prog, sizeof(prog)), prog))
-		fail_msg("%s: %s", name, strerror(errno));
+	tr_program_abspath(name, prog, sizeof(prog));
 	argv[n++] = "unshare";
 	argv[n++] = "--mount";
 	argv[n++] = "--pid";

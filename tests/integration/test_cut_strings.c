@@ -22,20 +22,11 @@
 #define TRUNC_MARK "\xe2\x80\xa6[truncated]" /* "…[truncated]" */
 
 static struct trace_run run;
-static int setup_status;
 
 static int group_setup(void **state)
 {
 	(void)state;
-	setup_status = geteuid() != 0 ? TR_GROUP_NOT_ROOT : tr_run(&run, "cut_strings", NULL, NULL);
-	return 0;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	tr_free(&run);
-	return 0;
+	return tr_group_trace(&run, "cut_strings");
 }
 
 /* The instant whose name begins with `prefix`. */
@@ -57,7 +48,7 @@ static void expect_cut_name(const char *text)
 	char want[128];
 	cJSON *ev;
 
-	tr_group_need(setup_status, &run, "the cut_strings run");
+	tr_group_need();
 	snprintf(want, sizeof(want), "%s%s", text, TRUNC_MARK);
 	ev = instant_named(text);
 	if (!ev)
@@ -84,7 +75,7 @@ static void test_args_before_prot_none(void **state)
 	cJSON *ev, *raw;
 
 	(void)state;
-	tr_group_need(setup_status, &run, "the cut_strings run");
+	tr_group_need();
 	ev = instant_named("args-cut");
 	assert_non_null(ev);
 	raw = tr_arg(ev, "raw");
@@ -99,7 +90,7 @@ static void test_whole_string_not_marked(void **state)
 	cJSON *ev, *k;
 
 	(void)state;
-	tr_group_need(setup_status, &run, "the cut_strings run");
+	tr_group_need();
 	ev = instant_named("whole");
 	assert_non_null(ev);
 	k = tr_arg(ev, "k");
@@ -117,5 +108,5 @@ int main(void)
 		cmocka_unit_test(test_whole_string_not_marked),
 	};
 
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, group_setup, tr_group_teardown);
 }

@@ -23,49 +23,34 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include "attach_modes.h"
+#include "group_run.h"
 
 static struct trace_run run;
-static int setup_status; /* 0 ok, -1 failed (run.error), 1 not root */
 
-static int group_setup(void **state)
+/* span_storm for 3 s, traced with -d 1. */
+static int storm_run(struct trace_run *r)
 {
 	const char *const prog_args[] = { "3000", NULL };
 	const char *const tracer_args[] = { "-d", "1", NULL };
 
-	(void)state;
-	if (geteuid() != 0) {
-		setup_status = 1;
-		return 0;
-	}
-	setup_status = tr_run(&run, "span_storm", prog_args, tracer_args);
-	return 0;
+	return tr_run(r, "span_storm", prog_args, tracer_args);
 }
 
-static int group_teardown(void **state)
+static int group_setup(void **state)
 {
 	(void)state;
-	if (setup_status != 1)
-		tr_free(&run);
-	return 0;
+	return tr_group_setup(&run, storm_run, "tracing span_storm");
 }
 
 static void need_run(void)
 {
-	if (setup_status == 1)
-		tr_require_root(); /* skips (fails under CI=true) */
-	if (setup_status < 0)
-		fail_msg("%s", run.error);
+	tr_group_need();
 	assert_int_equal(run.prog_exit, 0);
-}
-
-static cJSON *meta(void)
-{
-	return cJSON_GetObjectItem(run.trace, "metadata");
 }
 
 static double stop_us(void)
 {
-	return tr_num(meta(), "trace_stop_monotonic_ns") / 1000.0;
+	return tr_meta_num(&run, "trace_stop_monotonic_ns") / 1000.0;
 }
 
 /* Every event ends by the stop; the stop made no diagnostics. */
@@ -78,7 +63,7 @@ static void test_nothing_after_the_stop(void **state)
 	(void)state;
 	need_run();
 	/* A lost BEGIN would make a diagnostic of its own (drops are shown anyway). */
-	assert_true(tr_num(meta(), "dropped_events") == 0);
+	assert_true(tr_meta_num(&run, "dropped_events") == 0);
 	stop = stop_us();
 	cJSON_ArrayForEach(ev, run.events) {
 		cJSON *ts = cJSON_GetObjectItem(ev, "ts");
@@ -103,7 +88,7 @@ static void test_nothing_after_the_stop(void **state)
 	}
 	if (outers < 100)
 		fail_msg("only %zu spans \"outer\": the storm did not run", outers);
-	assert_true(tr_num(meta(), "unmatched_span_ends") == 0);
+	assert_true(tr_meta_num(&run, "unmatched_span_ends") == 0);
 }
 
 /* The END of "before-tracer", begun untraced: counted, not shown. */
@@ -114,9 +99,9 @@ static void test_span_begun_before_tracing(void **state)
 	assert_non_null(tr_find(&run, "I", "armed"));
 	assert_null(tr_find(&run, "I", "ctrace: span end without begin"));
 	assert_null(tr_find(&run, "X", "before-tracer"));
-	if (tr_num(meta(), "spans_begun_before_tracing") < 1)
+	if (tr_meta_num(&run, "spans_begun_before_tracing") < 1)
 		fail_msg("metadata.spans_begun_before_tracing is %.0f, not at least 1",
-			 tr_num(meta(), "spans_begun_before_tracing"));
+			 tr_meta_num(&run, "spans_begun_before_tracing"));
 }
 
 /* -d 1: one second of tracing from the moment the probes rose. */
@@ -134,7 +119,7 @@ static void test_duration_counts_from_attach(void **state)
 	/* The probes rise at the end of the attach; the program sees it a moment later. */
 	if (traced < 0.99 || traced > 1.2)
 		fail_msg("-d 1 traced %.3f s after the probes rose, not 1 s", traced);
-	assert_string_equal(tr_str(meta(), "stop_reason"), "duration elapsed");
+	assert_string_equal(tr_str(tr_meta(&run), "stop_reason"), "duration elapsed");
 }
 
 /*
@@ -161,7 +146,7 @@ static void test_launched_mistake_shown(void **state)
 	assert_int_equal(lr.tracer_exit, 0);
 	assert_non_null(tr_find(&lr, "X", "before-tracer"));
 	assert_non_null(tr_find(&lr, "I", "ctrace: span end without begin"));
-	m = cJSON_GetObjectItem(lr.trace, "metadata");
+	m = tr_meta(&lr);
 	assert_true(tr_num(m, "unmatched_span_ends") == 1);
 	assert_true(tr_num(m, "spans_begun_before_tracing") == 0);
 	tr_free(&lr);
@@ -176,5 +161,5 @@ int main(void)
 		cmocka_unit_test(test_launched_mistake_shown),
 	};
 
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, group_setup, tr_group_teardown);
 }

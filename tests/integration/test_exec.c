@@ -25,16 +25,6 @@ static int free_all(void **state)
 	return 0;
 }
 
-/* The absolute path of test program name (into buf). */
-static const char *program(const char *name, char *buf)
-{
-	char rel[300];
-
-	if (!realpath(tr_program_path(name, rel, sizeof(rel)), buf))
-		fail_msg("%s: %s", rel, strerror(errno));
-	return buf;
-}
-
 /* A program without ctrace probes that sleeps: sleep(1) from PATH's usual places. */
 static const char *sleep_path(void)
 {
@@ -75,7 +65,7 @@ static void assert_renamed(long pid, const char *from, const char *to)
 static void test_exec_into_traced_program(void **state)
 {
 	char hello[PATH_MAX];
-	const char *args[] = { program("armed_hello", hello), "after", NULL };
+	const char *args[] = { tr_program_abspath("armed_hello", hello, sizeof(hello)), "after", NULL };
 	cJSON *exec, *ev;
 
 	(void)state;
@@ -108,8 +98,8 @@ static void test_exec_into_traced_program(void **state)
 static void test_exec_from_a_thread_into_the_same_program(void **state)
 {
 	char self[PATH_MAX], hello[PATH_MAX];
-	const char *args[] = { "--from-thread", program("execer", self), program("armed_hello", hello),
-			       "after", NULL };
+	const char *args[] = { "--from-thread", tr_program_abspath("execer", self, sizeof(self)),
+			       tr_program_abspath("armed_hello", hello, sizeof(hello)), "after", NULL };
 	cJSON *before[4], *ev;
 
 	(void)state;
@@ -147,7 +137,7 @@ static void test_exec_into_program_without_probes(void **state)
 			fail_msg("\"%s\" after the exec into %s, which has no probes",
 				 tr_str(ev, "name"), args[0]);
 	assert_renamed(r.pid, "execer", "sleep");
-	meta = cJSON_GetObjectItem(r.trace, "metadata");
+	meta = tr_meta(&r);
 	assert_string_equal(am_stop_reason(&r), "target exited");
 	assert_true(tr_num(meta, "unfinished_spans") == 0);
 	assert_true(tr_num(meta, "dropped_events") == 0);
@@ -164,8 +154,9 @@ static void test_exec_into_program_without_probes(void **state)
 static void test_launch_through_exec(void **state)
 {
 	char execer[PATH_MAX], hello[PATH_MAX];
-	const char *args[] = { "--", program("execer", execer), program("armed_hello", hello),
-			       "launched", "10000", "exit:9", NULL };
+	const char *args[] = { "--", tr_program_abspath("execer", execer, sizeof(execer)),
+			       tr_program_abspath("armed_hello", hello, sizeof(hello)), "launched", "10000",
+			       "exit:9", NULL };
 	long pid;
 	cJSON *exec, *ev;
 

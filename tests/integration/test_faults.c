@@ -52,11 +52,6 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-static cJSON *meta(const struct trace_run *run)
-{
-	return cJSON_GetObjectItemCaseSensitive(run->trace, "metadata");
-}
-
 /* A span the target left open when it died: written to the end, marked. */
 static void check_unfinished(const char *name)
 {
@@ -66,7 +61,7 @@ static void check_unfinished(const char *name)
 		fail_msg("no X event \"%s\" in the trace", name);
 	assert_true(cJSON_IsTrue(tr_arg(x, "unfinished")));
 	assert_true(tr_num(x, "dur") >= 0);
-	assert_true(tr_num(meta(&r), "unfinished_spans") == 1);
+	assert_true(tr_meta_num(&r, "unfinished_spans") == 1);
 }
 
 /* The target dies of SIGSEGV mid-trace: the trace is complete anyway. */
@@ -80,7 +75,7 @@ static void test_target_crashes(void **state)
 		fail_msg("%s", r.error);
 	assert_int_equal(r.prog_exit, 128 + SIGSEGV);
 	assert_int_equal(r.tracer_exit, 0);
-	assert_string_equal(tr_str(meta(&r), "stop_reason"), "target exited");
+	assert_string_equal(tr_str(tr_meta(&r), "stop_reason"), "target exited");
 	assert_true(tc_count(&r, "I", "burst") >= 20);
 	check_unfinished("doomed");
 	assert_non_null(strstr(r.tracer_stderr, "target exited"));
@@ -91,11 +86,7 @@ static void test_target_exits_mid_span(void **state)
 	const char *const args[] = { "exit", NULL };
 
 	(void)state;
-	tr_require_root();
-	if (tr_run(&r, "faulty", args, NULL) < 0)
-		fail_msg("%s", r.error);
-	assert_int_equal(r.prog_exit, 0);
-	assert_int_equal(r.tracer_exit, 0);
+	tr_run_ok(&r, "faulty", args, NULL);
 	assert_true(tc_count(&r, "I", "burst") >= 20);
 	check_unfinished("left open");
 }
@@ -117,7 +108,7 @@ static void check_fixed(const char *path)
 
 	tr_free(&r2);
 	load_file(&r2, path);
-	m = meta(&r2);
+	m = tr_meta(&r2);
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "truncated")));
 	assert_true(tr_num(m, "events_recovered") == cJSON_GetArraySize(r2.events));
 	assert_true(tc_count(&r2, "I", "burst") > 100);
@@ -244,7 +235,7 @@ static void test_second_sigint(void **state)
 		fail_msg("ctrace-bpf exited %d after two SIGINTs: %s", r.tracer_exit, r.tracer_stderr);
 	if (tr_load_trace(&r) < 0)
 		fail_msg("%s", r.error);
-	assert_string_equal(tr_str(meta(&r), "stop_reason"), "SIGINT");
+	assert_string_equal(tr_str(tr_meta(&r), "stop_reason"), "SIGINT");
 	assert_true(tc_count(&r, "I", "burst") >= 20);
 	tc_assert_unharmed(&r);
 }
@@ -295,7 +286,7 @@ static void test_two_tracers(void **state)
 		fail_msg("the first tracer: exit %d, %s", r.tracer_exit, r.tracer_stderr);
 	if (tr_load_trace(&r) < 0)
 		fail_msg("%s", r.error);
-	a_stop = tr_num(meta(&r), "trace_stop_monotonic_ns") / 1000.0;
+	a_stop = tr_meta_num(&r, "trace_stop_monotonic_ns") / 1000.0;
 	sleep_ms(300);
 	assert_false(tc_printed(&r, "disarmed")); /* the second still traces */
 

@@ -19,12 +19,12 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include "group_run.h"
+#include "target_check.h"
 #include "trace_run.h"
 
 #define FLOOD_MS "400"
 
 static struct trace_run run;
-static int setup_status; /* 0 ok, -1 failed (run.error), 1 not root */
 /* The tracer's resident memory, sampled every 10 ms while the flood ran. */
 static long rss_kib[1000];
 static size_t n_rss;
@@ -49,76 +49,46 @@ static long rss_of(pid_t pid)
 	return kib;
 }
 
-/* True once the program's stdout has a line starting with prefix. */
-static bool printed(const char *prefix)
-{
-	char *out = tr_read_file(run.prog.out_path, NULL);
-	bool found = false;
-
-	for (char *l = out; l && *l && !found; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : "")
-		found = !strncmp(l, prefix, strlen(prefix));
-	free(out);
-	return found;
-}
-
 /* Runs flood under the tracer with a 64 KiB buffer, sampling the tracer's RSS. */
-static int flood_run(void)
+static int flood_run(struct trace_run *r)
 {
 	const char *const prog_args[] = { FLOOD_MS, NULL };
 	const char *const tracer_args[] = { "--buffer-size", "64K", NULL };
 	const char *line;
 
-	if (tr_init(&run) < 0 || tr_start_program(&run, "flood", prog_args) < 0 ||
-	    tr_wait_line(&run, "ready", 10000) < 0 || tr_start_tracer(&run, tracer_args) < 0 ||
-	    tr_wait_line(&run, "armed", 10000) < 0)
+	if (tr_init(r) < 0 || tr_start_program(r, "flood", prog_args) < 0 ||
+	    tr_wait_line(r, "ready", 10000) < 0 || tr_start_tracer(r, tracer_args) < 0 ||
+	    tr_wait_line(r, "armed", 10000) < 0)
 		return -1;
 	/* From the first shot to the program's report: the tracer at full load. */
-	while (!printed("emitted") && n_rss < sizeof(rss_kib) / sizeof(rss_kib[0])) {
-		long kib = rss_of(run.tracer.pid);
+	while (!tc_printed(r, "emitted") && n_rss < sizeof(rss_kib) / sizeof(rss_kib[0])) {
+		long kib = rss_of(r->tracer.pid);
 
 		if (kib < 0)
 			break;
 		rss_kib[n_rss++] = kib;
 		usleep(10 * 1000);
 	}
-	if (tr_wait(&run, TR_TIMEOUT_MS) < 0)
+	if (tr_wait(r, TR_TIMEOUT_MS) < 0)
 		return -1;
-	line = strstr(run.prog_stdout, "emitted ");
+	line = strstr(r->prog_stdout, "emitted ");
 	if (!line || sscanf(line, "emitted t0=%llu t1=%llu total=%llu still_armed=%d",
 			    &emitted_t0, &emitted_t1, &emitted, &still_armed) != 4) {
-		snprintf(run.error, sizeof(run.error), "flood printed no count: %s", run.prog_stdout);
+		snprintf(r->error, sizeof(r->error), "flood printed no count: %s", r->prog_stdout);
 		return -1;
 	}
-	if (run.tracer_exit != 0) {
-		snprintf(run.error, sizeof(run.error), "tracer exited %d: %s", run.tracer_exit,
-			 run.tracer_stderr);
+	if (r->tracer_exit != 0) {
+		snprintf(r->error, sizeof(r->error), "tracer exited %d: %s", r->tracer_exit,
+			 r->tracer_stderr);
 		return -1;
 	}
-	return tr_load_trace(&run);
+	return tr_load_trace(r);
 }
 
 static int group_setup(void **state)
 {
 	(void)state;
-	setup_status = geteuid() != 0 ? TR_GROUP_NOT_ROOT : flood_run();
-	return 0;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	tr_free(&run);
-	return 0;
-}
-
-static void need_run(void)
-{
-	tr_group_need(setup_status, &run, "the flood run");
-}
-
-static double meta_num(const char *key)
-{
-	return tr_num(cJSON_GetObjectItemCaseSensitive(run.trace, "metadata"), key);
+	return tr_group_setup(&run, flood_run, "the flood run");
 }
 
 /* Instants named "flood" on thread tid (0: any). */
@@ -143,11 +113,11 @@ static void test_nothing_lost_silently(void **state)
 	unsigned long long k, d;
 
 	(void)state;
-	need_run();
+	tr_group_need();
 	if (run.prog_exit != 0 || still_armed != 1) /* attached throughout: every shot hit the probe */
 		fail_msg("flood exited %d, still_armed %d: %s", run.prog_exit, still_armed, run.prog_stdout);
 	k = kept(0);
-	d = (unsigned long long)meta_num("dropped_events");
+	d = (unsigned long long)tr_meta_num(&run, "dropped_events");
 	print_message("flood: emitted %llu (threads %llu + %llu), kept %llu, dropped %llu\n",
 		      emitted, emitted_t0, emitted_t1, k, d);
 	if (k + d != emitted)
@@ -155,9 +125,9 @@ static void test_nothing_lost_silently(void **state)
 	if (d == 0)
 		fail_msg("a 64 KiB buffer lost nothing of %llu events: the test proves nothing", emitted);
 	/* something got through, from both threads */
-	if (k == 0 || emitted_t0 == 0 || emitted_t1 == 0 || meta_num("bad_records") != 0)
+	if (k == 0 || emitted_t0 == 0 || emitted_t1 == 0 || tr_meta_num(&run, "bad_records") != 0)
 		fail_msg("kept %llu, emitted %llu + %llu, bad records %.0f", k, emitted_t0,
-			 emitted_t1, meta_num("bad_records"));
+			 emitted_t1, tr_meta_num(&run, "bad_records"));
 }
 
 /* Where the loss happened: global instants whose args.dropped add up. */
@@ -168,7 +138,7 @@ static void test_drops_shown_where_they_happened(void **state)
 	double sum = 0, last_total = 0, first_ts, last_ts;
 
 	(void)state;
-	need_run();
+	tr_group_need();
 	n = tr_find_all(&run, "I", "ctrace: events dropped", drops, 4096);
 	if (n == 0 || n == 4096)
 		fail_msg("%zu \"ctrace: events dropped\" instants", n);
@@ -184,9 +154,9 @@ static void test_drops_shown_where_they_happened(void **state)
 			fail_msg("drop instant %zu: dropped_total %.0f after %.0f", i, total, last_total);
 		last_total = total;
 	}
-	if (sum != meta_num("dropped_events") || last_total != meta_num("dropped_events"))
+	if (sum != tr_meta_num(&run, "dropped_events") || last_total != tr_meta_num(&run, "dropped_events"))
 		fail_msg("drop instants add up to %.0f (last total %.0f), metadata says %.0f", sum,
-			 last_total, meta_num("dropped_events"));
+			 last_total, tr_meta_num(&run, "dropped_events"));
 	/* they sit in the flood's time, not all at the end */
 	if (!(first_ts < last_ts))
 		fail_msg("%zu drop instants, all at %.3f us", n, first_ts);
@@ -198,8 +168,8 @@ static void test_drops_on_stderr(void **state)
 	char want[64];
 
 	(void)state;
-	need_run();
-	snprintf(want, sizeof(want), "%.0f dropped", meta_num("dropped_events"));
+	tr_group_need();
+	snprintf(want, sizeof(want), "%.0f dropped", tr_meta_num(&run, "dropped_events"));
 	if (!strstr(run.tracer_stderr, want))
 		fail_msg("stderr does not say \"%s\": %s", want, run.tracer_stderr);
 	assert_non_null(strstr(run.tracer_stderr, "buffer"));
@@ -215,7 +185,7 @@ static void test_loader_memory_flat(void **state)
 	long base, peak = 0;
 
 	(void)state;
-	need_run();
+	tr_group_need();
 	if (n_rss < 8)
 		fail_msg("only %zu RSS samples of the tracer during the flood", n_rss);
 	base = rss_kib[n_rss / 4];
@@ -231,12 +201,12 @@ static void test_loader_memory_flat(void **state)
 static void test_file_complete(void **state)
 {
 	(void)state;
-	need_run();
+	tr_group_need();
 	assert_true(tr_valid_utf8(run.trace_text, run.trace_len));
-	assert_string_equal(tr_str(cJSON_GetObjectItem(run.trace, "metadata"), "stop_reason"),
+	assert_string_equal(tr_str(tr_meta(&run), "stop_reason"),
 			    "target exited");
-	if (meta_num("events_written") != cJSON_GetArraySize(run.events))
-		fail_msg("metadata.events_written %.0f, the file holds %d", meta_num("events_written"),
+	if (tr_meta_num(&run, "events_written") != cJSON_GetArraySize(run.events))
+		fail_msg("metadata.events_written %.0f, the file holds %d", tr_meta_num(&run, "events_written"),
 			 cJSON_GetArraySize(run.events));
 }
 
@@ -250,5 +220,5 @@ int main(void)
 		cmocka_unit_test(test_file_complete),
 	};
 
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, group_setup, tr_group_teardown);
 }

@@ -39,11 +39,6 @@ static int free_all(void **state)
 
 static const char *const follow[] = { "-f", NULL };
 
-static double meta_num(const char *key)
-{
-	return tr_num(cJSON_GetObjectItemCaseSensitive(r.trace, "metadata"), key);
-}
-
 /* The distinct pids of the instants named `name`, each checked against its args.pid. */
 static size_t distinct_pids(const char *name)
 {
@@ -86,8 +81,8 @@ static void test_burst_of_600_children(void **state)
 	assert_string_equal(am_stop_reason(&r), "every traced process exited");
 	if (distinct_pids("child-late") != 600)
 		fail_msg("%zu of 600 children's events in the trace (dropped_events %.0f); stderr:\n%s",
-			 distinct_pids("child-late"), meta_num("dropped_events"), r.tracer_stderr);
-	assert_true(meta_num("untraced_processes") == 0);
+			 distinct_pids("child-late"), tr_meta_num(&r, "dropped_events"), r.tracer_stderr);
+	assert_true(tr_meta_num(&r, "untraced_processes") == 0);
 }
 
 /* Starts `spawner stranger SECRET` with pid `pid` (clone3's set_tid); its stdout to `out`. */
@@ -175,8 +170,8 @@ static void test_table_forgets_exited_processes(void **state)
 	assert_int_equal(r.prog_exit, 0);
 	if (distinct_pids("child") != 40)
 		fail_msg("%zu of 40 children traced with a table of 8 (metadata.untraced_processes %.0f)",
-			 distinct_pids("child"), meta_num("untraced_processes"));
-	assert_true(meta_num("untraced_processes") == 0);
+			 distinct_pids("child"), tr_meta_num(&r, "untraced_processes"));
+	assert_true(tr_meta_num(&r, "untraced_processes") == 0);
 }
 
 /*
@@ -196,7 +191,7 @@ static void test_full_table_is_said(void **state)
 	if (tr_run(&r, "spawner", args, follow) < 0)
 		fail_msg("%s", r.error);
 	traced = distinct_pids("child-late");
-	untraced = meta_num("untraced_processes");
+	untraced = tr_meta_num(&r, "untraced_processes");
 	if (traced + (size_t)untraced != 20 || untraced < 1)
 		fail_msg("%zu children traced, %.0f counted untraced: 20 forked, at most 7 fit", traced,
 			 untraced);

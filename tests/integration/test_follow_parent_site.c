@@ -36,8 +36,7 @@ static void run_forker(const char *const *tracer_args)
 	const char *args[] = { "--shared-site", exe, "forked", "400", NULL };
 
 	tr_require_root();
-	if (!realpath(tr_program_path("armed_hello", exe, sizeof(exe)), exe))
-		fail_msg("armed_hello: %s", strerror(errno));
+	tr_program_abspath("armed_hello", exe, sizeof(exe));
 	if (tr_run(&r, "forker", args, tracer_args) < 0)
 		fail_msg("%s", r.error);
 	if (am_has_line(r.prog_stdout, "child killed") ||
@@ -83,8 +82,7 @@ static void start_forker(const char *const *tracer_args)
 	const char *args[] = { "--shared-site", exe, "forked", "400", NULL };
 
 	tr_require_root();
-	if (!realpath(tr_program_path("armed_hello", exe, sizeof(exe)), exe))
-		fail_msg("armed_hello: %s", strerror(errno));
+	tr_program_abspath("armed_hello", exe, sizeof(exe));
 	if (tr_init(&r) < 0 || tr_start_program(&r, "forker", args) < 0 ||
 	    tr_wait_line(&r, "ready", 10000) < 0 || tr_start_tracer(&r, tracer_args) < 0)
 		fail_msg("%s", r.error);

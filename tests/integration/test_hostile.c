@@ -22,30 +22,11 @@
 #define REPLACEMENT "\xef\xbf\xbd"           /* U+FFFD */
 
 static struct trace_run run;
-static int setup_status; /* 0 ok, -1 failed (run.error), 1 not root */
 
 static int group_setup(void **state)
 {
 	(void)state;
-	setup_status = tr_group_start(&run, "hostile");
-	return 0;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	tr_free(&run);
-	return 0;
-}
-
-static void need_run(void)
-{
-	tr_group_need(setup_status, &run, "tracing hostile");
-}
-
-static cJSON *one(const char *ph, const char *name)
-{
-	return tr_one(&run, ph, name);
+	return tr_group_trace(&run, "hostile");
 }
 
 /* The first I event whose name starts with prefix. */
@@ -75,12 +56,12 @@ static bool ends_with(const char *s, const char *suffix)
 static void test_file_valid(void **state)
 {
 	(void)state;
-	need_run();
+	tr_group_need();
 	assert_int_equal(run.tracer_exit, 0);
 	assert_int_equal(run.prog_exit, 0);
 	assert_true(tr_valid_utf8(run.trace_text, run.trace_len));
 	assert_int_equal(strlen(run.trace_text), run.trace_len); /* no NUL byte */
-	assert_non_null(cJSON_GetObjectItem(run.trace, "metadata"));
+	assert_non_null(tr_meta(&run));
 }
 
 static void test_after_arrived(void **state)
@@ -88,8 +69,8 @@ static void test_after_arrived(void **state)
 	cJSON *after;
 
 	(void)state;
-	need_run();
-	after = one("I", "after");
+	tr_group_need();
+	after = tr_group_one("I", "after");
 	assert_true(tr_num(after, "pid") == run.pid);
 	assert_true(cJSON_IsTrue(tr_arg(after, "ok")));
 }
@@ -99,15 +80,15 @@ static void test_bad_names(void **state)
 	const char *name;
 
 	(void)state;
-	need_run();
+	tr_group_need();
 	/* invalid UTF-8: replaced, the valid rest kept */
 	name = tr_str(instant_starting("bad-utf8 "), "name");
 	assert_non_null(strstr(name, REPLACEMENT));
 	assert_true(ends_with(name, " end"));
 	/* control bytes, quotes and backslashes: escaped, and read back exactly */
-	one("I", "ctl \x01\x02\x1f\x7f\t\n\r end");
-	one("I", "quote\" back\\ slash/ \"}],{\"x\":");
-	one("I", "ls \xe2\x80\xa8 ps \xe2\x80\xa9 end");
+	tr_group_one("I", "ctl \x01\x02\x1f\x7f\t\n\r end");
+	tr_group_one("I", "quote\" back\\ slash/ \"}],{\"x\":");
+	tr_group_one("I", "ls \xe2\x80\xa8 ps \xe2\x80\xa9 end");
 	/* U+2028/2029 escaped in the file: the JSON stays valid JavaScript too */
 	assert_null(strstr(run.trace_text, "\xe2\x80\xa8"));
 	assert_null(strstr(run.trace_text, "\xe2\x80\xa9"));
@@ -119,7 +100,7 @@ static void test_truncated_name(void **state)
 	size_t n;
 
 	(void)state;
-	need_run();
+	tr_group_need();
 	name = tr_str(instant_starting("xxxxxxxx"), "name");
 	n = strlen(name);
 	assert_true(ends_with(name, TRUNC_MARK));
@@ -127,7 +108,7 @@ static void test_truncated_name(void **state)
 	for (size_t i = 0; i < n - strlen(TRUNC_MARK); i++)
 		assert_int_equal(name[i], 'x');
 	/* a 1 MiB args text: kept as a string, visibly cut */
-	raw = cJSON_GetStringValue(tr_arg(one("I", "big-args"), "raw"));
+	raw = cJSON_GetStringValue(tr_arg(tr_group_one("I", "big-args"), "raw"));
 	assert_non_null(raw);
 	assert_true(ends_with(raw, TRUNC_MARK));
 	assert_true(strlen(raw) < 64 * 1024);
@@ -148,23 +129,23 @@ static void test_bad_args(void **state)
 	const char *raw;
 
 	(void)state;
-	need_run();
+	tr_group_need();
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		raw = cJSON_GetStringValue(tr_arg(one("I", cases[i].name), "raw"));
+		raw = cJSON_GetStringValue(tr_arg(tr_group_one("I", cases[i].name), "raw"));
 		if (!raw || strcmp(raw, cases[i].raw))
 			fail_msg("%s: args.raw should be '%s'", cases[i].name, cases[i].raw);
 	}
 	/* duplicate keys: an object with k (either value) or the raw text */
-	dup = one("I", "args-dup");
+	dup = tr_group_one("I", "args-dup");
 	k = tr_arg(dup, "k");
 	assert_true((cJSON_IsNumber(k) && (k->valuedouble == 1 || k->valuedouble == 2)) ||
 		    cJSON_IsString(tr_arg(dup, "raw")));
 	/* 100000-deep nesting: kept as text, not parsed (no stack overflow) */
-	raw = cJSON_GetStringValue(tr_arg(one("I", "args-deep"), "raw"));
+	raw = cJSON_GetStringValue(tr_arg(tr_group_one("I", "args-deep"), "raw"));
 	assert_non_null(raw);
 	assert_int_equal(strncmp(raw, "[[[[[[[[", 8), 0);
 	/* invalid UTF-8 in args: repaired */
-	raw = cJSON_GetStringValue(tr_arg(one("I", "args-bad-utf8"), "raw"));
+	raw = cJSON_GetStringValue(tr_arg(tr_group_one("I", "args-bad-utf8"), "raw"));
 	assert_non_null(raw);
 	assert_non_null(strstr(raw, REPLACEMENT));
 }
@@ -175,7 +156,7 @@ static void test_unreadable_pointers(void **state)
 	cJSON *ev[4];
 
 	(void)state;
-	need_run();
+	tr_group_need();
 	/* the instant with name 1 and args 8, and the span named 1 */
 	assert_int_equal(tr_find_all(&run, "I", "(unreadable)", ev, 4), 1);
 	assert_int_equal(tr_find_all(&run, "X", "(unreadable)", ev, 4), 1);
@@ -189,8 +170,8 @@ static void test_bad_scope(void **state)
 	const char *s;
 
 	(void)state;
-	need_run();
-	s = tr_str(one("I", "scope-bogus"), "s");
+	tr_group_need();
+	s = tr_str(tr_group_one("I", "scope-bogus"), "s");
 	assert_non_null(s);
 	assert_true(!strcmp(s, "g") || !strcmp(s, "p") || !strcmp(s, "t"));
 }
@@ -229,7 +210,7 @@ static void test_non_finite_counters(void **state)
 	size_t n;
 
 	(void)state;
-	need_run();
+	tr_group_need();
 	n = tr_find_all(&run, "C", NULL, c, 8);
 	for (size_t i = 0; i < n; i++) {
 		cJSON *v = tr_arg(c[i], "value");
@@ -246,7 +227,7 @@ static void test_non_finite_counters(void **state)
 	non_finite_sample("inf", "Infinity", NULL);
 	non_finite_sample("-inf", "-Infinity", NULL);
 	non_finite_sample("inf", "-Infinity", "-Infinity"); /* 0 (none drawn yet) + -inf */
-	meta = cJSON_GetObjectItem(run.trace, "metadata");
+	meta = tr_meta(&run);
 	assert_true(tr_num(meta, "non_finite_counter_samples") == 4);
 }
 
@@ -257,10 +238,10 @@ static void test_pairing_mistakes(void **state)
 	int pseudo = 0;
 
 	(void)state;
-	need_run();
+	tr_group_need();
 	/* The END of a span never begun: under -p, maybe begun before the tracer came */
 	assert_null(tr_find(&run, "I", "ctrace: span end without begin"));
-	meta = cJSON_GetObjectItem(run.trace, "metadata");
+	meta = tr_meta(&run);
 	assert_true(tr_num(meta, "unmatched_span_ends") == 0);
 	assert_true(tr_num(meta, "spans_begun_before_tracing") == 1);
 	assert_true(tr_num(meta, "unfinished_spans") == 0);
@@ -287,7 +268,7 @@ static void test_main_thread_named(void **state)
 	cJSON *m;
 
 	(void)state;
-	need_run();
+	tr_group_need();
 	m = tr_find_meta(&run, "thread_name", run.pid, run.main_tid);
 	assert_non_null(m);
 	assert_string_equal(tr_str(cJSON_GetObjectItem(m, "args"), "name"), "hostile");
@@ -296,21 +277,12 @@ static void test_main_thread_named(void **state)
 /* DevTools' engine reads the file and keeps the last instant. */
 static void test_devtools_reads_it(void **state)
 {
-	char why[512];
 	cJSON *sum, *i;
 	int after = 0, instants;
 
 	(void)state;
-	need_run();
-	if (!tr_checker_available(why, sizeof(why))) {
-		if (tr_in_ci())
-			fail_msg("DevTools checker unavailable (CI=true: not skipping): %s", why);
-		print_message("SKIP: DevTools checker unavailable: %s\n", why);
-		skip();
-	}
-	sum = tr_checker_run(run.trace_path, why, sizeof(why));
-	if (!sum)
-		fail_msg("%s", why);
+	tr_group_need();
+	sum = tr_checker_summary(run.trace_path);
 	cJSON_ArrayForEach(i, cJSON_GetObjectItem(sum, "instants"))
 		after += !strcmp(tr_str(i, "name"), "after");
 	instants = cJSON_GetArraySize(cJSON_GetObjectItem(sum, "instants"));
@@ -335,5 +307,5 @@ int main(void)
 		cmocka_unit_test(test_devtools_reads_it),
 	};
 
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, group_setup, tr_group_teardown);
 }

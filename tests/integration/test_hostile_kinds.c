@@ -25,30 +25,11 @@
 #define FFFD "\xef\xbf\xbd"                  /* U+FFFD */
 
 static struct trace_run run;
-static int setup_status; /* 0 ok, -1 failed (run.error), 1 not root */
 
 static int group_setup(void **state)
 {
 	(void)state;
-	setup_status = tr_group_start(&run, "hostile_kinds");
-	return 0;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	tr_free(&run);
-	return 0;
-}
-
-static void need_run(void)
-{
-	tr_group_need(setup_status, &run, "tracing hostile_kinds");
-}
-
-static cJSON *one(const char *ph, const char *name)
-{
-	return tr_one(&run, ph, name);
+	return tr_group_trace(&run, "hostile_kinds");
 }
 
 static const char *pseudo_name(double pid)
@@ -67,9 +48,9 @@ static void test_pseudo_process_names(void **state)
 	size_t n;
 
 	(void)state;
-	need_run();
-	p1 = tr_num(one("I", "in-pseudo1"), "pid");
-	p2 = tr_num(one("I", "in-pseudo2"), "pid");
+	tr_group_need();
+	p1 = tr_num(tr_group_one("I", "in-pseudo1"), "pid");
+	p2 = tr_num(tr_group_one("I", "in-pseudo2"), "pid");
 	assert_true(p1 >= 1073741824.0 && p2 >= 1073741824.0 && p1 != p2);
 	/* bad bytes replaced, control bytes and quotes read back exactly */
 	assert_string_equal(pseudo_name(p1), "pseudo " FFFD FFFD " \x01 \"q\" \\ end");
@@ -85,7 +66,7 @@ static void test_counter_names(void **state)
 	cJSON *c[4];
 
 	(void)state;
-	need_run();
+	tr_group_need();
 	assert_int_equal(tr_find_all(&run, "C", "ctr " FFFD " \x01\"\\ end", c, 4), 2);
 	/* one counter: ADD went on from SET's value */
 	assert_true(tr_num(cJSON_GetObjectItem(c[1], "args"), "value") == 8);
@@ -94,10 +75,10 @@ static void test_counter_names(void **state)
 static void test_span_across_threads(void **state)
 {
 	const char *name = "cross " FFFD FFFD " \x1b[31m end";
-	cJSON *b = one("b", name), *e = one("e", name);
+	cJSON *b = tr_group_one("b", name), *e = tr_group_one("e", name);
 
 	(void)state;
-	need_run();
+	tr_group_need();
 	assert_string_equal(tr_str(b, "id"), tr_str(e, "id"));
 	assert_true(tr_num(b, "tid") != tr_num(e, "tid"));
 	assert_string_equal(cJSON_GetStringValue(tr_arg(b, "begin")), "\xf0\x9f\x8e\x89");
@@ -110,15 +91,15 @@ static void test_args_edge_cases(void **state)
 	cJSON *args;
 
 	(void)state;
-	need_run();
+	tr_group_need();
 	/* a lone surrogate is no text: kept as the raw string */
-	raw = cJSON_GetStringValue(tr_arg(one("I", "args-lone-surrogate"), "raw"));
+	raw = cJSON_GetStringValue(tr_arg(tr_group_one("I", "args-lone-surrogate"), "raw"));
 	assert_non_null(raw);
 	assert_string_equal(raw, "{\"k\":\"\\ud800\"}");
 	/* raw bytes inside strings and keys: kept as an object, made valid */
-	assert_string_equal(cJSON_GetStringValue(tr_arg(one("I", "args-raw-bytes"), "k")),
+	assert_string_equal(cJSON_GetStringValue(tr_arg(tr_group_one("I", "args-raw-bytes"), "k")),
 			    FFFD "\x01\x7f");
-	args = cJSON_GetObjectItem(one("I", "args-key-bytes"), "args");
+	args = cJSON_GetObjectItem(tr_group_one("I", "args-key-bytes"), "args");
 	assert_non_null(args);
 	assert_non_null(args->child);
 	assert_string_equal(args->child->string, "\x01" FFFD);
@@ -129,13 +110,13 @@ static void test_pairing_and_markers(void **state)
 	cJSON *meta;
 
 	(void)state;
-	need_run();
-	one("X", "twice");
-	one("I", "ctrace: span end without begin"); /* the second END */
-	meta = cJSON_GetObjectItem(run.trace, "metadata");
+	tr_group_need();
+	tr_group_one("X", "twice");
+	tr_group_one("I", "ctrace: span end without begin"); /* the second END */
+	meta = tr_meta(&run);
 	assert_true(tr_num(meta, "unmatched_span_ends") == 1);
 	/* DISCARD of a marker never used: its events stay with the process */
-	assert_true(tr_num(one("I", "after-discard"), "pid") == run.pid);
+	assert_true(tr_num(tr_group_one("I", "after-discard"), "pid") == run.pid);
 }
 
 /* 2000 records of the worst kind: all there or counted, in little time. */
@@ -146,7 +127,7 @@ static void test_worst_records_burst(void **state)
 	double dropped;
 
 	(void)state;
-	need_run();
+	tr_group_need();
 	assert_non_null(strstr(run.prog_stdout, "burst=2000 still_armed=1"));
 	cJSON_ArrayForEach(ev, run.events) {
 		const char *name = tr_str(ev, "name");
@@ -160,10 +141,10 @@ static void test_worst_records_burst(void **state)
 			kept++;
 		}
 	}
-	dropped = tr_num(cJSON_GetObjectItem(run.trace, "metadata"), "dropped_events");
+	dropped = tr_meta_num(&run, "dropped_events");
 	if (kept + dropped != 2000)
 		fail_msg("kept %zu + dropped %.0f != 2000", kept, dropped);
-	one("I", "after");
+	tr_group_one("I", "after");
 	/* no stall: the tracer ended soon after the program did */
 	if (run.tracer_seconds > 5)
 		fail_msg("the tracer took %.1f s", run.tracer_seconds);
@@ -180,5 +161,5 @@ int main(void)
 		cmocka_unit_test(test_worst_records_burst),
 	};
 
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, group_setup, tr_group_teardown);
 }

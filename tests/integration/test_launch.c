@@ -80,7 +80,7 @@ static void assert_complete(void)
 	if (strcmp(am_stop_reason(&r), "target exited"))
 		fail_msg("stop_reason is \"%s\", not \"target exited\"", am_stop_reason(&r));
 	am_one(&r, "I", "main-last", r.pid);
-	assert_true(tr_num(cJSON_GetObjectItem(r.trace, "metadata"), "dropped_events") == 0);
+	assert_true(tr_meta_num(&r, "dropped_events") == 0);
 }
 
 /* The instant on main's first line is in the trace, and is its first event. */

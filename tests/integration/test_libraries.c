@@ -26,8 +26,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include "attach_modes.h"
-
-#define PROBELIB_SRC "tests/programs/lib/probelib.c"
+#include "probelib_build.h"
 
 /* Built once for the whole file: libearly.so and liblate.so. */
 static char libdir[64];
@@ -38,27 +37,10 @@ static char build_error[2048];
 static struct trace_run r;
 static struct tr_child other; /* the second process of the sharing tests */
 
-/* cc -shared -fPIC -Iinclude -DPROBELIB_NAME="name" probelib.c -o path */
+/* probelib.c as DIR/lib{name}.so, -O2. */
 static int build_lib(const char *name, char *path, size_t len)
 {
-	char def[64];
-	const char *argv[] = { "cc", "-shared", "-fPIC", "-O2", "-Iinclude", def,
-			       PROBELIB_SRC, "-o", path, NULL };
-	struct tr_cmd c;
-	int ok;
-
-	snprintf(def, sizeof(def), "-DPROBELIB_NAME=\"%s\"", name);
-	snprintf(path, len, "%s/lib%s.so", libdir, name);
-	if (tr_cmd_run(&c, argv, 60000) < 0) {
-		snprintf(build_error, sizeof(build_error), "cannot run cc");
-		return -1;
-	}
-	ok = c.exit == 0;
-	if (!ok)
-		snprintf(build_error, sizeof(build_error), "cc for %s exited %d:\n%s", path,
-			 c.exit, c.err);
-	tr_cmd_free(&c);
-	return ok ? 0 : -1;
+	return probelib_build(libdir, name, "-O2", path, len, build_error, sizeof(build_error));
 }
 
 static int group_setup(void **state)
@@ -203,7 +185,7 @@ static void test_executable_and_library(void **state)
 	 * libearly.so and liblate.so (lib-hit, hello each). Three objects: libc
 	 * and the dynamic linker have no ctrace probes.
 	 */
-	meta = cJSON_GetObjectItem(r.trace, "metadata");
+	meta = tr_meta(&r);
 	assert_true(tr_num(meta, "objects_with_probes") == 3);
 	assert_true(tr_num(meta, "probes_attached") == 6);
 }
@@ -283,8 +265,8 @@ static int hello_from(const char *name)
 
 	snprintf(want, sizeof(want), "hello from %s", name);
 	n = am_find(&r, "I", want, r.pid, ev, 8);
-	if (n == 0 && !strcmp(tr_str(cJSON_GetObjectItem(r.trace, "metadata"), "program_set"), "probe_read") &&
-	    tr_num(cJSON_GetObjectItem(r.trace, "metadata"), "unreadable_strings") >= 1 &&
+	if (n == 0 && !strcmp(tr_str(tr_meta(&r), "program_set"), "probe_read") &&
+	    tr_meta_num(&r, "unreadable_strings") >= 1 &&
 	    am_find(&r, "I", "(unreadable)", r.pid, ev, 8) >= 1)
 		return 0;
 	if (n != 1)
@@ -346,7 +328,7 @@ static void test_waits_for_probes(void **state)
 		fail_msg("the plugin's probes were never armed");
 	hit = lib_hit("late", r.pid);
 	assert_true(am_arg_num(hit, "n") == 7);
-	assert_string_equal(tr_str(cJSON_GetObjectItem(r.trace, "metadata"), "stop_reason"),
+	assert_string_equal(tr_str(tr_meta(&r), "stop_reason"),
 			    "target exited");
 }
 
@@ -361,7 +343,7 @@ static void test_waits_until_duration(void **state)
 	one_stderr_line("waiting for");
 	if (r.tracer_seconds > 3)
 		fail_msg("-d 0.5 took %.1f s", r.tracer_seconds);
-	assert_string_equal(tr_str(cJSON_GetObjectItem(r.trace, "metadata"), "stop_reason"),
+	assert_string_equal(tr_str(tr_meta(&r), "stop_reason"),
 			    "duration elapsed");
 }
 
@@ -394,7 +376,7 @@ static void test_waits_until_sigint(void **state)
 		fail_msg("the tracer exited %d after SIGINT:\n%s", r.tracer_exit, r.tracer_stderr);
 	if (tr_load_trace(&r) < 0)
 		fail_msg("%s", r.error);
-	assert_string_equal(tr_str(cJSON_GetObjectItem(r.trace, "metadata"), "stop_reason"),
+	assert_string_equal(tr_str(tr_meta(&r), "stop_reason"),
 			    "SIGINT");
 }
 

@@ -26,6 +26,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include "ctrace_record.h"
+#include "cli_check.h"
+#include "readelf_notes.h"
 #include "trace_run.h"
 
 static char dir[64]; /* mkdtemp: the programs built here */
@@ -95,17 +97,6 @@ static const char proc_src[] =
 	"	return probe_sites_fire(0);\n"
 	"}\n";
 
-__attribute__((format(printf, 1, 2))) static int run(const char *fmt, ...)
-{
-	char cmd[2048];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
 static int write_file(const char *name, const char *text)
 {
 	char path[PATH_MAX];
@@ -132,7 +123,7 @@ static int setup(void **state)
 	    write_file("text.txt", "not an ELF file\n") ||
 	    write_file("evil.s", evil_s) || write_file("main.c", "int main(void) { return 0; }\n"))
 		return -1;
-	return run("cd '%s' && cc -O2 sdt.c sdt_sem.c -o sdt && cc -O2 main.c evil.s -o evil && "
+	return tr_shell("cd '%s' && cc -O2 sdt.c sdt_sem.c -o sdt && cc -O2 main.c evil.s -o evil && "
 		   "cc -O2 -I'%s/include' -shared -fPIC '%s/tests/programs/probe_sites.c' -o 'lib probes.so' && "
 		   "cp 'lib probes.so' libprobes.so && "
 		   "cc -O2 proc.c -o proc -L. -lprobes -Wl,-rpath,'%s' && "
@@ -144,7 +135,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	if (strncmp(dir, "/tmp/ctrace-list-", 17) == 0)
-		run("rm -rf '%s'", dir);
+		tr_shell("rm -rf '%s'", dir);
 	return 0;
 }
 
@@ -196,25 +187,17 @@ static bool parse_line(const char *line, struct listed *l)
 /* Runs `ctrace-bpf list ARGS...` to completion, as `user` if not NULL. */
 static void run_list(const char *user, ...)
 {
-	const char *argv[16];
+	const char *const setpriv[] = { "setpriv", user, "--regid=65534", "--clear-groups", NULL };
+	const char *args[16];
 	size_t n = 0;
 	va_list ap;
 
-	if (user) {
-		argv[n++] = "setpriv";
-		argv[n++] = user;
-		argv[n++] = "--regid=65534";
-		argv[n++] = "--clear-groups";
-	}
-	argv[n++] = tr_tracer();
-	argv[n++] = "list";
 	va_start(ap, user);
-	while (n < 15 && (argv[n] = va_arg(ap, const char *)))
+	while (n < 15 && (args[n] = va_arg(ap, const char *)))
 		n++;
 	va_end(ap);
-	argv[n] = NULL;
-	tr_cmd_free(&c);
-	assert_int_equal(tr_cmd_run(&c, argv, 20000), 0);
+	args[n] = NULL;
+	cli_run_tracer(&c, user ? setpriv : NULL, "list", args, 20000);
 }
 
 /* Every stdout line parsed (at most max); fails on a malformed one. */
@@ -235,56 +218,7 @@ static size_t parse_output(const char *out, struct listed *v, size_t max)
 	return n;
 }
 
-static void assert_one_line(const char *err, const char *what)
-{
-	size_t n = strlen(err);
-
-	if (n < 2 || err[n - 1] != '\n' || strchr(err, '\n') != err + n - 1 ||
-	    !strstr(err, what))
-		fail_msg("expected one line with '%s' on stderr, got:\n%s", what, err);
-}
-
 /* ---- what readelf says ---- */
-
-struct readelf_note {
-	char provider[80], name[80], args[256];
-	unsigned long long loc, sema;
-};
-
-/* The stapsdt notes as `readelf -nW` prints them, in file order. */
-static size_t readelf_notes(const char *path, struct readelf_note *v, size_t max)
-{
-	char cmd[PATH_MAX + 32], line[512];
-	unsigned long long base;
-	size_t n = 0;
-	FILE *p;
-	const char *s;
-
-	snprintf(cmd, sizeof(cmd), "readelf -nW '%s'", path);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	memset(v, 0, max * sizeof(*v));
-	while (fgets(line, sizeof(line), p)) {
-		if (n >= max)
-			continue;
-		if ((s = strstr(line, "Provider: ")))
-			sscanf(s, "Provider: %79s", v[n].provider);
-		else if ((s = strstr(line, "Name: ")))
-			sscanf(s, "Name: %79s", v[n].name);
-		else if ((s = strstr(line, "Location: ")))
-			sscanf(s, "Location: %llx, Base: %llx, Semaphore: %llx",
-			       &v[n].loc, &base, &v[n].sema);
-		else if ((s = strstr(line, "Arguments:"))) {
-			s += strlen("Arguments:");
-			s += *s == ' ';
-			snprintf(v[n].args, sizeof(v[n].args), "%s", s);
-			v[n].args[strcspn(v[n].args, "\n")] = '\0';
-			n++; /* the last line of a note */
-		}
-	}
-	assert_int_equal(pclose(p), 0);
-	return n;
-}
 
 static int read_byte(const char *path, unsigned long long off)
 {
@@ -599,7 +533,7 @@ static void test_process_users(void **state)
 	snprintf(pid, sizeof(pid), "%ld", r.pid);
 	run_list("--reuid=65534", "-p", pid, NULL);
 	assert_int_equal(c.exit, 1);
-	assert_one_line(c.err, "Permission denied");
+	cli_assert_one_line(c.err, "Permission denied");
 	tr_free(&r);
 
 	/* nobody's process, listed by nobody */
@@ -610,7 +544,7 @@ static void test_process_users(void **state)
 
 		if (tr_init(&r) < 0)
 			fail_msg("%s", r.error);
-		assert_non_null(realpath(tr_program_path("ticker", (char[PATH_MAX]){ 0 }, PATH_MAX), ticker));
+		tr_program_abspath("ticker", ticker, sizeof(ticker));
 		if (tr_spawn(&r.prog, r.dir, "program", argv) < 0 ||
 		    tr_wait_line(&r, "ready", 10000) < 0)
 			fail_msg("%s", r.error);
@@ -631,7 +565,7 @@ static void test_no_such_file(void **state)
 	run_list(NULL, path, NULL);
 	assert_int_equal(c.exit, 1);
 	assert_string_equal(c.out, "");
-	assert_one_line(c.err, "no such file");
+	cli_assert_one_line(c.err, "no such file");
 	assert_non_null(strstr(c.err, path));
 }
 
@@ -643,10 +577,10 @@ static void test_not_elf(void **state)
 	snprintf(path, sizeof(path), "%s/text.txt", dir);
 	run_list(NULL, path, NULL);
 	assert_int_equal(c.exit, 1);
-	assert_one_line(c.err, "not an ELF file");
+	cli_assert_one_line(c.err, "not an ELF file");
 	run_list(NULL, dir, NULL);
 	assert_int_equal(c.exit, 1);
-	assert_one_line(c.err, "is a directory");
+	cli_assert_one_line(c.err, "is a directory");
 }
 
 /* An ELF file without probes: exit 1, and it says so. */
@@ -655,12 +589,12 @@ static void test_no_probes(void **state)
 	char path[PATH_MAX];
 
 	(void)state;
-	assert_int_equal(run("cp /bin/true '%s/true'", dir), 0);
+	assert_int_equal(tr_shell("cp /bin/true '%s/true'", dir), 0);
 	snprintf(path, sizeof(path), "%s/true", dir);
 	run_list(NULL, path, NULL);
 	assert_int_equal(c.exit, 1);
 	assert_string_equal(c.out, "");
-	assert_one_line(c.err, "no USDT probes in ");
+	cli_assert_one_line(c.err, "no USDT probes in ");
 	assert_non_null(strstr(c.err, path));
 }
 
@@ -685,18 +619,8 @@ static void test_process_no_probes(void **state)
 	snprintf(pid, sizeof(pid), "%d", (int)r.prog.pid);
 	run_list(NULL, "-p", pid, NULL);
 	assert_int_equal(c.exit, 1);
-	assert_one_line(c.err, "no USDT probes in process ");
+	cli_assert_one_line(c.err, "no USDT probes in process ");
 	assert_non_null(strstr(c.err, exe));
-}
-
-/* A pid that no process has (checked with kill(pid, 0)). */
-static int free_pid(void)
-{
-	for (int pid = 4000000; pid > 1000; pid -= 7919)
-		if (kill(pid, 0) < 0 && errno == ESRCH)
-			return pid;
-	fail_msg("no free pid found");
-	return 0;
 }
 
 static void test_process_gone(void **state)
@@ -705,10 +629,10 @@ static void test_process_gone(void **state)
 	char pid[24];
 
 	(void)state;
-	snprintf(pid, sizeof(pid), "%d", free_pid());
+	snprintf(pid, sizeof(pid), "%d", cli_free_pid());
 	run_list(NULL, "-p", pid, NULL);
 	assert_int_equal(c.exit, 1);
-	assert_one_line(c.err, "no process with pid");
+	cli_assert_one_line(c.err, "no process with pid");
 
 	/* exited, not yet reaped (a zombie): nothing mapped any more */
 	if (tr_init(&r) < 0 || tr_start_program(&r, "/bin/sleep", args) < 0)
@@ -730,7 +654,7 @@ static void test_process_gone(void **state)
 	snprintf(pid, sizeof(pid), "%d", (int)r.prog.pid);
 	run_list(NULL, "-p", pid, NULL);
 	assert_int_equal(c.exit, 1);
-	assert_one_line(c.err, "has exited");
+	cli_assert_one_line(c.err, "has exited");
 }
 
 static void test_usage(void **state)
@@ -738,13 +662,13 @@ static void test_usage(void **state)
 	(void)state;
 	run_list(NULL, NULL);
 	assert_int_equal(c.exit, 2);
-	assert_one_line(c.err, "list");
+	cli_assert_one_line(c.err, "list");
 	run_list(NULL, "-p", "1", "/bin/true", NULL);
 	assert_int_equal(c.exit, 2);
-	assert_one_line(c.err, "not both");
+	cli_assert_one_line(c.err, "not both");
 	run_list(NULL, "-p", "12x", NULL);
 	assert_int_equal(c.exit, 2);
-	assert_one_line(c.err, "12x");
+	cli_assert_one_line(c.err, "12x");
 	run_list(NULL, "--help", NULL);
 	assert_int_equal(c.exit, 0);
 	assert_non_null(strstr(c.out, "usdt:PATH:PROVIDER:NAME addr="));

@@ -24,11 +24,7 @@ static void test_literals_once_then_by_reference(void **state)
 	size_t inst = 0, ctr = 0, dyn[10] = { 0 };
 
 	(void)state;
-	tr_require_root();
-	if (tr_run(&r, "literals", args, NULL) < 0)
-		fail_msg("%s", r.error);
-	assert_int_equal(r.prog_exit, 0);
-	assert_int_equal(r.tracer_exit, 0);
+	tr_run_ok(&r, "literals", args, NULL);
 	cJSON_ArrayForEach(e, r.events) {
 		const char *ph = tr_str(e, "ph"), *name = tr_str(e, "name");
 
@@ -46,7 +42,7 @@ static void test_literals_once_then_by_reference(void **state)
 			dyn[name[4] - '0']++;
 		}
 	}
-	md = cJSON_GetObjectItem(r.trace, "metadata");
+	md = tr_meta(&r);
 	if (tr_num(md, "dropped_events") != 0)
 		fail_msg("%.0f events dropped", tr_num(md, "dropped_events"));
 	assert_int_equal(inst, N);

@@ -120,8 +120,7 @@ static void run_flood(struct flood *f)
 
 static const cJSON *memory_table(const struct flood *f, const char *table)
 {
-	const cJSON *mem = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(f->r.trace, "metadata"), "memory");
+	const cJSON *mem = cJSON_GetObjectItemCaseSensitive(tr_meta(&f->r), "memory");
 	const cJSON *t = cJSON_GetObjectItemCaseSensitive(
 		cJSON_GetObjectItemCaseSensitive(mem, "tables"), table);
 
@@ -201,8 +200,7 @@ static void test_default_ceiling(void **state)
 
 	(void)state;
 	run_flood(&f);
-	mem = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(f.r.trace, "metadata"),
-					       "memory");
+	mem = cJSON_GetObjectItemCaseSensitive(tr_meta(&f.r), "memory");
 	if (tr_num(mem, "max_memory_bytes") != 128.0 * 1024 * 1024)
 		fail_msg("metadata.memory.max_memory_bytes is %g", tr_num(mem, "max_memory_bytes"));
 	after_flood_arrived(&f);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "cli_check.h"
 #include "target_check.h"
 #include "trace_run.h"
 
@@ -42,15 +43,6 @@ static int free_all(void **state)
 	return 0;
 }
 
-/* stderr holds exactly one non-empty line. */
-static void assert_one_line(const char *err)
-{
-	size_t n = strlen(err);
-
-	if (n < 2 || err[n - 1] != '\n' || strchr(err, '\n') != err + n - 1)
-		fail_msg("expected one line on stderr, got:\n%s", err);
-}
-
 /* A ticker to trace; r.dir is the test's directory. */
 static void start_ticker(void)
 {
@@ -64,29 +56,14 @@ static void start_ticker(void)
 	chmod(r.dir, 0777);
 }
 
-/* Runs `[wrapper...] ctrace-bpf -p TICKER -o out [more]` to completion. */
+/* Runs `[wrapper...] ctrace-bpf -p TICKER -o out -d 0.3 [more]` to completion. */
 static void run_tracer(const char *const *wrapper, const char *out, const char *more)
 {
-	const char *argv[24];
 	char pid[24];
-	size_t n = 0;
+	const char *const args[] = { "-p", pid, "-o", out, "-d", "0.3", more, NULL };
 
 	snprintf(pid, sizeof(pid), "%d", (int)r.prog.pid);
-	while (wrapper && *wrapper)
-		argv[n++] = *wrapper++;
-	argv[n++] = tr_tracer();
-	argv[n++] = "-p";
-	argv[n++] = pid;
-	argv[n++] = "-o";
-	argv[n++] = out;
-	argv[n++] = "-d";
-	argv[n++] = "0.3";
-	if (more)
-		argv[n++] = more;
-	argv[n] = NULL;
-	tr_cmd_free(&c);
-	if (tr_cmd_run(&c, argv, 20000) < 0)
-		fail_msg("cannot run %s", argv[0]);
+	cli_run_tracer(&c, wrapper, NULL, args, 20000);
 }
 
 static void path_in(char *buf, size_t len, const char *name)
@@ -116,11 +93,20 @@ static void assert_file_is(const char *path, const char *text)
 static void assert_refused(const char *why)
 {
 	assert_int_not_equal(c.exit, 0);
-	assert_one_line(c.err);
+	cli_assert_one_line(c.err, NULL);
 	if (!strstr(c.err, why))
 		fail_msg("expected \"%s\" in: %s", why, c.err);
 	if (c.seconds > 1.0)
 		fail_msg("took %.2f s to refuse", c.seconds);
+}
+
+/* Under setpriv, the tracer on a new ticker, into t.json of the test's directory (out). */
+static void run_setpriv_ticker(const char *const *setpriv, char *out, size_t out_len)
+{
+	tr_require_command("setpriv");
+	start_ticker();
+	path_in(out, out_len, "t.json");
+	run_tracer(setpriv, out, NULL);
 }
 
 /* No capabilities at all (root's bounding set emptied): says what it needs. */
@@ -130,10 +116,7 @@ static void test_no_capabilities(void **state)
 	char out[400];
 
 	(void)state;
-	tr_require_command("setpriv");
-	start_ticker();
-	path_in(out, sizeof(out), "t.json");
-	run_tracer(setpriv, out, NULL);
+	run_setpriv_ticker(setpriv, out, sizeof(out));
 	assert_refused("CAP_BPF");
 	assert_non_null(strstr(c.err, "CAP_PERFMON"));
 	assert_non_null(strstr(c.err, "root"));
@@ -150,10 +133,7 @@ static void test_missing_one_capability(void **state)
 	char out[400];
 
 	(void)state;
-	tr_require_command("setpriv");
-	start_ticker();
-	path_in(out, sizeof(out), "t.json");
-	run_tracer(setpriv, out, NULL);
+	run_setpriv_ticker(setpriv, out, sizeof(out));
 	assert_refused("CAP_SYS_PTRACE");
 	assert_null(strstr(c.err, "CAP_BPF ("));
 }
@@ -175,7 +155,7 @@ static void test_capabilities_suffice(void **state)
 	if (getenv("CTRACE_NO_MULTI") && *getenv("CTRACE_NO_MULTI") && strcmp(getenv("CTRACE_NO_MULTI"), "0")) {
 		/* Perf uprobes (kernels before 6.6): the uprobe PMU wants CAP_SYS_ADMIN too, said so. */
 		assert_int_equal(c.exit, 1);
-		if (!strstr(c.err, "perf uprobes need CAP_SYS_ADMIN too") || strchr(c.err, '\n') != c.err + strlen(c.err) - 1)
+		if (!strstr(c.err, "perf uprobes need CAP_SYS_ADMIN too") || !cli_one_line(c.err))
 			fail_msg("perf uprobes without CAP_SYS_ADMIN: not the one line expected: %s", c.err);
 		return;
 	}
@@ -323,7 +303,7 @@ static void test_fix_in_place_rules(void **state)
 	snprintf(r.trace_path, sizeof(r.trace_path), "%s", cut);
 	if (tr_load_trace(&r) < 0)
 		fail_msg("%s", r.error);
-	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(r.trace, "metadata"),
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(tr_meta(&r),
 						     "truncated")));
 }
 

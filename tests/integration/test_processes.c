@@ -165,8 +165,7 @@ static void test_exe_now_and_later(void **state)
 
 	(void)state;
 	tr_require_root();
-	if (!realpath(tr_program_path("armed_hello", exe, sizeof(exe)), exe))
-		fail_msg("armed_hello: %s", strerror(errno));
+	tr_program_abspath("armed_hello", exe, sizeof(exe));
 	if (tr_init(&r) < 0 || tr_start_program(&r, "armed_hello", a_args) < 0 ||
 	    tr_wait_line(&r, "ready", 10000) < 0)
 		fail_msg("%s", r.error);
@@ -215,8 +214,7 @@ static char *run_forker(bool follow, struct family *f)
 	size_t n = 0;
 
 	tr_require_root();
-	if (!realpath(tr_program_path("armed_hello", exe, sizeof(exe)), exe))
-		fail_msg("armed_hello: %s", strerror(errno));
+	tr_program_abspath("armed_hello", exe, sizeof(exe));
 	prog_args[n++] = exe;
 	prog_args[n++] = "forked";
 	/* without -f nobody arms it: it gives up after 400 ms (exit 3) */

@@ -46,15 +46,10 @@ static int clean(void **state)
 	return 0;
 }
 
-static cJSON *meta(void)
-{
-	return cJSON_GetObjectItem(r.trace, "metadata");
-}
-
 /* A string of metadata; the test fails if it is not there. */
 static const char *meta_str(const char *key)
 {
-	const char *v = tr_str(meta(), key);
+	const char *v = tr_str(tr_meta(&r), key);
 
 	if (!v)
 		fail_msg("the trace's metadata has no \"%s\"", key);
@@ -63,7 +58,7 @@ static const char *meta_str(const char *key)
 
 static bool feature(const char *name)
 {
-	return cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(meta(), "kernel_features"), name));
+	return cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(tr_meta(&r), "kernel_features"), name));
 }
 
 /* Traces `literals 200` with -v; its events must all be there. */
@@ -90,8 +85,8 @@ static void run_literals(void)
 		assert_int_equal(inst, 200);
 		assert_int_equal(ctr, 200);
 	}
-	assert_true(tr_num(meta(), "unreadable_strings") == 0);
-	assert_true(tr_num(meta(), "dropped_events") == 0);
+	assert_true(tr_meta_num(&r, "unreadable_strings") == 0);
+	assert_true(tr_meta_num(&r, "dropped_events") == 0);
 }
 
 /* The -v line that says which set was loaded. */
@@ -118,7 +113,7 @@ static void test_best_set_taken(void **state)
 	else
 		want = "probe_read";
 	assert_string_equal(meta_str("program_set"), want);
-	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(meta(), "program_set_forced")));
+	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(tr_meta(&r), "program_set_forced")));
 	expect_verbose_line(want);
 }
 
@@ -127,7 +122,7 @@ static void run_forced(const char *set)
 	setenv("CTRACE_PROGRAM_SET", set, 1);
 	run_literals();
 	assert_string_equal(meta_str("program_set"), set);
-	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(meta(), "program_set_forced")));
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(tr_meta(&r), "program_set_forced")));
 	expect_verbose_line(set);
 	if (!strstr(r.tracer_stderr, "forced by CTRACE_PROGRAM_SET"))
 		fail_msg("the -v line does not say the set was forced: %s", r.tracer_stderr);
@@ -164,7 +159,7 @@ static void test_perf_uprobes_without_cookies(void **state)
 	setenv("CTRACE_NO_COOKIES", "1", 1);
 	run_literals();
 	assert_string_equal(meta_str("probe_links"), "perf_uprobe");
-	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(meta(), "bpf_cookies")));
+	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(tr_meta(&r), "bpf_cookies")));
 	if (!strstr(r.tracer_stderr, "one perf uprobe per site; no BPF cookies"))
 		fail_msg("the -v line does not say how it attached: %s", r.tracer_stderr);
 }

@@ -74,7 +74,7 @@ static void guarded_under_ctrace_bpf(const char *const *tracer_args)
 				first_ts = tr_num(e, "ts");
 		}
 	}
-	dropped = tr_num(cJSON_GetObjectItem(r.trace, "metadata"), "dropped_events");
+	dropped = tr_meta_num(&r, "dropped_events");
 	if (n + dropped != CALLS)
 		fail_msg("redzone made %d probe calls once it saw the semaphore raised, "
 			 "but the trace has %zu \"rz\" events and %.0f dropped: %.0f lost "

@@ -19,27 +19,19 @@
 #include <unistd.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "probelib_build.h"
 #include "trace_run.h"
 
-#define PROBELIB_SRC "tests/programs/lib/probelib.c"
 
 static char libdir[64];
 
-/* cc -shared -fPIC OPT -DPROBELIB_NAME="name" probelib.c -o DIR/lib{name}.so */
+/* probelib.c as DIR/lib{name}.so, built with OPT. */
 static void build_lib(const char *name, const char *opt, char *path, size_t len)
 {
-	char def[64];
-	const char *argv[] = { "cc", "-shared", "-fPIC", opt, "-Iinclude", def,
-			       PROBELIB_SRC, "-o", path, NULL };
-	struct tr_cmd c;
+	char why[4096];
 
-	snprintf(def, sizeof(def), "-DPROBELIB_NAME=\"%s\"", name);
-	snprintf(path, len, "%s/lib%s.so", libdir, name);
-	if (tr_cmd_run(&c, argv, 60000) < 0)
-		fail_msg("cannot run cc");
-	if (c.exit != 0)
-		fail_msg("cc for %s exited %d:\n%s", path, c.exit, c.err);
-	tr_cmd_free(&c);
+	if (probelib_build(libdir, name, opt, path, len, why, sizeof(why)) < 0)
+		fail_msg("%s", why);
 }
 
 /* The instant "lib-hit" with args {"lib":LIB,"n":N}. */

@@ -95,7 +95,7 @@ static double one_run(int i, double *stopped, bool *perf)
 		fail_msg("run %d: the tracer exited %d: %s", i, run.tracer_exit, run.tracer_stderr);
 	if (tr_load_trace(&run) < 0) /* strict JSON, one value */
 		fail_msg("run %d: %s", i, run.error);
-	m = cJSON_GetObjectItemCaseSensitive(run.trace, "metadata");
+	m = tr_meta(&run);
 	*stopped = tr_num(m, "trace_stop_monotonic_ns") / 1e9 - (double)armed_ns / 1e9;
 	*perf = tr_str(m, "probe_links") && !strcmp(tr_str(m, "probe_links"), "perf_uprobe");
 	events = tr_num(m, "events_written");

@@ -24,32 +24,11 @@
 #define PSEUDO_END 2147483648.0  /* 2^31 */
 
 static struct trace_run run;
-static int setup_status; /* 0 ok, -1 failed (run.error), 1 not root */
 
 static int group_setup(void **state)
 {
 	(void)state;
-	setup_status = tr_group_start(&run, "every_macro");
-	return 0;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	tr_free(&run);
-	return 0;
-}
-
-/* Every test starts here: the shared run must have worked. */
-static void need_run(void)
-{
-	tr_group_need(setup_status, &run, "tracing every_macro");
-}
-
-/* The one event ph/name in the real process; fails unless exactly one. */
-static cJSON *one(const char *ph, const char *name)
-{
-	return tr_one(&run, ph, name);
+	return tr_group_trace(&run, "every_macro");
 }
 
 static void assert_on_main(const cJSON *ev)
@@ -77,7 +56,7 @@ static void assert_arg_str(const cJSON *ev, const char *key, const char *want)
 static void test_run_ok(void **state)
 {
 	(void)state;
-	need_run();
+	tr_group_need();
 	assert_int_equal(run.tracer_exit, 0);
 	assert_int_equal(run.prog_exit, 0);
 	assert_true(run.pid > 0 && run.main_tid == run.pid);
@@ -89,8 +68,8 @@ static void test_run_ok(void **state)
 static void test_event_counts(void **state)
 {
 	(void)state;
-	need_run();
-	assert_true(tr_num(cJSON_GetObjectItem(run.trace, "metadata"), "dropped_events") == 0);
+	tr_group_need();
+	assert_true(tr_meta_num(&run, "dropped_events") == 0);
 	/* outer, inner, pseudo-span, never-ended */
 	assert_int_equal(tr_count(&run, "X"), 4);
 	/* inst-g/p/t, pseudo-instant, after-discard (the END of a span never begun: counted only) */
@@ -107,7 +86,7 @@ static void test_every_event_well_formed(void **state)
 	char why[300];
 
 	(void)state;
-	need_run();
+	tr_group_need();
 	cJSON_ArrayForEach(ev, run.events) {
 		const char *ph = tr_str(ev, "ph");
 
@@ -129,9 +108,9 @@ static void test_nested_spans(void **state)
 	double ots, odur, its, idur;
 
 	(void)state;
-	need_run();
-	outer = one("X", "outer");
-	inner = one("X", "inner");
+	tr_group_need();
+	outer = tr_group_one("X", "outer");
+	inner = tr_group_one("X", "inner");
 	assert_on_main(outer);
 	assert_on_main(inner);
 	ots = tr_num(outer, "ts");
@@ -156,10 +135,10 @@ static void test_cross_thread_span(void **state)
 	cJSON *b, *e, *bid, *eid;
 
 	(void)state;
-	need_run();
+	tr_group_need();
 	assert_null(tr_find(&run, "X", "cross-thread"));
-	b = one("b", "cross-thread");
-	e = one("e", "cross-thread");
+	b = tr_group_one("b", "cross-thread");
+	e = tr_group_one("e", "cross-thread");
 	assert_string_equal(tr_str(b, "cat"), "ctrace.async");
 	assert_string_equal(tr_str(e, "cat"), "ctrace.async");
 	bid = cJSON_GetObjectItem(b, "id");
@@ -193,36 +172,14 @@ static void test_instants(void **state)
 	static const char *const scopes[] = { "g", "p", "t" };
 
 	(void)state;
-	need_run();
+	tr_group_need();
 	for (int i = 0; i < 3; i++) {
-		cJSON *ev = one("I", names[i]);
+		cJSON *ev = tr_group_one("I", names[i]);
 
 		assert_on_main(ev);
 		assert_string_equal(tr_str(ev, "s"), scopes[i]);
 		assert_arg_str(ev, "scope", scopes[i]);
 	}
-}
-
-static int by_ts(const void *a, const void *b)
-{
-	double x = tr_num(*(cJSON *const *)a, "ts"), y = tr_num(*(cJSON *const *)b, "ts");
-
-	return x < y ? -1 : x > y;
-}
-
-/* The values of counter "c" in process pid, in order of ts. */
-static size_t counter_values(double pid, double *out, size_t max)
-{
-	cJSON *all[32], *mine[32];
-	size_t n = tr_find_all(&run, "C", "c", all, 32), k = 0;
-
-	for (size_t i = 0; i < n; i++)
-		if (tr_num(all[i], "pid") == pid)
-			mine[k++] = all[i];
-	qsort(mine, k, sizeof(mine[0]), by_ts);
-	for (size_t i = 0; i < k && i < max; i++)
-		out[i] = tr_num(cJSON_GetObjectItem(mine[i], "args"), "value");
-	return k;
 }
 
 static void test_counters(void **state)
@@ -232,7 +189,7 @@ static void test_counters(void **state)
 	size_t n;
 
 	(void)state;
-	need_run();
+	tr_group_need();
 	n = tr_find_all(&run, "C", NULL, all, 32);
 	for (size_t i = 0; i < n; i++) {
 		/* an "id" would make viewers treat each value as a new counter */
@@ -240,7 +197,7 @@ static void test_counters(void **state)
 	}
 	/* SET 5, ADD 2.5, ADD -1, and after DISCARD of the pseudo marker ADD
 	 * 0.25: 6.75 only if the pseudo-process's "c" (1, 2) was separate. */
-	n = counter_values(run.pid, v, 8);
+	n = tr_counter_values(&run, "c", run.pid, v, 8);
 	assert_int_equal(n, 4);
 	assert_true(v[0] == 5);
 	assert_true(v[1] == 7.5);
@@ -272,11 +229,11 @@ static void test_pseudo_process(void **state)
 	cJSON *after;
 
 	(void)state;
-	need_run();
+	tr_group_need();
 	p = pseudo_pid();
 	assert_true(p >= PSEUDO_BASE && p < PSEUDO_END);
 	for (int i = 0; i < 2; i++) {
-		cJSON *ev = one(phs[i], names[i]);
+		cJSON *ev = tr_group_one(phs[i], names[i]);
 		double tid = tr_num(ev, "tid");
 		cJSON *tn;
 
@@ -292,11 +249,11 @@ static void test_pseudo_process(void **state)
 			assert_non_null(strstr(tr_str(cJSON_GetObjectItem(tn, "args"), "name"), want));
 		}
 	}
-	assert_int_equal(counter_values(p, v, 8), 2);
+	assert_int_equal(tr_counter_values(&run, "c", p, v, 8), 2);
 	assert_true(v[0] == 1);
 	assert_true(v[1] == 2);
 	/* after CTRACE_DISCARD the marker is the real process again */
-	after = one("I", "after-discard");
+	after = tr_group_one("I", "after-discard");
 	assert_on_main(after);
 }
 
@@ -306,13 +263,13 @@ static void test_unfinished_span(void **state)
 	double end, last = 0;
 
 	(void)state;
-	need_run();
-	x = one("X", "never-ended");
+	tr_group_need();
+	x = tr_group_one("X", "never-ended");
 	assert_on_main(x);
 	flag = tr_arg(x, "unfinished");
 	assert_true(cJSON_IsTrue(flag));
 	assert_arg_num(x, "e", 5);
-	meta = cJSON_GetObjectItem(run.trace, "metadata");
+	meta = tr_meta(&run);
 	assert_true(tr_num(meta, "unfinished_spans") == 1);
 	/* it ends at the stop: after every other event */
 	end = tr_num(x, "ts") + tr_num(x, "dur");
@@ -339,9 +296,9 @@ static void test_unmatched_end(void **state)
 	cJSON *meta;
 
 	(void)state;
-	need_run();
+	tr_group_need();
 	assert_null(tr_find(&run, "I", "ctrace: span end without begin"));
-	meta = cJSON_GetObjectItem(run.trace, "metadata");
+	meta = tr_meta(&run);
 	assert_true(tr_num(meta, "unmatched_span_ends") == 0);
 	assert_true(tr_num(meta, "spans_begun_before_tracing") == 1);
 }
@@ -358,7 +315,7 @@ static const char *meta_name(const char *what, double pid, double tid)
 static void test_names(void **state)
 {
 	(void)state;
-	need_run();
+	tr_group_need();
 	assert_string_equal(meta_name("process_name", run.pid, run.pid), "every_macro");
 	assert_string_equal(meta_name("thread_name", run.pid, run.worker_tid), "worker-1");
 	assert_non_null(meta_name("thread_name", run.pid, run.main_tid));
@@ -371,7 +328,7 @@ static void test_context_and_metadata(void **state)
 	char exe[PATH_MAX];
 
 	(void)state;
-	need_run();
+	tr_group_need();
 	assert_non_null(realpath(run.program, exe));
 	for (int i = 0; i < 2; i++) {
 		cJSON *o = cJSON_GetObjectItem(run.trace, objs[i]);
@@ -393,19 +350,8 @@ static cJSON *summary;
 
 static cJSON *checker_summary(void)
 {
-	char why[512];
-
-	if (summary)
-		return summary;
-	if (!tr_checker_available(why, sizeof(why))) {
-		if (tr_in_ci())
-			fail_msg("DevTools checker unavailable (CI=true: not skipping): %s", why);
-		print_message("SKIP: DevTools checker unavailable: %s\n", why);
-		skip();
-	}
-	summary = tr_checker_run(run.trace_path, why, sizeof(why));
 	if (!summary)
-		fail_msg("%s", why);
+		summary = tr_checker_summary(run.trace_path);
 	return summary;
 }
 
@@ -429,7 +375,7 @@ static void test_devtools_agrees(void **state)
 	char key[64];
 
 	(void)state;
-	need_run();
+	tr_group_need();
 	sum = checker_summary();
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(sum, "ok")));
 	assert_true(tr_num(sum, "events") == cJSON_GetArraySize(run.events));
@@ -455,7 +401,7 @@ static void test_devtools_agrees(void **state)
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(sum, "dropped")), 0);
 	/* inner is drawn inside outer */
 	{
-		cJSON *inner = find_entry(slices, one("X", "inner"));
+		cJSON *inner = find_entry(slices, tr_group_one("X", "inner"));
 
 		assert_true(tr_num(inner, "depth") == 1);
 	}
@@ -486,9 +432,9 @@ static void test_devtools_async(void **state)
 	int found = 0;
 
 	(void)state;
-	need_run();
+	tr_group_need();
 	sum = checker_summary();
-	b = one("b", "cross-thread");
+	b = tr_group_one("b", "cross-thread");
 	cJSON_ArrayForEach(m, cJSON_GetObjectItem(sum, "async_matched")) {
 		if (!strcmp(tr_str(m, "name"), "cross-thread")) {
 			found++;
@@ -504,7 +450,7 @@ static int teardown_summary(void **state)
 	(void)state;
 	cJSON_Delete(summary);
 	summary = NULL;
-	return group_teardown(state);
+	return tr_group_teardown(state);
 }
 
 int main(void)

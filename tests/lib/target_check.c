@@ -140,15 +140,7 @@ bool tc_wait_file_has(const char *path, const char *needle, int timeout_ms)
 
 int tc_run_fix(struct tr_cmd *res, const char *const *args)
 {
-	const char *argv[16];
-	size_t n = 0;
-
-	argv[n++] = tr_tracer();
-	argv[n++] = "fix";
-	while (*args && n < 15)
-		argv[n++] = *args++;
-	argv[n] = NULL;
-	return tr_cmd_run(res, argv, 20000);
+	return tr_run_tracer(res, NULL, "fix", args, 20000);
 }
 
 void tc_start_faulty(struct trace_run *r, const char *const *prog_args,

@@ -29,7 +29,7 @@ size_t tc_count_lines(const char *path, const char *prefix);
 /* Polls a file until it holds `needle` (true) or timeout_ms passes. */
 bool tc_wait_file_has(const char *path, const char *needle, int timeout_ms);
 
-/* `$CTRACE_BPF fix ARGS...` to completion (the NULL-terminated args after "fix"). */
+/* `$CTRACE_BPF fix ARGS...` to completion (tr_run_tracer: res freed first). */
 int tc_run_fix(struct tr_cmd *res, const char *const *args);
 
 /*

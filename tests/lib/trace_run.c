@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -44,6 +45,17 @@ static int fail_with(struct trace_run *r, const char *fmt, ...)
 	vsnprintf(r->error, sizeof(r->error), fmt, ap);
 	va_end(ap);
 	return -1;
+}
+
+int tr_shell(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
 }
 
 char *tr_read_file(const char *path, size_t *len)
@@ -206,6 +218,30 @@ void tr_cmd_free(struct tr_cmd *res)
 	res->out = res->err = NULL;
 }
 
+int tr_run_tracer(struct tr_cmd *res, const char *const *wrapper, const char *command,
+		  const char *const *args, int timeout_ms)
+{
+	const char *argv[32];
+	size_t n = 0;
+
+	tr_cmd_free(res);
+	for (; wrapper && *wrapper; wrapper++) {
+		if (n == 29)
+			return -1;
+		argv[n++] = *wrapper;
+	}
+	argv[n++] = tr_tracer();
+	if (command)
+		argv[n++] = command;
+	for (; args && *args; args++) {
+		if (n == 31)
+			return -1;
+		argv[n++] = *args;
+	}
+	argv[n] = NULL;
+	return tr_cmd_run(res, argv, timeout_ms);
+}
+
 /* ---- the run ------------------------------------------------------------ */
 
 const char *tr_tracer(void)
@@ -220,6 +256,17 @@ const char *tr_program_path(const char *name, char *buf, size_t len)
 	const char *dir = getenv("CTRACE_TEST_PROGRAMS");
 
 	snprintf(buf, len, "%s/%s", dir && *dir ? dir : TR_PROGRAMS_DEFAULT, name);
+	return buf;
+}
+
+const char *tr_program_abspath(const char *name, char *buf, size_t len)
+{
+	char rel[PATH_MAX], abs[PATH_MAX];
+
+	if (!realpath(tr_program_path(name, rel, sizeof(rel)), abs))
+		fail_msg("%s: %s", rel, strerror(errno));
+	if ((size_t)snprintf(buf, len, "%s", abs) >= len)
+		fail_msg("%s: path longer than %zu bytes", abs, len - 1);
 	return buf;
 }
 
@@ -510,6 +557,18 @@ failed:
 	return -1;
 }
 
+void tr_run_ok(struct trace_run *r, const char *program, const char *const *prog_args,
+	       const char *const *tracer_args)
+{
+	tr_require_root();
+	if (tr_run(r, program, prog_args, tracer_args) < 0)
+		fail_msg("%s", r->error);
+	if (r->prog_exit != 0)
+		fail_msg("%s exited %d; stdout:\n%s", program, r->prog_exit, r->prog_stdout);
+	if (r->tracer_exit != 0)
+		fail_msg("the tracer exited %d; stderr:\n%s", r->tracer_exit, r->tracer_stderr);
+}
+
 void tr_free(struct trace_run *r)
 {
 	kill_and_reap(&r->tracer);
@@ -592,6 +651,48 @@ size_t tr_count(const struct trace_run *r, const char *ph)
 	cJSON_ArrayForEach(ev, r->events)
 		n += str_is(ev, "ph", ph);
 	return n;
+}
+
+void tr_assert_inside(const cJSON *inner, const cJSON *outer)
+{
+	double ts = tr_num(inner, "ts"), end = ts + tr_num(inner, "dur");
+	double o_ts = tr_num(outer, "ts"), o_end = o_ts + tr_num(outer, "dur");
+
+	if (!(ts >= o_ts && end <= o_end))
+		fail_msg("%s [%.3f, %.3f] not inside %s [%.3f, %.3f]", tr_str(inner, "name"), ts, end,
+			 tr_str(outer, "name"), o_ts, o_end);
+}
+
+cJSON *tr_meta(const struct trace_run *r)
+{
+	return cJSON_GetObjectItemCaseSensitive(r->trace, "metadata");
+}
+
+double tr_meta_num(const struct trace_run *r, const char *key)
+{
+	return tr_num(tr_meta(r), key);
+}
+
+static int by_ts(const void *a, const void *b)
+{
+	double x = tr_num(*(cJSON *const *)a, "ts"), y = tr_num(*(cJSON *const *)b, "ts");
+
+	return x < y ? -1 : x > y;
+}
+
+size_t tr_counter_values(const struct trace_run *r, const char *name, double pid,
+			 double *out, size_t max)
+{
+	cJSON *all[32], *mine[32];
+	size_t n = tr_find_all(r, "C", name, all, 32), k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (tr_num(all[i], "pid") == pid)
+			mine[k++] = all[i];
+	qsort(mine, k, sizeof(mine[0]), by_ts);
+	for (size_t i = 0; i < k && i < max; i++)
+		out[i] = tr_num(cJSON_GetObjectItem(mine[i], "args"), "value");
+	return k;
 }
 
 double tr_num(const cJSON *obj, const char *key)
@@ -701,4 +802,21 @@ cJSON *tr_checker_run(const char *trace_path, char *why, size_t why_len)
 		snprintf(why, why_len, "the checker's output is not one JSON value: %.200s", c.out);
 	tr_cmd_free(&c);
 	return summary;
+}
+
+cJSON *tr_checker_summary(const char *trace_path)
+{
+	char why[512];
+	cJSON *sum;
+
+	if (!tr_checker_available(why, sizeof(why))) {
+		if (tr_in_ci())
+			fail_msg("DevTools checker unavailable (CI=true: not skipping): %s", why);
+		print_message("SKIP: DevTools checker unavailable: %s\n", why);
+		skip();
+	}
+	sum = tr_checker_run(trace_path, why, sizeof(why));
+	if (!sum)
+		fail_msg("%s", why);
+	return sum;
 }

@@ -78,6 +78,11 @@ struct trace_run {
 int tr_run(struct trace_run *r, const char *program,
 	   const char *const *prog_args, const char *const *tracer_args);
 
+/* tr_run for a test: needs root (tr_require_root); fails the test unless the
+ * run worked and both the program and the tracer exited 0. */
+void tr_run_ok(struct trace_run *r, const char *program, const char *const *prog_args,
+	       const char *const *tracer_args);
+
 /* The same flow with another tool as the tracer (see tr_start_command); no
  * trace file is read. 0 once both exited (whatever their exit codes). */
 int tr_run_command(struct trace_run *r, const char *program,
@@ -104,6 +109,9 @@ void tr_free(struct trace_run *r);
 /* The tracer's path; the path of test program `name` (into buf). */
 const char *tr_tracer(void);
 const char *tr_program_path(const char *name, char *buf, size_t len);
+/* The absolute path (realpath) of test program `name` into buf, for a command
+ * line or an exe to compare with; fails the test if it does not exist. */
+const char *tr_program_abspath(const char *name, char *buf, size_t len);
 
 /* Generic: fork/exec argv with stdout/stderr captured into dir. */
 int tr_spawn(struct tr_child *c, const char *dir, const char *tag,
@@ -122,6 +130,14 @@ struct tr_cmd {
 };
 int tr_cmd_run(struct tr_cmd *res, const char *const *argv, int timeout_ms);
 void tr_cmd_free(struct tr_cmd *res);
+/*
+ * `[WRAPPER...] $CTRACE_BPF [COMMAND] ARGS...` run to completion (tr_cmd_run):
+ * wrapper (e.g. setpriv and its options) and args NULL-terminated or NULL,
+ * command e.g. "fix" or "list" (NULL: none). res is freed first: zeroed, or
+ * from an earlier run. -1 if it could not run or has too many arguments.
+ */
+int tr_run_tracer(struct tr_cmd *res, const char *const *wrapper, const char *command,
+		  const char *const *args, int timeout_ms);
 
 /* Reading the trace. */
 cJSON *tr_find(const struct trace_run *r, const char *ph, const char *name);
@@ -139,8 +155,17 @@ double tr_num(const cJSON *obj, const char *key);
 const char *tr_str(const cJSON *obj, const char *key);
 /* args.KEY of an event (NULL if absent). */
 cJSON *tr_arg(const cJSON *ev, const char *key);
+/* The trace's "metadata" object (NULL if absent); one number of it (NAN if absent). */
+cJSON *tr_meta(const struct trace_run *r);
+double tr_meta_num(const struct trace_run *r, const char *key);
 /* Number of events with this ph (NULL: all). */
 size_t tr_count(const struct trace_run *r, const char *ph);
+/* The values (args.value) of counter `name` in process pid, in order of ts,
+ * at most max of them (of at most 32 found); returns how many it found. */
+size_t tr_counter_values(const struct trace_run *r, const char *name, double pid,
+			 double *out, size_t max);
+/* Fails the test unless X event inner lies within X event outer (ts, dur). */
+void tr_assert_inside(const cJSON *inner, const cJSON *outer);
 
 /* True if s[0..n) is valid UTF-8 (RFC 3629: no overlongs, no surrogates). */
 bool tr_valid_utf8(const char *s, size_t n);
@@ -149,6 +174,8 @@ bool tr_valid_utf8(const char *s, size_t n);
 bool tr_check_time_fields(const char *text, char *why, size_t why_len);
 /* Reads a whole file (NUL-terminated); NULL on error. */
 char *tr_read_file(const char *path, size_t *len);
+/* system() of a printf-formatted shell command (at most 2047 bytes). */
+__attribute__((format(printf, 1, 2))) int tr_shell(const char *fmt, ...);
 
 /*
  * Privileges: BPF tests need root. Without it, under CI=true this fails the
@@ -166,5 +193,8 @@ void tr_require_command(const char *cmd);
  */
 bool tr_checker_available(char *why, size_t why_len);
 cJSON *tr_checker_run(const char *trace_path, char *why, size_t why_len);
+/* tr_checker_run for a test: if the checker is missing, fails under CI and
+ * skips otherwise; fails if it rejects the file. */
+cJSON *tr_checker_summary(const char *trace_path);
 
 #endif

@@ -26,14 +26,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-
-static long ms_since(const struct timespec *t0)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
-}
+#include "elapsed.h"
+#include "ready.h"
 
 int main(int argc, char **argv)
 {
@@ -47,8 +41,7 @@ int main(int argc, char **argv)
 	long elapsed;
 
 	CTRACE_INSTANT(NULL, "first", CTRACE_SCOPE_THREAD, NULL);
-	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)syscall(SYS_gettid));
-	fflush(stdout);
+	say_ready();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (!CTRACE_ENABLED()) {
 		if (ms_since(&t0) >= wait_ms) {

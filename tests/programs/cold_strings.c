@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "ready.h"
 
 #define PAGE 4096
 
@@ -56,13 +57,8 @@ int main(int argc, char **argv)
 			return 2;
 		at[i] = base + name_offset(i);
 	}
-	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)gettid());
-	fflush(stdout);
-	for (int i = 0; !CTRACE_ENABLED(); i++) {
-		if (i > 10000)
-			return 3;
-		usleep(1000);
-	}
+	if (!ready_and_wait())
+		return 3;
 	CTRACE_INSTANT(NULL, at[0], CTRACE_SCOPE_THREAD, NULL);
 	CTRACE_INSTANT(NULL, at[1], CTRACE_SCOPE_THREAD, NULL);
 	CTRACE_COUNTER_SET(NULL, at[2], 7);

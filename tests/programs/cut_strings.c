@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "ready.h"
 
 /* `s` (without its NUL) as the last bytes of a page followed by an unreadable one. */
 static const char *at_page_end(const char *s, bool unmap, bool with_nul)
@@ -42,20 +43,14 @@ int main(void)
 	const char *unmapped = at_page_end("cut-before-unmapped", true, false);
 	const char *args = at_page_end("{\"k\":\"cut-args\"", false, false);
 	const char *whole = at_page_end("{\"k\":\"ends-before-the-page\"}", false, true);
-	int waited_ms = 0;
 
 	if (!prot_none || !unmapped || !args || !whole) {
 		perror("cut_strings: mmap");
 		return 1;
 	}
-	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)syscall(SYS_gettid));
-	fflush(stdout);
-	while (!CTRACE_ENABLED()) {
-		if (++waited_ms > 10000) {
-			fprintf(stderr, "cut_strings: no tracer attached within 10 s\n");
-			return 3;
-		}
-		usleep(1000);
+	if (!ready_and_wait()) {
+		fprintf(stderr, "cut_strings: no tracer attached within 10 s\n");
+		return 3;
 	}
 	usleep(100 * 1000); /* every site attached: the armer is the last */
 	CTRACE_INSTANT(NULL, prot_none, CTRACE_SCOPE_THREAD, NULL);

@@ -45,6 +45,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "elapsed.h"
+#include "ready.h"
 
 struct probelib {
 	void *handle;
@@ -75,22 +77,6 @@ static int load(const char *path, struct probelib *l)
 	return 0;
 }
 
-static long ms_since(const struct timespec *t0)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
-}
-
-static long us_since(const struct timespec *t0)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - t0->tv_sec) * 1000000 + (now.tv_nsec - t0->tv_nsec) / 1000;
-}
-
 /* Loads EARLY_SO, says ready, waits for a tracer to arm it and the executable. */
 static int start(const char *early_so, struct probelib *early)
 {
@@ -98,8 +84,7 @@ static int start(const char *early_so, struct probelib *early)
 
 	if (load(early_so, early) < 0)
 		return 2;
-	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)syscall(SYS_gettid));
-	fflush(stdout);
+	say_ready();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (!CTRACE_ENABLED() || !early->armed()) {
 		if (ms_since(&t0) >= 10000) {
@@ -111,17 +96,26 @@ static int start(const char *early_so, struct probelib *early)
 	return 0;
 }
 
+/* start, then loads a second library: after the attach. */
+static int start_then_load(const char *early_so, struct probelib *early, const char *so,
+			   struct probelib *lib)
+{
+	int err = start(early_so, early);
+
+	if (err)
+		return err;
+	return load(so, lib) < 0 ? 2 : 0;
+}
+
 static int soon(const char *early_so, const char *late_so, long delay_ms)
 {
 	struct probelib early, later;
 	struct timespec t0;
 	long armed_us = -1;
-	int err = start(early_so, &early);
+	int err = start_then_load(early_so, &early, late_so, &later);
 
 	if (err)
 		return err;
-	if (load(late_so, &later) < 0)
-		return 2;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (us_since(&t0) < delay_ms * 1000)
 		if (armed_us < 0 && later.armed())
@@ -137,12 +131,10 @@ static int reuse(const char *early_so, const char *a_so, const char *b_so)
 {
 	struct probelib early, a, b;
 	Dl_info ia, ib;
-	int err = start(early_so, &early);
+	int err = start_then_load(early_so, &early, a_so, &a);
 
 	if (err)
 		return err;
-	if (load(a_so, &a) < 0)
-		return 2;
 	if (a.wait_armed(2000) < 0)
 		return 4;
 	a.hello();
@@ -168,12 +160,10 @@ static int late(const char *early_so, const char *late_so)
 	struct probelib early, later;
 	struct timespec t0;
 	long armed_ms;
-	int err = start(early_so, &early);
+	int err = start_then_load(early_so, &early, late_so, &later);
 
 	if (err)
 		return err;
-	if (load(late_so, &later) < 0)
-		return 2;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	armed_ms = later.wait_armed(1000);
 	printf("late armed_ms=%ld\n", armed_ms);
@@ -194,8 +184,7 @@ static int loop(const char *so, long ms)
 
 	if (load(so, &lib) < 0)
 		return 2;
-	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)syscall(SYS_gettid));
-	fflush(stdout);
+	say_ready();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (ms_since(&t0) < ms) {
 		armed_hits += lib.armed() != 0;

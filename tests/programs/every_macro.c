@@ -35,6 +35,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "ready.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
@@ -85,7 +86,7 @@ int main(int argc, char **argv)
 	struct ctrace_span outer, inner, pseudo_span, never, never_begun;
 	pthread_t th;
 	int m; /* only its address matters: the pseudo-process marker */
-	int waited_ms = 0, settle_ms = argc > 1 ? atoi(argv[1]) : 0;
+	int settle_ms = argc > 1 ? atoi(argv[1]) : 0;
 
 	if (pthread_create(&th, NULL, worker, NULL)) {
 		perror("pthread_create");
@@ -96,12 +97,9 @@ int main(int argc, char **argv)
 	       gettid_(), worker_tid);
 	fflush(stdout);
 
-	while (!CTRACE_ENABLED()) {
-		if (++waited_ms > 10000) {
-			fprintf(stderr, "every_macro: no tracer attached within 10 s\n");
-			return 3;
-		}
-		usleep(1000);
+	if (!wait_for_tracer()) {
+		fprintf(stderr, "every_macro: no tracer attached within 10 s\n");
+		return 3;
 	}
 	if (settle_ms > 0)
 		usleep((useconds_t)settle_ms * 1000);

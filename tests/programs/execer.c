@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "ready.h"
 
 static char **exec_argv;
 
@@ -39,14 +40,9 @@ int main(int argc, char **argv)
 		fputs("usage: execer PROG [ARGS...]\n", stderr);
 		return 2;
 	}
-	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)syscall(SYS_gettid));
-	fflush(stdout);
-	for (int i = 0; !CTRACE_ENABLED(); i++) {
-		if (i == 10000) {
-			puts("never armed");
-			return 3;
-		}
-		usleep(1000);
+	if (!ready_and_wait()) {
+		puts("never armed");
+		return 3;
 	}
 	snprintf(args, sizeof(args), "{\"pid\":%d}", (int)getpid());
 	CTRACE_INSTANT(NULL, "before-exec", CTRACE_SCOPE_THREAD, args);

@@ -24,6 +24,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "ready.h"
 
 static int was_armed;
 
@@ -66,8 +67,7 @@ int main(int argc, char **argv)
 	double seconds = argc > 2 ? atof(argv[2]) : 5, start, armed_at = 0;
 	struct ctrace_span span;
 
-	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)syscall(SYS_gettid));
-	fflush(stdout);
+	say_ready();
 	start = now_s();
 	if (!strcmp(mode, "run")) {
 		long last_alive = -1;

@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "ready.h"
 
 static atomic_int go, stop;
 
@@ -52,16 +53,10 @@ int main(int argc, char **argv)
 	int ms = argc > 1 ? atoi(argv[1]) : 300;
 	struct worker w[2] = { { 0 } };
 	struct timespec run = { ms / 1000, (ms % 1000) * 1000000L };
-	int waited_ms = 0;
 
-	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)syscall(SYS_gettid));
-	fflush(stdout);
-	while (!CTRACE_ENABLED()) {
-		if (++waited_ms > 10000) {
-			fprintf(stderr, "flood: no tracer attached within 10 s\n");
-			return 3;
-		}
-		usleep(1000);
+	if (!ready_and_wait()) {
+		fprintf(stderr, "flood: no tracer attached within 10 s\n");
+		return 3;
 	}
 	puts("armed");
 	fflush(stdout);

@@ -31,6 +31,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "ready.h"
 
 /* An instant with the caller's pid in its args, at a site of its own. */
 #define HELLO(name)                                                            \
@@ -90,14 +91,9 @@ int main(int argc, char **argv)
 		fputs("usage: forker [--shared-site] PROG [ARGS...]\n", stderr);
 		return 2;
 	}
-	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)syscall(SYS_gettid));
-	fflush(stdout);
-	for (int i = 0; !CTRACE_ENABLED(); i++) {
-		if (i == 10000) {
-			puts("never armed");
-			return 3;
-		}
-		usleep(1000);
+	if (!ready_and_wait()) {
+		puts("never armed");
+		return 3;
 	}
 	HELLO("parent-before");
 	/* More than once: the kernel optimizes a site only after its first hit. */

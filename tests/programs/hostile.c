@@ -16,35 +16,25 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "hostile_strings.h"
+#include "ready.h"
 
-#define BIG (1024 * 1024)
-#define DEEP 100000
 
 int main(void)
 {
 	struct ctrace_span sp, never;
 	char *big, *deep;
-	int waited_ms = 0, unknown_marker;
+	int unknown_marker;
 
 	/* Built before tracing starts: the big strings must be fully there. */
-	big = malloc(BIG + 1);
-	deep = malloc(2 * DEEP + 1);
+	big = big_string('x');
+	deep = deep_nesting('[', ']');
 	if (!big || !deep)
 		return 1;
-	memset(big, 'x', BIG);
-	big[BIG] = '\0';
-	memset(deep, '[', DEEP);
-	memset(deep + DEEP, ']', DEEP);
-	deep[2 * DEEP] = '\0';
 
-	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)syscall(SYS_gettid));
-	fflush(stdout);
-	while (!CTRACE_ENABLED()) {
-		if (++waited_ms > 10000) {
-			fprintf(stderr, "hostile: no tracer attached within 10 s\n");
-			return 3;
-		}
-		usleep(1000);
+	if (!ready_and_wait()) {
+		fprintf(stderr, "hostile: no tracer attached within 10 s\n");
+		return 3;
 	}
 
 	/* Names: invalid UTF-8, control bytes, quotes and backslashes. */

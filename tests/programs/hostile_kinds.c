@@ -19,9 +19,9 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "hostile_strings.h"
+#include "ready.h"
 
-#define BIG (1024 * 1024)
-#define DEEP 100000
 #define BURST 2000
 
 static struct ctrace_span crossing;
@@ -38,24 +38,13 @@ int main(void)
 	int pseudo1, pseudo2, never;
 	struct ctrace_span twice;
 	pthread_t t;
-	char *big = malloc(BIG + 1), *deep = malloc(2 * DEEP + 1);
-	int waited_ms = 0;
+	char *big = big_string('y'), *deep = deep_nesting('{', '}');
 
 	if (!big || !deep)
 		return 1;
-	memset(big, 'y', BIG);
-	big[BIG] = '\0';
-	memset(deep, '{', DEEP);
-	memset(deep + DEEP, '}', DEEP);
-	deep[2 * DEEP] = '\0';
-	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)syscall(SYS_gettid));
-	fflush(stdout);
-	while (!CTRACE_ENABLED()) {
-		if (++waited_ms > 10000) {
-			fprintf(stderr, "hostile_kinds: no tracer attached within 10 s\n");
-			return 3;
-		}
-		usleep(1000);
+	if (!ready_and_wait()) {
+		fprintf(stderr, "hostile_kinds: no tracer attached within 10 s\n");
+		return 3;
 	}
 
 	/* Pseudo-process names. */

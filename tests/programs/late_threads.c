@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "ready.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
@@ -65,14 +66,9 @@ int main(int argc, char **argv)
 	if (n < 1 || n > 8)
 		n = 3;
 	rename_ms = argc > 2 ? atoi(argv[2]) : 0;
-	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)syscall(SYS_gettid));
-	fflush(stdout);
-	for (int i = 0; !CTRACE_ENABLED(); i++) {
-		if (i == 10000) {
-			puts("never armed");
-			return 3;
-		}
-		usleep(1000);
+	if (!ready_and_wait()) {
+		puts("never armed");
+		return 3;
 	}
 	for (int k = 0; k < n; k++)
 		if (pthread_create(&threads[k], NULL, late, (void *)(long)k))

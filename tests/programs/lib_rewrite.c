@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "ready.h"
 
 /* cp FROM TO without a new inode: truncate and write. */
 static int copy_in_place(const char *from, const char *to)
@@ -80,8 +81,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	h = load(argv[1], &hit, &wait_armed, &hello);
-	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)syscall(SYS_gettid));
-	fflush(stdout);
+	say_ready();
 	if (wait_armed(10000) < 0) {
 		fprintf(stderr, "lib_rewrite: no tracer armed the library within 10 s\n");
 		return 3;

@@ -15,19 +15,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include "ready.h"
 
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 1000;
 	char dyn[16];
 
-	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)gettid());
-	fflush(stdout);
-	for (int i = 0; !CTRACE_ENABLED(); i++) {
-		if (i > 10000)
-			return 3;
-		usleep(1000);
-	}
+	if (!ready_and_wait())
+		return 3;
 	for (int i = 0; i < n; i++)
 		CTRACE_INSTANT(NULL, "lit-instant", CTRACE_SCOPE_THREAD, "{\"k\":1}");
 	for (int i = 0; i < n; i++)

@@ -17,6 +17,7 @@
 #include <ctrace.h>
 #include <stdio.h>
 #include <unistd.h>
+#include "ready.h"
 
 #define REQUESTS 200
 #define DEPTH 8
@@ -78,13 +79,8 @@ static void request(int req)
 
 int main(void)
 {
-	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)gettid());
-	fflush(stdout);
-	for (int i = 0; !CTRACE_ENABLED(); i++) {
-		if (i > 10000)
-			return 3;
-		usleep(1000);
-	}
+	if (!ready_and_wait())
+		return 3;
 	for (int r = 0; r < REQUESTS; r++)
 		level(r, 0);
 	for (int r = 0; r < REQUESTS; r++)

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
+#include "elapsed.h"
+#include "ready.h"
 
 struct old_scope {
 	const char *name;
@@ -31,13 +33,6 @@ static void old_scope_end(struct old_scope *s)
 		name, CTRACE_ENABLED() ? ctrace__rdtsc() : 0                   \
 	}
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { 0, ms * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
 static void inner(void)
 {
 	OLD_SCOPE(s, "old inner");
@@ -46,13 +41,8 @@ static void inner(void)
 
 int main(void)
 {
-	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)gettid());
-	fflush(stdout);
-	for (int i = 0; !CTRACE_ENABLED(); i++) {
-		if (i > 10000)
-			return 3;
-		usleep(1000);
-	}
+	if (!ready_and_wait())
+		return 3;
 	{
 		OLD_SCOPE(s, "old outer");
 		sleep_ms(1);

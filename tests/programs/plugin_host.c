@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "ready.h"
 
 int main(int argc, char **argv)
 {
@@ -32,8 +33,7 @@ int main(int argc, char **argv)
 		fputs("usage: plugin_host SO|- DELAY_MS\n", stderr);
 		return 2;
 	}
-	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)syscall(SYS_gettid));
-	fflush(stdout);
+	say_ready();
 	usleep((useconds_t)(atol(argv[2]) * 1000));
 	if (!strcmp(argv[1], "-"))
 		return 0;

@@ -35,6 +35,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "ready.h"
 
 /* The control site's semaphore: raised by a tracer attached to its note. */
 __attribute__((used, section(".probes")))
@@ -140,8 +141,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: redzone [guarded|control] [CALLS]\n");
 		return 2;
 	}
-	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)syscall(SYS_gettid));
-	fflush(stdout);
+	say_ready();
 	while (!armed(control)) {
 		if (++waited_ms > 10000) {
 			fprintf(stderr, "redzone: no tracer attached within 10 s\n");

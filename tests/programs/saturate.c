@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "ready.h"
 
 static atomic_int stop;
 
@@ -46,7 +47,6 @@ int main(int argc, char **argv)
 	int per_cpu = argc > 2 ? atoi(argv[2]) : 2;
 	int n = (int)(cpus > 0 ? cpus : 1) * (per_cpu > 0 ? per_cpu : 1);
 	pthread_t *t = calloc((size_t)n, sizeof(*t));
-	int waited_ms = 0;
 
 	if (!t)
 		return 1;
@@ -57,12 +57,9 @@ int main(int argc, char **argv)
 			return 1;
 	/* This thread only watches for the tracer (the spinners, created before, keep nice 0). */
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10);
-	while (!CTRACE_ENABLED()) {
-		if (++waited_ms > 10000) {
-			fprintf(stderr, "saturate: no tracer attached within 10 s\n");
-			return 3;
-		}
-		usleep(1000);
+	if (!wait_for_tracer()) {
+		fprintf(stderr, "saturate: no tracer attached within 10 s\n");
+		return 3;
 	}
 	{
 		struct timespec now;

@@ -10,12 +10,8 @@
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
+#include "elapsed.h"
+#include "ready.h"
 
 static int inner(int i)
 {
@@ -38,13 +34,8 @@ static void outer(void)
 
 int main(void)
 {
-	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)gettid());
-	fflush(stdout);
-	for (int i = 0; !CTRACE_ENABLED(); i++) {
-		if (i > 10000)
-			return 3;
-		usleep(1000);
-	}
+	if (!ready_and_wait())
+		return 3;
 	outer();
 	return 0;
 }

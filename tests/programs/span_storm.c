@@ -20,16 +20,10 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "elapsed.h"
+#include "ready.h"
 
 static long run_ms;
-
-static long ms_since(const struct timespec *t0)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
-}
 
 static void *storm(void *arg)
 {
@@ -68,8 +62,7 @@ int main(int argc, char **argv)
 	}
 	run_ms = atol(argv[1]);
 	CTRACE_SPAN_BEGIN(NULL, &before, "before-tracer", NULL);
-	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)syscall(SYS_gettid));
-	fflush(stdout);
+	say_ready();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (!CTRACE_ENABLED()) {
 		if (ms_since(&t0) >= 10000) {

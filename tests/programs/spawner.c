@@ -26,6 +26,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "ready.h"
 
 static volatile sig_atomic_t go_on;
 
@@ -37,14 +38,9 @@ static void on_usr1(int sig)
 
 static void wait_armed(void)
 {
-	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)syscall(SYS_gettid));
-	fflush(stdout);
-	for (int i = 0; !CTRACE_ENABLED(); i++) {
-		if (i == 10000) {
-			puts("never armed");
-			exit(3);
-		}
-		usleep(1000);
+	if (!ready_and_wait()) {
+		puts("never armed");
+		exit(3);
 	}
 }
 

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "ready.h"
 
 static void pace(long i)
 {
@@ -41,7 +42,6 @@ int main(int argc, char **argv)
 	struct ctrace_span *spans = NULL, after;
 	static int one_marker, after_marker;
 	char *markers = NULL;
-	int waited_ms = 0;
 
 	if (n <= 0 || args_bytes < 0 || args_bytes > 4096) {
 		fprintf(stderr, "usage: table_flood spans|counters|markers|newpid_one N [ARGS_BYTES]\n");
@@ -60,14 +60,9 @@ int main(int argc, char **argv)
 	markers = calloc((size_t)n, 1);
 	if (!spans || !markers)
 		return 1;
-	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)syscall(SYS_gettid));
-	fflush(stdout);
-	while (!CTRACE_ENABLED()) {
-		if (++waited_ms > 10000) {
-			fprintf(stderr, "table_flood: no tracer attached within 10 s\n");
-			return 3;
-		}
-		usleep(1000);
+	if (!ready_and_wait()) {
+		fprintf(stderr, "table_flood: no tracer attached within 10 s\n");
+		return 3;
 	}
 	for (long i = 0; i < n; i++) {
 		if (!strcmp(mode, "spans")) {

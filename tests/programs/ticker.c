@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "ready.h"
 
 int main(int argc, char **argv)
 {
@@ -24,8 +25,7 @@ int main(int argc, char **argv)
 	int was_armed = 0;
 	struct timespec start, now;
 
-	printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)syscall(SYS_gettid));
-	fflush(stdout);
+	say_ready();
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (long i = 0;; i++) {
 		int armed = CTRACE_ENABLED();

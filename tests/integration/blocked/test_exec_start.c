@@ -12,10 +12,9 @@
  * 5. Launch mode holds the command at its entry point until it is attached;
  * an exec'd image is not held.
  *
- *   cc $(CFLAGS) -Itests/lib -Itests/integration \
- *      tests/integration/blocked/test_exec_start.c \
- *      build/tests/lib/{json_strict,target_check,trace_run}.o \
- *      -lcjson -lcmocka -lm -o build/tests/integration/test_exec_start
+ *   cc $(CFLAGS) -Itests/lib tests/integration/blocked/test_exec_start.c \
+ *      build/tests/lib/[a-z]*.o -lcjson -lcmocka -lm \
+ *      -o build/tests/integration/test_exec_start
  */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,32 +1,14 @@
-/* SPDX-License-Identifier: MIT */
-/*
- * attach_modes.h - what the tests of the ways to attach (test_launch.c,
- * test_libraries.c, test_processes.c, test_container.c, test_exec.c) share
- * on top of trace_run.h: starting the tracer with any command line, reading
- * the "key=N" lines test programs print, and finding events by process.
- *
- * Header-only (static functions), included after <cmocka.h>; no other test
- * needs it, so it is not in tests/lib (whose objects every test links).
- */
-#ifndef CTRACE_TEST_ATTACH_MODES_H
-#define CTRACE_TEST_ATTACH_MODES_H
+// SPDX-License-Identifier: MIT
+/* attach_modes.c - see attach_modes.h. */
+#include "attach_modes.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
-#include "target_check.h"
-#include "trace_run.h"
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
 
-#define AM_UNUSED __attribute__((unused))
-
-static AM_UNUSED double am_now(void)
+double am_now(void)
 {
 	struct timespec ts;
 
@@ -34,18 +16,14 @@ static AM_UNUSED double am_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static AM_UNUSED void am_sleep_ms(int ms)
+void am_sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 
 	nanosleep(&ts, NULL);
 }
 
-/*
- * Starts `$CTRACE_BPF -o r->trace_path ARGS...` as r->tracer (stdout and
- * stderr to r->dir/tracer.out and .err). Fails the test if it cannot.
- */
-static AM_UNUSED void am_start_tracer(struct trace_run *r, const char *const *args)
+void am_start_tracer(struct trace_run *r, const char *const *args)
 {
 	const char *argv[40];
 	size_t n = 0;
@@ -62,15 +40,13 @@ static AM_UNUSED void am_start_tracer(struct trace_run *r, const char *const *ar
 		fail_msg("cannot start %s: %s", tr_tracer(), strerror(errno));
 }
 
-/* Waits for the tracer to exit (killing it after timeout_ms: a failure). */
-static AM_UNUSED void am_wait_tracer(struct trace_run *r, int timeout_ms)
+void am_wait_tracer(struct trace_run *r, int timeout_ms)
 {
 	if (tr_wait_tracer(r, timeout_ms) < 0)
 		fail_msg("%s", r->error);
 }
 
-/* Waits for the tracer, requires exit 0, and loads the trace. */
-static AM_UNUSED void am_finish(struct trace_run *r, int timeout_ms)
+void am_finish(struct trace_run *r, int timeout_ms)
 {
 	am_wait_tracer(r, timeout_ms);
 	if (r->tracer_exit != 0)
@@ -79,14 +55,7 @@ static AM_UNUSED void am_finish(struct trace_run *r, int timeout_ms)
 		fail_msg("%s", r->error);
 }
 
-/* What am_field returns when there is no such line or key. */
-#define AM_NONE LONG_MIN
-
-/*
- * The number after "KEY=" on the first line of text that starts with prefix
- * (prefix "" = any line that has KEY=); AM_NONE if there is none.
- */
-static AM_UNUSED long am_field(const char *text, const char *prefix, const char *key)
+long am_field(const char *text, const char *prefix, const char *key)
 {
 	char pat[64];
 	size_t plen = strlen(prefix);
@@ -108,8 +77,7 @@ static AM_UNUSED long am_field(const char *text, const char *prefix, const char 
 	return AM_NONE;
 }
 
-/* Like am_field, but fails the test when the line or the key is missing. */
-static AM_UNUSED long am_need_field(const char *text, const char *prefix, const char *key)
+long am_need_field(const char *text, const char *prefix, const char *key)
 {
 	long v = am_field(text, prefix, key);
 
@@ -119,8 +87,7 @@ static AM_UNUSED long am_need_field(const char *text, const char *prefix, const 
 	return v;
 }
 
-/* True if text has a line that starts with prefix. */
-static AM_UNUSED bool am_has_line(const char *text, const char *prefix)
+bool am_has_line(const char *text, const char *prefix)
 {
 	size_t plen = strlen(prefix);
 
@@ -134,16 +101,14 @@ static AM_UNUSED bool am_has_line(const char *text, const char *prefix)
 	return false;
 }
 
-/* A program's stdout file, read now (caller frees; "" if unreadable). */
-static AM_UNUSED char *am_read_out(const struct tr_child *c)
+char *am_read_out(const struct tr_child *c)
 {
 	char *s = tr_read_file(c->out_path, NULL);
 
 	return s ? s : strdup("");
 }
 
-/* Polls c's stdout until a line starts with prefix; fails after timeout_ms. */
-static AM_UNUSED void am_wait_out_line(const struct tr_child *c, const char *prefix,
+void am_wait_out_line(const struct tr_child *c, const char *prefix,
 				       int timeout_ms)
 {
 	double deadline = am_now() + timeout_ms / 1000.0;
@@ -165,10 +130,7 @@ static AM_UNUSED void am_wait_out_line(const struct tr_child *c, const char *pre
 	}
 }
 
-/* ---- events --------------------------------------------------------------- */
-
-/* Events with this ph (NULL: any), name (NULL: any) and pid (NAN: any). */
-static AM_UNUSED size_t am_find(const struct trace_run *r, const char *ph, const char *name,
+size_t am_find(const struct trace_run *r, const char *ph, const char *name,
 				double pid, cJSON **out, size_t max)
 {
 	const cJSON *ev;
@@ -190,14 +152,13 @@ static AM_UNUSED size_t am_find(const struct trace_run *r, const char *ph, const
 	return n;
 }
 
-static AM_UNUSED size_t am_count(const struct trace_run *r, const char *ph, const char *name,
+size_t am_count(const struct trace_run *r, const char *ph, const char *name,
 				 double pid)
 {
 	return am_find(r, ph, name, pid, NULL, 0);
 }
 
-/* The one event ph/name of process pid; fails unless there is exactly one. */
-static AM_UNUSED cJSON *am_one(const struct trace_run *r, const char *ph, const char *name,
+cJSON *am_one(const struct trace_run *r, const char *ph, const char *name,
 			       double pid)
 {
 	cJSON *ev = NULL;
@@ -209,8 +170,7 @@ static AM_UNUSED cJSON *am_one(const struct trace_run *r, const char *ph, const 
 	return ev;
 }
 
-/* The name in the last process_name metadata of pid (viewers keep the last), or NULL. */
-static AM_UNUSED const char *am_process_name(const struct trace_run *r, double pid)
+const char *am_process_name(const struct trace_run *r, double pid)
 {
 	cJSON *m[16];
 	size_t n = am_find(r, "M", "process_name", pid, m, 16);
@@ -222,24 +182,21 @@ static AM_UNUSED const char *am_process_name(const struct trace_run *r, double p
 	return tr_str(cJSON_GetObjectItem(m[n - 1], "args"), "name");
 }
 
-/* args.key of ev as a string, "" if absent. */
-static AM_UNUSED const char *am_arg_str(const cJSON *ev, const char *key)
+const char *am_arg_str(const cJSON *ev, const char *key)
 {
 	cJSON *v = tr_arg(ev, key);
 
 	return cJSON_IsString(v) ? v->valuestring : "";
 }
 
-/* args.key of ev as a number, NAN if absent. */
-static AM_UNUSED double am_arg_num(const cJSON *ev, const char *key)
+double am_arg_num(const cJSON *ev, const char *key)
 {
 	cJSON *v = tr_arg(ev, key);
 
 	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
-/* context.target (or metadata.target with which = "metadata"). */
-static AM_UNUSED cJSON *am_target(const struct trace_run *r, const char *which)
+cJSON *am_target(const struct trace_run *r, const char *which)
 {
 	cJSON *t = cJSON_GetObjectItem(cJSON_GetObjectItem(r->trace, which), "target");
 
@@ -248,17 +205,14 @@ static AM_UNUSED cJSON *am_target(const struct trace_run *r, const char *which)
 	return t;
 }
 
-static AM_UNUSED const char *am_stop_reason(const struct trace_run *r)
+const char *am_stop_reason(const struct trace_run *r)
 {
-	const char *s = tr_str(cJSON_GetObjectItem(r->trace, "metadata"), "stop_reason");
+	const char *s = tr_str(tr_meta(r), "stop_reason");
 
 	return s ? s : "(none)";
 }
 
-/* ---- files ---------------------------------------------------------------- */
-
-/* buf = dir/name; fails the test if it does not fit. */
-static AM_UNUSED char *am_path(char *buf, size_t len, const char *dir, const char *name)
+char *am_path(char *buf, size_t len, const char *dir, const char *name)
 {
 	int n = snprintf(buf, len, "%s/%s", dir, name);
 
@@ -267,8 +221,7 @@ static AM_UNUSED char *am_path(char *buf, size_t len, const char *dir, const cha
 	return buf;
 }
 
-/* Copies src to dst with mode (fails the test on error). */
-static AM_UNUSED void am_copy_file(const char *src, const char *dst, mode_t mode)
+void am_copy_file(const char *src, const char *dst, mode_t mode)
 {
 	size_t len;
 	char *data = tr_read_file(src, &len);
@@ -283,5 +236,3 @@ static AM_UNUSED void am_copy_file(const char *src, const char *dst, mode_t mode
 	chmod(dst, mode);
 	free(data);
 }
-
-#endif
