@@ -40,9 +40,10 @@ int cmd_trace(int argc, char **argv)
 
 	trace_options_parse(argc, argv, &o);
 	session_init(&s, &o);
-	code = session_prepare(&s);
-	if (code)
-		return code;
+	if (session_check(&s) < 0)
+		return 1;
+	if (session_launch(&s) < 0)
+		return 127; /* as a shell says a command it could not run */
 	if (!o.output)
 		o.output = default_output(&s, default_out, sizeof(default_out));
 

@@ -78,7 +78,7 @@ static void begin_model(struct session *s)
 		trace_model_learn_threads(&s->model, (uint32_t)o->pids[i]);
 }
 
-/* The programs loaded, the starting targets attached: 0, or -1 having said why. */
+/* The programs loaded, the starting targets attached: 0, or -errno having said why. */
 static int load_and_attach(struct session *s)
 {
 	const struct trace_options *o = s->o;
@@ -91,7 +91,7 @@ static int load_and_attach(struct session *s)
 				  &s->programs);
 	if (err == -ESRCH) {
 		fprintf(stderr, "ctrace-bpf: the process exited before it could be traced\n");
-		return -1;
+		return err;
 	}
 	if (err == -EACCES || err == -EPERM) {
 		char why[512];
@@ -99,9 +99,9 @@ static int load_and_attach(struct session *s)
 		ptrace_access_explain(s->first_pid, why, sizeof(why));
 		fprintf(stderr, "ctrace-bpf: cannot read the memory map of process %d: %s (%s)\n",
 			s->first_pid, strerror(-err), why);
-		return -1;
+		return err;
 	}
-	return err ? -1 : 0; /* bpf_load said why */
+	return err; /* bpf_load said why */
 }
 
 /* Nothing attached, and nothing ever will be: one line, true. */
@@ -171,13 +171,15 @@ int session_start(struct session *s, struct trace_output *out)
 {
 	const struct trace_options *o = s->o;
 	struct trace_facts *facts = &out->facts;
+	int err;
 
 	s->out = out;
 	begin_model(s);
 	if (session_stop_signal)
-		return -1; /* stopped before anything was attached: no file left */
-	if (load_and_attach(s) < 0)
-		return -1;
+		return -EINTR; /* stopped before anything was attached: no file left */
+	err = load_and_attach(s);
+	if (err < 0)
+		return err;
 	/*
 	 * -d counts from when the probes rose: the first semaphore up (the
 	 * rest of the attach and the load's end come after it), else now (in
@@ -187,7 +189,7 @@ int session_start(struct session *s, struct trace_output *out)
 		s->deadline_ns = (s->att.first_armed_ns ? s->att.first_armed_ns : session_now_ns(CLOCK_MONOTONIC)) +
 				 (uint64_t)(o->duration * 1e9);
 	if (nothing_to_trace(s))
-		return -1;
+		return -ENOENT;
 	s->started = true;
 	name_and_hook_targets(s);
 	facts->probes_attached = s->att.sites;
@@ -196,8 +198,9 @@ int session_start(struct session *s, struct trace_output *out)
 
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), session_take_record, s, NULL);
 	if (!s->rb) {
-		fprintf(stderr, "ctrace-bpf: cannot read the ring buffer: %s\n", strerror(errno));
-		return -1;
+		err = -errno;
+		fprintf(stderr, "ctrace-bpf: cannot read the ring buffer: %s\n", strerror(-err));
+		return err;
 	}
 	say_what_is_traced(s);
 	if (o->command && launch_resume(&s->launched) < 0)

@@ -14,11 +14,12 @@
  *                      (detach threads, drain, at a high priority)
  *   session_output.c   the trace file over the session
  *
- * Errors: the session's functions return 0 or -errno (or, where the
- * caller needs only to know, false), and print one "ctrace-bpf: ..." line
- * at the place that knows what the user should do; a function that
- * returns an error having said so says so in its comment, the others
- * leave saying it to their caller.
+ * Errors, the convention of the trace command's files: a function returns
+ * 0 (or a count, an fd) or -errno (a check: true or false), and one
+ * "ctrace-bpf: ..." line is printed at the place that knows what the user
+ * should do. Its comment says "having said why" when it printed that line;
+ * otherwise its caller says it. cmd_trace() alone turns errors into the
+ * exit code.
  */
 #ifndef CTRACE_SESSION_H
 #define CTRACE_SESSION_H
@@ -102,11 +103,12 @@ void session_init(struct session *s, struct trace_options *o);
 
 /* session_targets.c */
 /*
- * The targets the options name checked (-p running, --exe a program), the
- * machine checked (privileges, kernel), and -- CMD started, held before
- * its first instruction. 0, else the exit code, having said why.
+ * The targets the options name checked (-p running, --exe a program), and
+ * the machine (privileges, kernel): 0, or -errno having said why.
  */
-int session_prepare(struct session *s);
+int session_check(struct session *s);
+/* -- CMD started, held before its first instruction: 0, or -errno having said why (launch.c). */
+int session_launch(struct session *s);
 /* Adds a process the kernel told of to this round's list, once. */
 void session_add_pending(struct session *s, int pid);
 /* Attaches the starting targets (bpf_load.c calls it once the programs are loaded). */
@@ -119,7 +121,8 @@ int session_add_target(struct session *s, int pid);
 /* session.c */
 /*
  * Begins the model, loads the programs, attaches the targets, says what
- * is traced, lets the launched command run: 0, or -1 having said why.
+ * is traced, lets the launched command run: 0, or -errno having said why
+ * (-EINTR, stopped by a signal before anything was attached: nothing said).
  */
 int session_start(struct session *s, struct trace_output *out);
 /* Frees all; the exit code: `code`, or in launch mode (code 0) the command's own. */

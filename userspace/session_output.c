@@ -30,7 +30,7 @@ int output_begin(struct trace_output *out, const char *path, const struct proc_f
 	/* Before attaching: a bad output path must not touch the target at all. */
 	out->fd = output_open(path, &out->created);
 	if (out->fd < 0)
-		return -1;
+		return -EINVAL; /* output_open said why */
 	/* The trace starts before the first probe can fire. */
 	out->facts.start_wall_ns = now_ns(CLOCK_REALTIME);
 	out->facts.start_mono_ns = now_ns(CLOCK_MONOTONIC);
@@ -44,7 +44,7 @@ int output_begin(struct trace_output *out, const char *path, const struct proc_f
 	}
 	if (jw_init(&out->w, out->fd, 1 << 20) < 0) {
 		fputs("ctrace-bpf: out of memory\n", stderr);
-		return -1;
+		return -ENOMEM;
 	}
 	out->facts.tracer_version = CTRACE_BPF_VERSION;
 	out->facts.target = target;
@@ -83,11 +83,13 @@ int output_end(struct trace_output *out, struct trace_stats *stats)
 	stats->events_written = out->tf.events;
 	if (jw_flush(&out->w) < 0 || out->w.err) {
 		fprintf(stderr, "ctrace-bpf: writing %s failed: %s\n", out->path, strerror(out->w.err));
-		return -1;
+		return out->w.err ? -out->w.err : -EIO;
 	}
 	if (!on_stdout(out) && fsync(out->fd) != 0 && errno != EINVAL) {
-		fprintf(stderr, "ctrace-bpf: writing %s failed: %s\n", out->path, strerror(errno));
-		return -1;
+		int err = -errno;
+
+		fprintf(stderr, "ctrace-bpf: writing %s failed: %s\n", out->path, strerror(-err));
+		return err;
 	}
 	return 0;
 }

@@ -24,13 +24,13 @@ struct trace_output {
 	struct trace_facts facts; /* the trace's metadata; the session adds what it attached */
 };
 
-/* Opens path and begins the trace: 0, or -1 having said why (then output_close). */
+/* Opens path and begins the trace: 0, or -errno having said why (then output_close). */
 int output_begin(struct trace_output *out, const char *path, const struct proc_facts *target);
 /* Every 50 ms at most (now_ns, CLOCK_MONOTONIC): what is written goes out, and on to the disk without waiting. */
 void output_flush_every(struct trace_output *out, uint64_t now_ns);
 /* What is written goes out and to the disk (while the detach waits: the last fsync has only the end). */
 void output_flush_to_disk(struct trace_output *out);
-/* Writes the end of the trace: 0, or -1 having said why. Counts stats->events_written. */
+/* Writes the end of the trace: 0, or -errno having said why. Counts stats->events_written. */
 int output_end(struct trace_output *out, struct trace_stats *stats);
 /* Frees; with remove, a file this run created goes too (tracing never started). */
 void output_close(struct trace_output *out, bool remove);

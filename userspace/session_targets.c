@@ -39,9 +39,10 @@ static bool exe_is_program(const char *path)
 	return true;
 }
 
-int session_prepare(struct session *s)
+int session_check(struct session *s)
 {
 	struct trace_options *o = s->o;
+	int err;
 
 	if (o->n_pids) {
 		s->first_pid = o->pids[0];
@@ -49,33 +50,48 @@ int session_prepare(struct session *s)
 			if (kill(o->pids[i], 0) != 0 && errno == ESRCH) {
 				fprintf(stderr, "ctrace-bpf: no process with pid %d (is it still running? try: pgrep -a NAME)\n",
 					o->pids[i]);
-				return 1;
+				return -ESRCH;
 			}
 	}
 	if (o->exe && stat(o->exe, &s->exe_st) != 0) {
-		fprintf(stderr, "ctrace-bpf: --exe %s: %s\n", o->exe, strerror(errno));
-		return 1;
+		err = -errno;
+		fprintf(stderr, "ctrace-bpf: --exe %s: %s\n", o->exe, strerror(-err));
+		return err;
 	}
 	if (o->exe && !exe_is_program(o->exe))
-		return 1;
+		return -ENOEXEC;
 	s->exe = o->exe ? &s->exe_st : NULL;
 	if (!preflight_privileges() || !preflight_kernel())
-		return 1;
+		return -EPERM;
+	return 0;
+}
+
+/* The facts of the first target (or --exe's path) for the trace's metadata. */
+static void read_target_facts(struct session *s)
+{
+	if (s->first_pid)
+		proc_facts_read(s->first_pid, &s->target);
+	else
+		snprintf(s->target.exe, sizeof(s->target.exe), "%s", s->o->exe);
+}
+
+int session_launch(struct session *s)
+{
+	struct trace_options *o = s->o;
+
 	if (o->command) {
 		/* Held before its first instruction, its libraries mapped. */
 		/* With -o -, standard output is the trace's alone: the command prints to our stderr. */
 		bool trace_on_stdout = o->output && !strcmp(o->output, "-");
+		int err = launch_start_with_stdout(&s->launched, o->command,
+						   trace_on_stdout ? STDERR_FILENO : -1);
 
-		if (launch_start_with_stdout(&s->launched, o->command,
-					     trace_on_stdout ? STDERR_FILENO : -1) < 0)
-			return 127;
+		if (err < 0)
+			return err;
 		s->first_pid = s->launched.pid;
 		o->pids[o->n_pids++] = s->launched.pid;
 	}
-	if (s->first_pid)
-		proc_facts_read(s->first_pid, &s->target);
-	else
-		snprintf(s->target.exe, sizeof(s->target.exe), "%s", o->exe);
+	read_target_facts(s);
 	return 0;
 }
 
