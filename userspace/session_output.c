@@ -30,7 +30,7 @@ int output_begin(struct trace_output *out, const char *path, const struct proc_f
 	/* Before attaching: a bad output path must not touch the target at all. */
 	out->fd = output_open(path, &out->created);
 	if (out->fd < 0)
-		return -EINVAL; /* output_open said why */
+		return out->fd;
 	/* The trace starts before the first probe can fire. */
 	out->facts.start_wall_ns = now_ns(CLOCK_REALTIME);
 	out->facts.start_mono_ns = now_ns(CLOCK_MONOTONIC);
