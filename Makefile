@@ -40,10 +40,11 @@ BPF_OBJS := $(patsubst %,$(BUILD)/ctrace_%.bpf.o,$(PROGRAM_SETS))
 SKEL     := $(BUILD)/ctrace.skel.h
 SET_SKELS := $(BUILD)/ctrace_copy_user.skel.h $(BUILD)/ctrace_probe_read.skel.h
 
-# The loader: every userspace/*.c; ctrace_bpf.c holds main().
+# The loader: every userspace/*.c; main.c holds main(), so the unit tests
+# and benchmarks link the others.
 LOADER_SRCS := $(wildcard userspace/*.c)
 LOADER_OBJS := $(patsubst userspace/%.c,$(BUILD)/userspace/%.o,$(LOADER_SRCS))
-LIB_OBJS    := $(filter-out $(BUILD)/userspace/ctrace_bpf.o $(BUILD)/userspace/trace_options.o $(BUILD)/userspace/cmd_%.o,$(LOADER_OBJS))
+LIB_OBJS    := $(filter-out $(BUILD)/userspace/main.o,$(LOADER_OBJS))
 
 # Programs that use include/ctrace.h: the bundled example and the test targets.
 EXAMPLES    := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))

@@ -77,7 +77,7 @@ int program_set_forced(enum program_set *set)
 		}
 	fprintf(stderr, "ctrace-bpf: CTRACE_PROGRAM_SET=%s is not a program set: use copy_str, copy_user or probe_read\n",
 		v);
-	return -1;
+	return -EINVAL;
 }
 
 /* Why the probes say the kernel cannot take `set` (NULL: it may). */

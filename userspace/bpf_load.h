@@ -31,7 +31,7 @@ enum program_set {
 
 const char *program_set_name(enum program_set set);
 
-/* 1 and *set when CTRACE_PROGRAM_SET names a set, 0 when unset, -1 (said why) when unknown. */
+/* 1 and *set when CTRACE_PROGRAM_SET names a set, 0 when unset, -EINVAL (said why) when unknown. */
 int program_set_forced(enum program_set *set);
 
 /* What was loaded and why: for -v and the trace's metadata. */

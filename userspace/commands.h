@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* commands.h - the subcommands of ctrace-bpf; main() in ctrace_bpf.c picks one. */
+/* commands.h - the subcommands of ctrace-bpf; main() in main.c picks one. */
 #ifndef CTRACE_COMMANDS_H
 #define CTRACE_COMMANDS_H
 
@@ -11,8 +11,5 @@ int cmd_trace(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 /* ctrace-bpf fix FILE: closes a trace that was cut short so viewers open it. */
 int cmd_fix(int argc, char **argv);
-
-/* The lines --help adds about the other subcommands. */
-extern const char commands_usage[];
 
 #endif

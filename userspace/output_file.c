@@ -15,13 +15,14 @@
 #include <unistd.h>
 #include "sudo_user.h"
 
+/* -EPERM: a refusal of ours, whatever the cause the line gives. */
 static int refuse(int fd, const char *path, const char *why)
 {
 	fprintf(stderr, "ctrace-bpf: will not write the trace to %s: %s; choose another path with -o\n",
 		path, why);
 	if (fd >= 0)
 		close(fd);
-	return -1;
+	return -EPERM;
 }
 
 /*
@@ -94,7 +95,7 @@ int output_open(const char *path, bool *created_out)
 	if (!strcmp(path, "-"))
 		return fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
 	if (sudo_user_get(&su) < 0)
-		return -1;
+		return -EINVAL; /* sudo_user_get said why */
 	/* O_EXCL tells a file we create from one that was there. */
 	fd = open(path, flags | O_CREAT | O_EXCL, 0644);
 	if (fd >= 0) {
@@ -104,9 +105,11 @@ int output_open(const char *path, bool *created_out)
 		return lock_output(fd, path);
 	}
 	if (errno != EEXIST) {
+		int err = -errno;
+
 		fprintf(stderr, "ctrace-bpf: cannot write the trace to %s: %s; choose another path with -o\n",
-			path, strerror(errno));
-		return -1;
+			path, strerror(-err));
+		return err;
 	}
 	if (lstat(path, &st) != 0)
 		return refuse(-1, path, strerror(errno));

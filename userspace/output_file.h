@@ -11,8 +11,8 @@
 #include <stdbool.h>
 
 /*
- * A writable fd ("-": a copy of standard output), or -1 after one line on
- * stderr. *created tells whether the file is new (to remove it if tracing
+ * A writable fd ("-": a copy of standard output), or -errno having said
+ * why in one line (but for "-" with standard output closed: -1, unsaid). *created tells whether the file is new (to remove it if tracing
  * cannot start).
  */
 int output_open(const char *path, bool *created);

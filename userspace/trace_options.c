@@ -57,7 +57,11 @@ static const char usage_text[] =
 	"  sudo ctrace-bpf -p 1234 -o - | gzip > trace.json.gz\n"
 	"  sudo ctrace-bpf -o run.json -- ./myprogram --its-flags\n"
 	"  sudo ctrace-bpf --exe /usr/local/bin/worker -d 30\n"
-	"Then open the file at https://ui.perfetto.dev (Open trace file).\n";
+	"Then open the file at https://ui.perfetto.dev (Open trace file).\n"
+	"\nOther commands:\n"
+	"  ctrace-bpf list -p PID | PATH   list the USDT probes of a process or an ELF file\n"
+	"  ctrace-bpf fix FILE             close a trace that was cut short (tracer killed,\n"
+	"                                  disk full) so that viewers open it\n";
 
 /*
  * "64K", "16M", "1G" or bytes -> bytes, from min to max (at most 2^40); 0
@@ -282,7 +286,6 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
-			fputs(commands_usage, stdout);
 			exit(0);
 		case 'V':
 			printf("ctrace-bpf %s (libbpf %s)\n", CTRACE_BPF_VERSION, libbpf_version_string());

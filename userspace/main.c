@@ -1,20 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
  * ctrace-bpf - main(): picks the subcommand. Tracing (`ctrace-bpf -p PID`)
- * is the default; the others are named by their first argument.
+ * is the default; the others are named by their first argument (--help
+ * lists them: trace_options.c).
  *
  * The journey of one event: include/ctrace.h (the probe site) ->
- * bpf/ctrace.bpf.c (a ring-buffer record) -> record_decode.c ->
- * trace_model.c -> trace_file.c and json_writer.c (the output).
+ * bpf/ctrace.bpf.c (a ring-buffer record) -> session_loop.c (the ring
+ * buffer's callback) -> record_decode.c (decoded) -> record_strings.c
+ * (strings resolved: literal cache, late reads) -> trace_model.c (the
+ * model) -> trace_file.c and json_writer.c -> session_output.c (the file).
  */
 #include <string.h>
 #include "commands.h"
-
-const char commands_usage[] =
-	"\nOther commands:\n"
-	"  ctrace-bpf list -p PID | PATH   list the USDT probes of a process or an ELF file\n"
-	"  ctrace-bpf fix FILE             close a trace that was cut short (tracer killed,\n"
-	"                                  disk full) so that viewers open it\n";
 
 int main(int argc, char **argv)
 {

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+/*
+ * session.c - a session's start (the BPF programs loaded with their
+ * fallbacks, the targets attached, what the trace says it traces) and its
+ * end (everything freed, the exit code).
+ */
+#include "session.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/libbpf.h>
+#include "ctrace.skel.h"
+#include "ptrace_access.h"
+
+volatile sig_atomic_t session_stop_signal;
+
+static void on_signal(int sig)
+{
+	session_stop_signal = sig;
+}
+
+static bool verbose_libbpf;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (!verbose_libbpf || level == LIBBPF_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+uint64_t session_now_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+void session_init(struct session *s, struct trace_options *o)
+{
+	/*
+	 * From the start: a Ctrl-C while loading or attaching must still end
+	 * cleanly, with a complete file (or none), not kill us halfway.
+	 */
+	struct sigaction sa = { 0 };
+
+	memset(s, 0, sizeof(*s));
+	s->o = o;
+	record_strings_init(&s->strings, &s->stats);
+	attachment_init(&s->att, false, false);
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN); /* a closed pipe is a write error we report */
+	verbose_libbpf = o->verbose;
+	libbpf_set_print(libbpf_print);
+}
+
+/* The model the records go to, and what it knows before the first. */
+static void begin_model(struct session *s)
+{
+	const struct trace_options *o = s->o;
+
+	trace_model_init(&s->model, &s->out->tf, &s->stats);
+	s->model_live = true;
+	trace_model_limit_memory(&s->model, o->max_memory, &s->strings.literals, &s->strings.files);
+	if (o->command) /* held before its first instruction: nothing began untraced */
+		trace_model_traced_from_start(&s->model, (uint32_t)s->launched.pid);
+	tsc_clock_init(&s->tsc);
+	s->model.tsc = &s->tsc;
+	/* Thread names now: a short-lived program may be gone before its events are read. */
+	for (int i = 0; i < o->n_pids; i++)
+		trace_model_learn_threads(&s->model, (uint32_t)o->pids[i]);
+}
+
+/* The programs loaded, the starting targets attached: 0, or -errno having said why. */
+static int load_and_attach(struct session *s)
+{
+	const struct trace_options *o = s->o;
+	int err;
+
+	link_map_watch_init(&s->dl, o->follow || o->exe, o->verbose);
+	err = bpf_load_and_attach(o, s->exe,
+				  &(struct bpf_load_target){ &s->skel, &s->exec_link, &s->fork_link,
+							     &s->att, session_attach_targets, s },
+				  &s->programs);
+	if (err == -ESRCH) {
+		fprintf(stderr, "ctrace-bpf: the process exited before it could be traced\n");
+		return err;
+	}
+	if (err == -EACCES || err == -EPERM) {
+		char why[512];
+
+		ptrace_access_explain(s->first_pid, why, sizeof(why));
+		fprintf(stderr, "ctrace-bpf: cannot read the memory map of process %d: %s (%s)\n",
+			s->first_pid, strerror(-err), why);
+		return err;
+	}
+	return err; /* bpf_load said why */
+}
+
+/* Nothing attached, and nothing ever will be: one line, true. */
+static bool nothing_to_trace(const struct session *s)
+{
+	if (!s->att.sites && s->first_pid && !s->att.looked_in[0] && proc_exited(s->first_pid)) {
+		/* Gone while we loaded: its maps were empty, not without probes. */
+		fprintf(stderr, "ctrace-bpf: process %d exited before it could be traced\n", s->first_pid);
+		return true;
+	}
+	if (!s->att.sites && s->o->exe) {
+		fprintf(stderr, "ctrace-bpf: %s has no ctrace probes. Build it with include/ctrace.h and use its CTRACE_* macros.\n",
+			s->o->exe);
+		return true;
+	}
+	if (!s->att.sites && !s->att.looked_in[0]) {
+		/* No file mapped at all (a kernel thread): it will never load one. */
+		fprintf(stderr, "ctrace-bpf: process %d (%s) maps no program file (a kernel thread?): it has no ctrace probes and never will\n",
+			s->first_pid, s->target.comm);
+		return true;
+	}
+	return false;
+}
+
+/* The targets named in the trace, their dynamic linkers hooked, their maps looked at once more. */
+static void name_and_hook_targets(struct session *s)
+{
+	for (size_t i = 0; i < s->targets.n; i++) {
+		/* Named first as it was when tracing began: it may have exec()d since it was armed. */
+		trace_model_add_process(&s->model, (uint32_t)s->targets.v[i].pid);
+		trace_model_learn_threads(&s->model, (uint32_t)s->targets.v[i].pid);
+	}
+	/*
+	 * Each target's dynamic linker tells of its dlopen()s as they happen
+	 * (session_add_target hooked those of -p and launch mode already,
+	 * --exe's are hooked here); then its maps once more, for what was
+	 * mapped before the hook was in. After the names: a target may exec
+	 * meanwhile.
+	 */
+	for (size_t i = 0; i < s->targets.n; i++) {
+		link_map_watch_process(&s->dl, s->skel->progs.ctrace_link_map, s->att.multi,
+				       s->targets.v[i].pid);
+		session_attach_process(s, s->targets.v[i].pid);
+	}
+}
+
+static void say_what_is_traced(const struct session *s)
+{
+	const struct trace_options *o = s->o;
+	const char *where = strcmp(o->output, "-") ? o->output : "standard output";
+
+	if (o->exe)
+		fprintf(stderr, "ctrace-bpf: tracing every process running %s (%zu now): %u probes; writing %s; Ctrl-C to stop\n",
+			o->exe, s->targets.n, s->att.sites, where);
+	else if (!s->att.sites)
+		/* A plugin host, an interpreter: its probes may come with a library it loads later. */
+		fprintf(stderr, "ctrace-bpf: process %d (%s) has no ctrace probes yet (looked in: %s): waiting for it to load a library with probes; writing %s; Ctrl-C to stop\n",
+			s->first_pid, s->target.comm, s->att.looked_in[0] ? s->att.looked_in : "no mapped files",
+			where);
+	else
+		fprintf(stderr, "ctrace-bpf: tracing process %d (%s)%s: %u probes in %u objects; writing %s; Ctrl-C to stop\n",
+			s->first_pid, s->target.comm, s->targets.n > 1 ? " and others" : "",
+			s->att.sites, s->att.objects_with_probes, where);
+}
+
+int session_start(struct session *s, struct trace_output *out)
+{
+	const struct trace_options *o = s->o;
+	struct trace_facts *facts = &out->facts;
+	int err;
+
+	s->out = out;
+	begin_model(s);
+	if (session_stop_signal)
+		return -EINTR; /* stopped before anything was attached: no file left */
+	err = load_and_attach(s);
+	if (err < 0)
+		return err;
+	/*
+	 * -d counts from when the probes rose: the first semaphore up (the
+	 * rest of the attach and the load's end come after it), else now (in
+	 * launch mode, from the command's start).
+	 */
+	if (o->duration > 0)
+		s->deadline_ns = (s->att.first_armed_ns ? s->att.first_armed_ns : session_now_ns(CLOCK_MONOTONIC)) +
+				 (uint64_t)(o->duration * 1e9);
+	if (nothing_to_trace(s))
+		return -ENOENT;
+	s->started = true;
+	name_and_hook_targets(s);
+	facts->probes_attached = s->att.sites;
+	bpf_choice_facts(&s->programs, facts);
+	facts->objects_with_probes = s->att.objects_with_probes;
+
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), session_take_record, s, NULL);
+	if (!s->rb) {
+		err = -errno;
+		fprintf(stderr, "ctrace-bpf: cannot read the ring buffer: %s\n", strerror(-err));
+		return err;
+	}
+	say_what_is_traced(s);
+	if (o->command && launch_resume(&s->launched) < 0)
+		fprintf(stderr, "ctrace-bpf: the command died before it started\n");
+	if (o->command && o->duration > 0)
+		s->deadline_ns = session_now_ns(CLOCK_MONOTONIC) + (uint64_t)(o->duration * 1e9);
+	return 0;
+}
+
+int session_end(struct session *s, int code)
+{
+	const struct trace_options *o = s->o;
+	int command_code;
+
+	bpf_link__destroy(s->exec_link);
+	bpf_link__destroy(s->fork_link);
+	link_map_watch_free(&s->dl);
+	attachment_free(&s->att);
+	ring_buffer__free(s->rb);
+	ctrace_bpf__destroy(s->skel);
+	if (s->model_live)
+		trace_model_finish(&s->model, 0); /* frees */
+	targets_free(&s->targets);
+	free(s->pending);
+	record_strings_free(&s->strings);
+	tsc_clock_free(&s->tsc);
+	proc_facts_free(&s->target);
+	if (!o->command)
+		return code;
+	if (code) {
+		launch_abort(&s->launched);
+		return code;
+	}
+	/* Launch mode ends with the command's own exit code. */
+	if (!launch_reap(&s->launched, &command_code)) {
+		fprintf(stderr, "ctrace-bpf: stopped tracing; %s (pid %d) goes on running\n",
+			o->command[0], s->launched.pid);
+		return 0;
+	}
+	return command_code;
+}

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * session.h - one run of the trace command, after its options are parsed
+ * and its output opened: the processes it traces (targets), the BPF
+ * programs loaded for them and their probes attached, the loop that takes
+ * the ring buffer's records and keeps up with the targets, and the stop.
+ *
+ *   session.c          start: the checks, the load (bpf_load.c) and attach,
+ *                      what the trace says at its start; signals; the end
+ *   session_targets.c  the targets: -p, the launched command, --exe's scan
+ *                      of /proc, the processes the kernel tells of (-f,
+ *                      exec, dlopen)
+ *   session_loop.c     the loop and its chores, one function each; the stop
+ *                      (detach threads, drain, at a high priority)
+ *   session_output.c   the trace file over the session
+ *
+ * Errors, the convention of the trace command's files: a function returns
+ * 0 (or a count, an fd) or -errno (a check: true or false), and one
+ * "ctrace-bpf: ..." line is printed at the place that knows what the user
+ * should do. Its comment says "having said why" when it printed that line;
+ * otherwise its caller says it. cmd_trace() alone turns errors into the
+ * exit code.
+ */
+#ifndef CTRACE_SESSION_H
+#define CTRACE_SESSION_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include "attach.h"
+#include "bpf_load.h"
+#include "launch.h"
+#include "link_map_watch.h"
+#include "proc_info.h"
+#include "record_strings.h"
+#include "session_output.h"
+#include "targets.h"
+#include "trace_model.h"
+#include "trace_options.h"
+#include "tsc_clock.h"
+
+struct ring_buffer;
+
+struct session {
+	struct trace_options *o;
+	struct trace_output *out;
+	struct ctrace_bpf *skel;
+	struct bpf_link *exec_link, *fork_link; /* the sched_process tracepoints */
+	struct bpf_choice programs; /* which BPF programs were loaded, and why */
+	struct attachment att;
+	struct link_map_watch dl; /* the dynamic linkers' hooks: dlopen, dlclose */
+	struct ring_buffer *rb;
+
+	/* The targets (session_targets.c). */
+	struct target_set targets;
+	struct launch launched;  /* -- CMD */
+	int first_pid;           /* named in messages and the default output's name; 0 with --exe alone */
+	struct proc_facts target; /* first_pid's (or --exe's path), for the trace's metadata */
+	struct stat exe_st;      /* --exe: the program's file */
+	const struct stat *exe;  /* &exe_st with --exe, else NULL */
+	int *pending; /* processes the kernel told of (fork, exec), to attach: no cap */
+	size_t n_pending, cap_pending;
+	uint64_t untraced_reported; /* processes left out of the full table, said so far */
+	uint64_t untraced_by_loader; /* of those, the ones the loader could not put in */
+
+	/* An event's way: record_decode -> strings -> model. */
+	struct record_strings strings;
+	struct trace_model model;
+	bool model_live;  /* begun, not yet finished */
+	struct tsc_clock tsc;
+	struct trace_stats stats;
+	uint64_t drops_reported;
+
+	/* The loop (session_loop.c). */
+	bool started;     /* every check passed: the file is kept whatever follows */
+	uint64_t deadline_ns, next_scan_ns;
+	unsigned batch;   /* records taken in this round (see round_over) */
+	uint64_t round_end_ns; /* when this round gives the loop back (see round_over) */
+	bool boosted;     /* at a high priority for the stop */
+	/*
+	 * Once the drain after the stop is out of time: records still in the
+	 * ring buffer are counted, not decoded, and reported as dropped.
+	 */
+	bool counting_only;
+	uint64_t unread_at_stop;
+	/*
+	 * Once the stop is decided: records stamped later are left out (and
+	 * counted). They come from the detach, whose probes go one kind after
+	 * the other, so they would pair wrongly (an END whose BEGIN's probe
+	 * was already gone), and the user asked for nothing after the stop.
+	 */
+	uint64_t stop_ns;
+};
+
+/* The signal that asked for the stop (SIGINT, SIGTERM, SIGHUP), 0 until one came. */
+extern volatile sig_atomic_t session_stop_signal;
+
+uint64_t session_now_ns(clockid_t clock);
+
+/* Before anything else: the signals caught, libbpf's messages (-v) routed. */
+void session_init(struct session *s, struct trace_options *o);
+
+/* session_targets.c */
+/*
+ * The targets the options name checked (-p running, --exe a program), and
+ * the machine (privileges, kernel): 0, or -errno having said why.
+ */
+int session_check(struct session *s);
+/* -- CMD started, held before its first instruction: 0, or -errno having said why (launch.c). */
+int session_launch(struct session *s);
+/* Adds a process the kernel told of to this round's list, once. */
+void session_add_pending(struct session *s, int pid);
+/* Attaches the starting targets (bpf_load.c calls it once the programs are loaded). */
+int session_attach_targets(void *session);
+/* Attaches a target's objects not attached yet, its mappings looked at first (record_strings.c). */
+int session_attach_process(struct session *s, int pid);
+/* Makes a process a target: traced for the BPF side, its linker hooked, its objects attached. */
+int session_add_target(struct session *s, int pid);
+
+/* session.c */
+/*
+ * Begins the model, loads the programs, attaches the targets, says what
+ * is traced, lets the launched command run: 0, or -errno having said why
+ * (-EINTR, stopped by a signal before anything was attached: nothing said).
+ */
+int session_start(struct session *s, struct trace_output *out);
+/* Frees all; the exit code: `code`, or in launch mode (code 0) the command's own. */
+int session_end(struct session *s, int code);
+
+/* session_loop.c */
+/* The ring buffer's callback: one record, decoded, its strings resolved, modelled. */
+int session_take_record(void *session, void *data, size_t size);
+/* Traces until a stop: a signal, -d, every target gone, an error. */
+void session_run(struct session *s);
+/* The stop: probes detached, the ring buffer drained, the model finished. */
+void session_stop(struct session *s);
+
+#endif

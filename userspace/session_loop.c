@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: MIT
+/*
+ * session_loop.c - the loop of a session, one chore a function: take the
+ * records, report drops and processes left out, push the output out,
+ * attach what appeared, rescan the targets, decide to stop; then the stop
+ * (detach, drain, the model finished).
+ *
+ * One record's way (session_take_record): record_decode.c (decode) ->
+ * record_strings.c (strings resolved) -> trace_model.c (the model), and
+ * the session's own notes (a process to attach, a dlopen() under way).
+ */
+#include "session.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <bpf/libbpf.h>
+#include "ctrace.skel.h"
+#include "traced_set.h"
+
+/*
+ * libbpf's consume goes on while records keep coming: under a flood it
+ * would never return, and Ctrl-C, -d, the drop reports and the 50 ms
+ * flushes would wait. So a round ends after ROUND_NS of work (or at the
+ * deadline), then the loop does its chores and comes back. A count of
+ * records would not do: with the CPUs saturated by the target the tracer
+ * gets a small share of one, and 65536 records took seconds (-d 2 lasted
+ * 6 s). The clock is read every CLOCK_EVERY records (a vDSO call, ~25 ns,
+ * against ~1 us a record).
+ */
+#define ROUND_NS (10 * 1000000ull)
+#define CLOCK_EVERY 16
+#define END_OF_ROUND (-ECANCELED)
+
+static bool round_over(struct session *s)
+{
+	return ++s->batch % CLOCK_EVERY == 0 && session_now_ns(CLOCK_MONOTONIC) >= s->round_end_ns;
+}
+
+static void round_begin(struct session *s, uint64_t deadline)
+{
+	uint64_t now = session_now_ns(CLOCK_MONOTONIC);
+
+	s->batch = 0;
+	s->round_end_ns = now + ROUND_NS;
+	if (deadline && deadline < s->round_end_ns)
+		s->round_end_ns = deadline > now ? deadline : now;
+}
+
+/*
+ * What a record tells the session itself: processes to attach (a fork, an
+ * exec) and a dlopen() under way. False when the record has nothing for
+ * the trace.
+ */
+static bool note_process_change(struct session *s, const struct ctrace_event *ev)
+{
+	if (ev->kind == CTRACE_KIND_FORK || ev->kind == CTRACE_KIND_EXEC)
+		session_add_pending(s, (int)(ev->kind == CTRACE_KIND_FORK ? ev->arg[1] : ev->arg[0]));
+	if (ev->kind == CTRACE_KIND_LINK_MAP) {
+		/*
+		 * A dlopen() under way: its library may be used the moment it
+		 * returns, so its probes are attached now, not after the rest of
+		 * this round's records. Nothing to show in the trace.
+		 */
+		if (!s->stop_ns && targets_has(&s->targets, (int)ev->arg[0]))
+			session_attach_process(s, (int)ev->arg[0]);
+		return false;
+	}
+	if (ev->kind == CTRACE_KIND_EXEC && ev->arg[1] && ev->arg[1] != ev->arg[0]) {
+		/* exec() from a thread: the links bound to the old main thread are dead. */
+		attach_forget_process(&s->att, (int)ev->arg[0]);
+		link_map_watch_forget(&s->dl, (int)ev->arg[0]);
+	}
+	return true;
+}
+
+int session_take_record(void *session, void *data, size_t size)
+{
+	struct session *s = session;
+	struct ctrace_event ev;
+
+	if (s->counting_only) {
+		s->unread_at_stop++;
+		return 0;
+	}
+	s->stats.records++;
+	if (record_decode(data, size, &ev) < 0) {
+		s->stats.bad_records++;
+		return round_over(s) ? END_OF_ROUND : 0;
+	}
+	if (s->stop_ns && ev.ts_ns > s->stop_ns) {
+		s->stats.records_after_stop++;
+		return round_over(s) ? END_OF_ROUND : 0;
+	}
+	record_strings_resolve(&s->strings, &ev);
+	if (note_process_change(s, &ev))
+		trace_model_event(&s->model, &ev);
+	/* This record is taken (libbpf moved past it before calling us). */
+	return round_over(s) ? END_OF_ROUND : 0;
+}
+
+/* A round of records: 0, or -errno when the ring buffer cannot be read (said). */
+static int take_records(struct session *s)
+{
+	int err;
+
+	round_begin(s, s->deadline_ns);
+	err = ring_buffer__poll(s->rb, 10);
+	/*
+	 * The BPF side wakes us only once a batch is waiting: take what is
+	 * there on every round anyway, so events arrive within ~10 ms.
+	 */
+	if (err >= 0 || err == -EINTR)
+		err = ring_buffer__consume(s->rb);
+	if (err == END_OF_ROUND)
+		err = 0; /* more may be waiting: the next round takes it */
+	if (err < 0 && err != -EINTR) {
+		fprintf(stderr, "ctrace-bpf: reading events failed: %s\n", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/* Says in the trace, at about the time it happened, that records were lost. */
+static void report_drops(struct session *s)
+{
+	/* Records left unread at the end of the drain are lost too, and said so. */
+	uint64_t total = s->skel->bss->dropped + s->unread_at_stop;
+	uint64_t now = session_now_ns(CLOCK_MONOTONIC);
+
+	if (total == s->drops_reported)
+		return;
+	/* Found after the stop, they happened before it: nothing is stamped later. */
+	if (s->stop_ns && now > s->stop_ns)
+		now = s->stop_ns;
+	trace_model_drops(&s->model, (uint32_t)s->first_pid, now, total - s->drops_reported, total);
+	s->drops_reported = total;
+}
+
+/* Says once in the trace, and on stderr, that processes were left out of the full table. */
+static void report_untraced(struct session *s)
+{
+	uint64_t total = s->skel->bss->traced_full + s->untraced_by_loader;
+	uint64_t now = session_now_ns(CLOCK_MONOTONIC);
+
+	if (total == s->untraced_reported)
+		return;
+	if (!s->untraced_reported)
+		fprintf(stderr, "ctrace-bpf: the table of traced processes is full: new processes are not traced (counted in metadata.untraced_processes)\n");
+	if (s->stop_ns && now > s->stop_ns)
+		now = s->stop_ns;
+	traced_set_report_full(s->model.tf, (uint32_t)s->first_pid, now, total - s->untraced_reported, total);
+	s->untraced_reported = total;
+	s->stats.untraced_processes = total;
+}
+
+/* Processes the kernel told of: a followed child, an exec, a dlopen. */
+static void attach_what_appeared(struct session *s)
+{
+	for (size_t i = 0; i < s->n_pending; i++) {
+		int pid = s->pending[i];
+
+		if (targets_has(&s->targets, pid))
+			session_attach_process(s, pid); /* exec: the new image */
+		else
+			session_add_target(s, pid);
+		/* A new image has its own dynamic linker. */
+		link_map_watch_process(&s->dl, s->skel->progs.ctrace_link_map, s->att.multi, pid);
+		trace_model_learn_threads(&s->model, (uint32_t)pid);
+	}
+	s->n_pending = 0;
+}
+
+/* Every 100 ms: libraries loaded since (dlopen), and the names of new threads. */
+static void rescan(struct session *s, uint64_t now)
+{
+	if (now < s->next_scan_ns)
+		return;
+	for (size_t i = 0; i < s->targets.n; i++) {
+		if (s->targets.v[i].gone)
+			continue;
+		session_attach_process(s, s->targets.v[i].pid);
+		trace_model_learn_threads(&s->model, (uint32_t)s->targets.v[i].pid);
+	}
+	tsc_clock_update(&s->tsc);
+	s->next_scan_ns = now + 100 * 1000000ull;
+}
+
+/* A target that was waiting for probes: the first have come. */
+static void say_first_probes(struct session *s)
+{
+	struct trace_facts *facts = &s->out->facts;
+
+	if (facts->probes_attached || !s->att.sites)
+		return;
+	facts->probes_attached = s->att.sites;
+	fprintf(stderr, "ctrace-bpf: tracing process %d (%s): %u probes in %u objects\n",
+		s->first_pid, s->target.comm, s->att.sites, s->att.objects_with_probes);
+}
+
+/*
+ * The stop is short and bounded (the detach, the drain, the file's end),
+ * and a target that keeps every CPU busy would stretch it many times, and
+ * the deadline's round too: from BOOST_BEFORE_NS before the deadline (or
+ * the stop, whatever its cause), the tracer runs at a high priority (root
+ * may), so that -d is kept. While it traces it competes on equal terms.
+ */
+#define BOOST_BEFORE_NS (50 * 1000000ull)
+
+static void stop_at_high_priority(struct session *s)
+{
+	if (!s->boosted)
+		setpriority(PRIO_PROCESS, 0, -20); /* this thread; the detachers inherit it */
+	s->boosted = true;
+}
+
+static const char *signal_reason(int sig)
+{
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP";
+}
+
+/* Why to stop now (the trace's stop_reason), or NULL to go on. */
+static const char *stop_reason(struct session *s, uint64_t now)
+{
+	if (session_stop_signal)
+		return signal_reason(session_stop_signal);
+	if (s->deadline_ns && now + BOOST_BEFORE_NS >= s->deadline_ns)
+		stop_at_high_priority(s);
+	if (s->deadline_ns && now >= s->deadline_ns)
+		return "duration elapsed";
+	/*
+	 * The kernel's table, not only the targets the loader heard of: a
+	 * child whose fork notice is still in the ring keeps the trace on.
+	 */
+	if (!s->o->exe && targets_all_gone(&s->targets) &&
+	    !traced_set_any_alive(bpf_map__fd(s->skel->maps.traced_tgids)))
+		return s->targets.n > 1 ? "every traced process exited" : "target exited";
+	if (s->out->w.err)
+		return "write error";
+	return NULL;
+}
+
+void session_run(struct session *s)
+{
+	const char *why = NULL;
+
+	while (!why) {
+		uint64_t now;
+
+		if (take_records(s) < 0) {
+			why = "error reading events";
+			break;
+		}
+		report_drops(s);
+		report_untraced(s);
+		now = session_now_ns(CLOCK_MONOTONIC);
+		output_flush_every(s->out, now);
+		attach_what_appeared(s);
+		rescan(s, now);
+		say_first_probes(s);
+		why = stop_reason(s, now);
+	}
+	s->stats.stop_reason = why;
+}
+
+/*
+ * What the ring buffer still holds at the stop, taken for at most a share
+ * of the run (-d S: S/80, so that -d stays within 10% with the detach and
+ * the file's end; otherwise 2 s), however little CPU the target leaves us.
+ * What is left then is counted as dropped without being decoded (~20 ns a
+ * record), so the file ends on time and says what it lost.
+ */
+static void drain(struct session *s, double duration)
+{
+	uint64_t budget = duration > 0 ? (uint64_t)(duration * 1e9 / 80) : 2000000000ull;
+	uint64_t end;
+	int err;
+
+	if (budget < 20000000ull)
+		budget = 20000000ull;
+	end = session_now_ns(CLOCK_MONOTONIC) + budget;
+	do {
+		round_begin(s, end);
+		err = ring_buffer__consume(s->rb);
+	} while (err == END_OF_ROUND && session_now_ns(CLOCK_MONOTONIC) < end);
+	if (err == END_OF_ROUND) {
+		s->counting_only = true;
+		ring_buffer__consume(s->rb);
+		s->counting_only = false;
+	}
+}
+
+/*
+ * The stop: every probe goes, and the linkers' hooks, in threads of their
+ * own. Each close waits for an RCU grace period; one after the other, the
+ * hooks' and the probes' grace periods would add up.
+ */
+static void *detach_hooks(void *arg)
+{
+	link_map_watch_free(arg);
+	return NULL;
+}
+
+static void *detach_probes(void *arg)
+{
+	attachment_free(arg);
+	return NULL;
+}
+
+void session_stop(struct session *s)
+{
+	struct trace_facts *facts = &s->out->facts;
+	pthread_t detacher[2];
+	bool detaching[2];
+
+	/*
+	 * The stop is now: spans still open end here. Then detach, so that
+	 * nothing new arrives, and take what is left.
+	 */
+	s->stats.stop_mono_ns = session_now_ns(CLOCK_MONOTONIC);
+	s->stop_ns = s->stats.stop_mono_ns;
+	s->skel->bss->stopping = true;
+	stop_at_high_priority(s);
+	/* Every probe attached in the course of the trace (libraries loaded later too). */
+	facts->probes_attached = s->att.sites;
+	facts->objects_with_probes = s->att.objects_with_probes;
+	/*
+	 * The detach (one RCU grace period a link, 0.2 s with every CPU busy)
+	 * and the drain of what the ring holds overlap: nothing new is recorded
+	 * once `stopping` is seen. A record whose program was under way then
+	 * (a sleepable one, in a page fault) is in the ring once the detach
+	 * is done: the last consume takes it.
+	 */
+	detaching[0] = pthread_create(&detacher[0], NULL, detach_hooks, &s->dl) == 0;
+	if (!detaching[0])
+		detach_hooks(&s->dl);
+	detaching[1] = pthread_create(&detacher[1], NULL, detach_probes, &s->att) == 0;
+	if (!detaching[1])
+		detach_probes(&s->att);
+	drain(s, s->o->duration);
+	output_flush_to_disk(s->out);
+	for (int i = 0; i < 2; i++)
+		if (detaching[i])
+			pthread_join(detacher[i], NULL);
+	s->counting_only = s->unread_at_stop > 0;
+	round_begin(s, 0);
+	while (ring_buffer__consume(s->rb) == END_OF_ROUND)
+		round_begin(s, 0);
+	s->counting_only = false;
+	report_drops(s);
+	report_untraced(s);
+	s->stats.records_unread_at_stop = s->unread_at_stop;
+	s->stats.dropped = s->skel->bss->dropped + s->unread_at_stop;
+	trace_model_finish(&s->model, s->stats.stop_mono_ns);
+	s->model_live = false;
+}
