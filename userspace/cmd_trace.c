@@ -39,7 +39,8 @@
 #include "record_decode.h"
 #include "targets.h"
 #include "traced_set.h"
-#include "trace_file.h"
+#include "chrome_trace.h"
+#include "model_facts.h"
 #include "trace_model.h"
 #include "trace_options.h"
 #include "usdt_notes.h"
@@ -323,6 +324,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		  &ev.name_flags, name_buf, sizeof(name_buf));
 	late_read(s, &ev, record_args_arg(ev.kind), &ev.args, &ev.args_len,
 		  &ev.args_flags, args_buf, sizeof(args_buf));
+	model_facts_event(&s->model, &ev);
 	trace_model_event(&s->model, &ev);
 	/* This record is taken (libbpf moved past it before calling us). */
 	return round_over(s) ? END_OF_ROUND : 0;
@@ -400,6 +402,7 @@ static void report_drops(struct session *s, int pid)
 	/* Found after the stop, they happened before it: nothing is stamped later. */
 	if (s->stop_ns && now > s->stop_ns)
 		now = s->stop_ns;
+	model_facts_process(&s->model, (uint32_t)pid);
 	trace_model_drops(&s->model, (uint32_t)pid, now, total - s->drops_reported, total);
 	s->drops_reported = total;
 }
@@ -416,7 +419,7 @@ static void report_untraced(struct session *s, int pid)
 		fprintf(stderr, "ctrace-bpf: the table of traced processes is full: new processes are not traced (counted in metadata.untraced_processes)\n");
 	if (s->stop_ns && now > s->stop_ns)
 		now = s->stop_ns;
-	traced_set_report_full(s->model.tf, (uint32_t)pid, now, total - s->untraced_reported, total);
+	traced_set_report_full(s->model.out, (uint32_t)pid, now, total - s->untraced_reported, total);
 	s->untraced_reported = total;
 	s->stats.untraced_processes = total;
 }
@@ -531,7 +534,7 @@ int cmd_trace(int argc, char **argv)
 	struct session s;
 	struct ring_buffer *rb = NULL;
 	struct json_writer w = { 0 };
-	struct trace_file tf = { 0 };
+	struct chrome_trace tf = { 0 };
 	struct launch launched = { 0 };
 	struct stat exe_st;
 	char default_out[300];
@@ -628,7 +631,7 @@ int cmd_trace(int argc, char **argv)
 	}
 	facts.tracer_version = CTRACE_BPF_VERSION;
 	facts.target = &target;
-	trace_file_begin(&tf, &w, &facts);
+	chrome_trace_begin(&tf, &w, &facts);
 	trace_model_init(&s.model, &tf, &s.stats);
 	trace_model_limit_memory(&s.model, o.max_memory, &s.literals, &s.files);
 	if (o.command) /* held before its first instruction: nothing began untraced */
@@ -637,7 +640,7 @@ int cmd_trace(int argc, char **argv)
 	s.model.tsc = &s.tsc;
 	/* Thread names now: a short-lived program may be gone before its events are read. */
 	for (int i = 0; i < o.n_pids; i++)
-		trace_model_learn_threads(&s.model, (uint32_t)o.pids[i]);
+		model_facts_threads(&s.model, (uint32_t)o.pids[i]);
 
 	if (stop_signal)
 		goto out; /* stopped before anything was attached: no file left */
@@ -688,8 +691,9 @@ int cmd_trace(int argc, char **argv)
 	started = true;
 	for (size_t i = 0; i < s.targets.n; i++) {
 		/* Named first as it was when tracing began: it may have exec()d since it was armed. */
+		model_facts_process(&s.model, (uint32_t)s.targets.v[i].pid);
 		trace_model_add_process(&s.model, (uint32_t)s.targets.v[i].pid);
-		trace_model_learn_threads(&s.model, (uint32_t)s.targets.v[i].pid);
+		model_facts_threads(&s.model, (uint32_t)s.targets.v[i].pid);
 	}
 	/*
 	 * Each target's dynamic linker tells of its dlopen()s as they happen
@@ -775,7 +779,7 @@ int cmd_trace(int argc, char **argv)
 				add_target(&s, pid);
 			/* A new image has its own dynamic linker. */
 			link_map_watch_process(&s.dl, s.skel->progs.ctrace_link_map, s.att.multi, pid);
-			trace_model_learn_threads(&s.model, (uint32_t)pid);
+			model_facts_threads(&s.model, (uint32_t)pid);
 		}
 		s.n_pending = 0;
 		if (now >= next_scan) {
@@ -784,7 +788,7 @@ int cmd_trace(int argc, char **argv)
 				if (s.targets.v[i].gone)
 					continue;
 				attach_and_note(&s, s.targets.v[i].pid);
-				trace_model_learn_threads(&s.model, (uint32_t)s.targets.v[i].pid);
+				model_facts_threads(&s.model, (uint32_t)s.targets.v[i].pid);
 			}
 			tsc_clock_update(&s.tsc);
 			next_scan = now + 100 * 1000000ull;
@@ -862,7 +866,7 @@ int cmd_trace(int argc, char **argv)
 	s.stats.records_unread_at_stop = s.unread_at_stop;
 	s.stats.dropped = s.skel->bss->dropped + s.unread_at_stop;
 	trace_model_finish(&s.model, s.stats.stop_mono_ns);
-	trace_file_end(&tf, &facts, &s.stats);
+	chrome_trace_end(&tf, &facts, &s.stats);
 	s.stats.events_written = tf.events;
 	if (jw_flush(&w) < 0 || w.err) {
 		fprintf(stderr, "ctrace-bpf: writing %s failed: %s\n", o.output, strerror(w.err));

@@ -5,7 +5,7 @@
  *
  * The journey of one event: include/ctrace.h (the probe site) ->
  * bpf/ctrace.bpf.c (a ring-buffer record) -> record_decode.c ->
- * trace_model.c -> trace_file.c and json_writer.c (the output).
+ * trace_model.c -> chrome_trace.c and json_writer.c (the output).
  */
 #include <string.h>
 #include "commands.h"

@@ -52,8 +52,8 @@ function classify_traced(    i, s, chain) {
 }
 
 function module_category(m) {
-	if (m == "json_writer" || m == "trace_file")
-		return "JSON writer (json_writer, trace_file)"
+	if (m == "json_writer" || m == "chrome_trace")
+		return "JSON writer (json_writer, chrome_trace)"
 	if (m == "trace_model" || m == "key_map")
 		return "trace model (contexts, spans, key_map)"
 	if (m == "record_decode")
