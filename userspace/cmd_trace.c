@@ -5,8 +5,8 @@
  * Event JSON file (Perfetto UI, chrome://tracing).
  *
  * The journey of one event: include/ctrace.h (the probe site) -> bpf/ctrace.bpf.c
- * (a ring-buffer record) -> record_decode.c -> trace_model.c -> trace_file.c
- * and json_writer.c (the output).
+ * (a ring-buffer record) -> record_decode.c -> model_facts.c (names from /proc)
+ * -> trace_model.c -> chrome_trace.c and json_writer.c (the output).
  */
 #include <errno.h>
 #include <fcntl.h>
