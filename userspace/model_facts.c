@@ -54,11 +54,14 @@ void model_facts_event(struct trace_model *m, const struct ctrace_event *ev)
 	}
 	/*
 	 * A thread shown for the first time is named as /proc says now (it
-	 * may have been renamed since the last model_facts_threads()).
+	 * may have been renamed since the last model_facts_threads()), and
+	 * its process, if not shown yet either. A thread shown is the common
+	 * case, and that of its process too: nothing to read.
 	 */
-	if (!trace_model_shows_thread(m, tgid, ev->tid))
+	if (!trace_model_shows_thread(m, tgid, ev->tid)) {
 		name_now(m, tgid, ev->tid);
-	model_facts_process(m, tgid);
+		model_facts_process(m, tgid);
+	}
 	if (ev->kind == CTRACE_KIND_FORK && !ev->name_len)
 		model_facts_process(m, (uint32_t)ev->arg[1]); /* no comm came with the fork */
 	if (ev->kind == CTRACE_KIND_EXEC) {

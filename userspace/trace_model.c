@@ -276,6 +276,8 @@ bool trace_model_shows_thread(const struct trace_model *m, uint32_t tgid, uint32
 
 	if (tgid == m->last_tgid && tid == m->last_tid)
 		return true;
+	if (m->shown_recently[tid % 8] == ((uint64_t)tgid << 32 | tid))
+		return true;
 	return key_map_get(&m->threads, &key, sizeof(key)) != NULL;
 }
 
@@ -319,6 +321,8 @@ static uint32_t shown_tid(struct trace_model *m, uint32_t pid, uint32_t tgid,
 
 	if (t) {
 		tb_touch(&m->b_threads, &t->e);
+		if (pid == tgid)
+			m->shown_recently[tid % 8] = (uint64_t)tgid << 32 | tid;
 		return t->tid;
 	}
 	t = xcalloc(sizeof(*t));
@@ -327,8 +331,12 @@ static uint32_t shown_tid(struct trace_model *m, uint32_t pid, uint32_t tgid,
 	key_map_put(&m->threads, &t->key, sizeof(t->key), t);
 	tb_add(&m->b_threads, &t->e, &t->key, sizeof(t->key),
 	       tb_alloc_cost(sizeof(*t)) + tb_slot_cost(sizeof(t->key)));
-	while (tb_over(&m->b_threads))
+	while (tb_over(&m->b_threads)) {
 		free(tb_evict(&m->b_threads, &m->threads));
+		memset(m->shown_recently, 0, sizeof(m->shown_recently));
+	}
+	if (pid == tgid)
+		m->shown_recently[tid % 8] = (uint64_t)tgid << 32 | tid;
 	if (!known_comm(m, tgid, tid, comm, sizeof(comm)))
 		snprintf(comm, sizeof(comm), "thread");
 	if (pid == tgid && strcmp(comm, "thread"))
@@ -756,6 +764,7 @@ void trace_model_finish(struct trace_model *m, uint64_t stop_ns)
 	key_map_free(&m->contexts);
 	key_map_each(&m->threads, free_value, NULL);
 	key_map_free(&m->threads);
+	memset(m->shown_recently, 0, sizeof(m->shown_recently));
 	key_map_each(&m->counters, free_value, NULL);
 	key_map_free(&m->counters);
 	key_map_each(&m->procs, free_value, NULL);

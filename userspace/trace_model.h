@@ -68,6 +68,13 @@ struct trace_model {
 	const struct tsc_clock *tsc; /* for CTRACE_SCOPE; NULL: scopes have no start */
 	uint32_t next_pseudo;
 	uint32_t last_tgid, last_tid; /* the real thread named last (0: none) */
+	/*
+	 * Real threads shown in their own process, {tgid, tid} by tid's low
+	 * bits, for trace_model_shows_thread(), asked before each event: the
+	 * few threads of a busy process take no lookup. Emptied when a thread
+	 * is forgotten.
+	 */
+	uint64_t shown_recently[8];
 	uint64_t next_async_id;
 	uint64_t now_ns;   /* the time of the event being modelled (for eviction notices) */
 	uint32_t now_tgid; /* and its process */
