@@ -38,7 +38,7 @@ void model_facts_process(struct trace_model *m, uint32_t pid)
 		name_now(m, pid, pid);
 }
 
-void model_facts_event(struct trace_model *m, const struct ctrace_event *ev)
+void model_facts_event_read(struct trace_model *m, const struct ctrace_event *ev)
 {
 	uint32_t tgid = ev->tgid;
 

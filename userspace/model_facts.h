@@ -20,6 +20,14 @@ void model_facts_process(struct trace_model *m, uint32_t pid);
  * process when not shown yet, a forked child's, an exec'd process's new
  * one. Called right before trace_model_event(ev).
  */
-void model_facts_event(struct trace_model *m, const struct ctrace_event *ev);
+void model_facts_event_read(struct trace_model *m, const struct ctrace_event *ev);
+/* Inline: on every event's path, where most often there is nothing to read. */
+static inline void model_facts_event(struct trace_model *m, const struct ctrace_event *ev)
+{
+	if (ev->kind != CTRACE_KIND_FORK && ev->kind != CTRACE_KIND_EXEC &&
+	    trace_model_shows_thread(m, ev->tgid, ev->tid))
+		return;
+	model_facts_event_read(m, ev);
+}
 
 #endif

@@ -270,14 +270,10 @@ bool trace_model_knows_thread(const struct trace_model *m, uint32_t tgid, uint32
 	return key_map_get(&m->names, &key, sizeof(key)) != NULL;
 }
 
-bool trace_model_shows_thread(const struct trace_model *m, uint32_t tgid, uint32_t tid)
+bool trace_model_shows_thread_lookup(const struct trace_model *m, uint32_t tgid, uint32_t tid)
 {
 	struct pair_key key = { tgid, tid };
 
-	if (tgid == m->last_tgid && tid == m->last_tid)
-		return true;
-	if (m->shown_recently[tid % 8] == ((uint64_t)tgid << 32 | tid))
-		return true;
 	return key_map_get(&m->threads, &key, sizeof(key)) != NULL;
 }
 

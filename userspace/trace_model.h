@@ -115,7 +115,17 @@ void trace_model_thread_name(struct trace_model *m, uint32_t tgid, uint32_t tid,
 void trace_model_exec_name(struct trace_model *m, uint32_t pid, const char *name, size_t len);
 /* What the model has: a name for the thread; the thread, or the process, shown in the trace. */
 bool trace_model_knows_thread(const struct trace_model *m, uint32_t tgid, uint32_t tid);
-bool trace_model_shows_thread(const struct trace_model *m, uint32_t tgid, uint32_t tid);
+bool trace_model_shows_thread_lookup(const struct trace_model *m, uint32_t tgid, uint32_t tid);
+/* Inline: asked before every event, and most often of the thread of the last one. */
+static inline bool trace_model_shows_thread(const struct trace_model *m, uint32_t tgid,
+					    uint32_t tid)
+{
+	if (tgid == m->last_tgid && tid == m->last_tid)
+		return true;
+	if (m->shown_recently[tid % 8] == ((uint64_t)tgid << 32 | tid))
+		return true;
+	return trace_model_shows_thread_lookup(m, tgid, tid);
+}
 bool trace_model_shows_process(const struct trace_model *m, uint32_t pid);
 /*
  * Process `pid` is traced from its first instruction (launch mode): none
