@@ -11,7 +11,7 @@
 #include <bpf/libbpf.h>
 #include "attach.h"
 #include "ctrace.skel.h"
-#include "trace_file.h"
+#include "chrome_trace.h"
 #include "trace_options.h"
 #include "traced_set.h"
 /*

@@ -7,8 +7,11 @@
  * The journey of one event: include/ctrace.h (the probe site) ->
  * bpf/ctrace.bpf.c (a ring-buffer record) -> session_loop.c (the ring
  * buffer's callback) -> record_decode.c (decoded) -> record_strings.c
- * (strings resolved: literal cache, late reads) -> trace_model.c (the
- * model) -> trace_file.c and json_writer.c -> session_output.c (the file).
+ * (strings resolved: literal cache, late reads) -> model_facts.c (the
+ * names of a thread shown for the first time, read through proc_info.c)
+ * -> trace_model.c (contexts, ids, pairing, counters; no I/O) ->
+ * chrome_trace.c (every JSON fragment, through json_writer.c) ->
+ * session_output.c (the file).
  */
 #include <string.h>
 #include "commands.h"

@@ -2,6 +2,7 @@
 #include "proc_info.h"
 #include "proc_maps.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -100,13 +101,8 @@ int proc_facts_read(int pid, struct proc_facts *f)
 	}
 	free(text);
 
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	text = read_file(path, NULL);
-	if (text) {
-		trim_newline(text);
-		snprintf(f->comm, sizeof(f->comm), "%s", text);
-		free(text);
-	}
+	if (!proc_comm(pid, f->comm, sizeof(f->comm)))
+		f->comm[0] = '\0';
 	if (proc_maps_exe(pid, f->exe, sizeof(f->exe)) < 0)
 		f->exe[0] = '\0';
 	snprintf(path, sizeof(path), "/proc/%d/cwd", pid);
@@ -150,6 +146,26 @@ bool proc_thread_comm(int pid, int tid, char *buf, size_t len)
 	trim_newline(text);
 	snprintf(buf, len, "%s", text);
 	free(text);
+	return true;
+}
+
+bool proc_each_thread(int pid, void (*fn)(void *ctx, int tid, const char *comm), void *ctx)
+{
+	char path[48], comm[32];
+	struct dirent *d;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return false;
+	while ((d = readdir(dir))) {
+		int tid = (int)strtol(d->d_name, NULL, 10);
+
+		if (tid > 0 && proc_thread_comm(pid, tid, comm, sizeof(comm)))
+			fn(ctx, tid, comm);
+	}
+	closedir(dir);
 	return true;
 }
 

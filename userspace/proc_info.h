@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * proc_info.h - what /proc says about the traced process: names, command
- * line, start time, and late reads of its memory.
+ * line, start time, and late reads of its memory. The one reader of
+ * process and thread names.
  */
 #ifndef CTRACE_PROC_INFO_H
 #define CTRACE_PROC_INFO_H
@@ -32,6 +33,16 @@ bool proc_exited(int pid);
 
 /* The thread's name (comm); false if the thread is gone. */
 bool proc_thread_comm(int pid, int tid, char *buf, size_t len);
+/* The process's name: its main thread's. */
+static inline bool proc_comm(int pid, char *buf, size_t len)
+{
+	return proc_thread_comm(pid, pid, buf, len);
+}
+/*
+ * Calls fn with each thread of the process and its name, as /proc lists
+ * them now; false if the process is gone.
+ */
+bool proc_each_thread(int pid, void (*fn)(void *ctx, int tid, const char *comm), void *ctx);
 
 /*
  * Reads a NUL-terminated string of at most `max` bytes at `addr` in the

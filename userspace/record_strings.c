@@ -3,7 +3,7 @@
 
 #include <string.h>
 #include "proc_info.h"
-#include "trace_file.h"
+#include "chrome_trace.h"
 
 void record_strings_init(struct record_strings *rs, struct trace_stats *stats)
 {

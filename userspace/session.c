@@ -14,6 +14,7 @@
 #include <time.h>
 #include <bpf/libbpf.h>
 #include "ctrace.skel.h"
+#include "model_facts.h"
 #include "ptrace_access.h"
 
 volatile sig_atomic_t session_stop_signal;
@@ -75,7 +76,7 @@ static void begin_model(struct session *s)
 	s->model.tsc = &s->tsc;
 	/* Thread names now: a short-lived program may be gone before its events are read. */
 	for (int i = 0; i < o->n_pids; i++)
-		trace_model_learn_threads(&s->model, (uint32_t)o->pids[i]);
+		model_facts_threads(&s->model, (uint32_t)o->pids[i]);
 }
 
 /* The programs loaded, the starting targets attached: 0, or -errno having said why. */
@@ -131,8 +132,9 @@ static void name_and_hook_targets(struct session *s)
 {
 	for (size_t i = 0; i < s->targets.n; i++) {
 		/* Named first as it was when tracing began: it may have exec()d since it was armed. */
+		model_facts_process(&s->model, (uint32_t)s->targets.v[i].pid);
 		trace_model_add_process(&s->model, (uint32_t)s->targets.v[i].pid);
-		trace_model_learn_threads(&s->model, (uint32_t)s->targets.v[i].pid);
+		model_facts_threads(&s->model, (uint32_t)s->targets.v[i].pid);
 	}
 	/*
 	 * Each target's dynamic linker tells of its dlopen()s as they happen

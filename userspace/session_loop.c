@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 #include <bpf/libbpf.h>
 #include "ctrace.skel.h"
+#include "model_facts.h"
 #include "traced_set.h"
 
 /*
@@ -95,8 +96,10 @@ int session_take_record(void *session, void *data, size_t size)
 		return round_over(s) ? END_OF_ROUND : 0;
 	}
 	record_strings_resolve(&s->strings, &ev);
-	if (note_process_change(s, &ev))
+	if (note_process_change(s, &ev)) {
+		model_facts_event(&s->model, &ev);
 		trace_model_event(&s->model, &ev);
+	}
 	/* This record is taken (libbpf moved past it before calling us). */
 	return round_over(s) ? END_OF_ROUND : 0;
 }
@@ -135,6 +138,7 @@ static void report_drops(struct session *s)
 	/* Found after the stop, they happened before it: nothing is stamped later. */
 	if (s->stop_ns && now > s->stop_ns)
 		now = s->stop_ns;
+	model_facts_process(&s->model, (uint32_t)s->first_pid);
 	trace_model_drops(&s->model, (uint32_t)s->first_pid, now, total - s->drops_reported, total);
 	s->drops_reported = total;
 }
@@ -151,7 +155,7 @@ static void report_untraced(struct session *s)
 		fprintf(stderr, "ctrace-bpf: the table of traced processes is full: new processes are not traced (counted in metadata.untraced_processes)\n");
 	if (s->stop_ns && now > s->stop_ns)
 		now = s->stop_ns;
-	traced_set_report_full(s->model.tf, (uint32_t)s->first_pid, now, total - s->untraced_reported, total);
+	traced_set_report_full(s->model.out, (uint32_t)s->first_pid, now, total - s->untraced_reported, total);
 	s->untraced_reported = total;
 	s->stats.untraced_processes = total;
 }
@@ -168,7 +172,7 @@ static void attach_what_appeared(struct session *s)
 			session_add_target(s, pid);
 		/* A new image has its own dynamic linker. */
 		link_map_watch_process(&s->dl, s->skel->progs.ctrace_link_map, s->att.multi, pid);
-		trace_model_learn_threads(&s->model, (uint32_t)pid);
+		model_facts_threads(&s->model, (uint32_t)pid);
 	}
 	s->n_pending = 0;
 }
@@ -182,7 +186,7 @@ static void rescan(struct session *s, uint64_t now)
 		if (s->targets.v[i].gone)
 			continue;
 		session_attach_process(s, s->targets.v[i].pid);
-		trace_model_learn_threads(&s->model, (uint32_t)s->targets.v[i].pid);
+		model_facts_threads(&s->model, (uint32_t)s->targets.v[i].pid);
 	}
 	tsc_clock_update(&s->tsc);
 	s->next_scan_ns = now + 100 * 1000000ull;

@@ -48,7 +48,7 @@ int output_begin(struct trace_output *out, const char *path, const struct proc_f
 	}
 	out->facts.tracer_version = CTRACE_BPF_VERSION;
 	out->facts.target = target;
-	trace_file_begin(&out->tf, &out->w, &out->facts);
+	chrome_trace_begin(&out->tf, &out->w, &out->facts);
 	return 0;
 }
 
@@ -79,7 +79,7 @@ void output_flush_to_disk(struct trace_output *out)
 
 int output_end(struct trace_output *out, struct trace_stats *stats)
 {
-	trace_file_end(&out->tf, &out->facts, stats);
+	chrome_trace_end(&out->tf, &out->facts, stats);
 	stats->events_written = out->tf.events;
 	if (jw_flush(&out->w) < 0 || out->w.err) {
 		fprintf(stderr, "ctrace-bpf: writing %s failed: %s\n", out->path, strerror(out->w.err));

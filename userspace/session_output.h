@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include "json_writer.h"
 #include "proc_info.h"
-#include "trace_file.h"
+#include "chrome_trace.h"
 
 struct trace_output {
 	const char *path; /* "-": standard output */
@@ -20,7 +20,7 @@ struct trace_output {
 	bool created;     /* a new file: removed if tracing never started */
 	uint64_t next_flush_ns;
 	struct json_writer w;
-	struct trace_file tf;
+	struct chrome_trace tf;
 	struct trace_facts facts; /* the trace's metadata; the session adds what it attached */
 };
 

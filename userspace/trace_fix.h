@@ -3,7 +3,7 @@
  * trace_fix.h - repairs a trace that was cut short (the tracer was killed,
  * the disk filled up) so that viewers open it. Used by `ctrace-bpf fix`.
  *
- * It relies on the layout trace_file.c writes, one event per line:
+ * It relies on the layout chrome_trace.c writes, one event per line:
  *
  *   {"context":{...},                  <- line 1
  *   "traceEvents":[                    <- line 2

@@ -1,16 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "trace_model.h"
 
-#include <dirent.h>
 #include <stddef.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "args_json.h"
-#include "json_check.h"
-#include "proc_info.h"
 
 struct pair_key {
 	uint64_t a, b;
@@ -48,20 +44,13 @@ struct proc_mark {
 	uint64_t key;
 };
 
-/* A copied string of an event: bytes and their CTRACE_STR_* status. */
-struct text {
-	char *s;
-	size_t n;
-	unsigned flags;
-};
-
 struct open_span {
 	struct bound_entry e;
 	struct pair_key key;
 	uint64_t ts_ns;
 	uint32_t pid, tid;   /* as shown */
 	uint32_t real_tid;
-	struct text name, args; /* in bytes[]: one allocation a span */
+	struct ct_text name, args; /* in bytes[]: one allocation a span */
 	char bytes[];
 };
 
@@ -77,25 +66,23 @@ static void *xcalloc(size_t n)
 }
 
 /* Copies an event's string to `to`, NUL-terminated; returns the place after it. */
-static char *text_copy(struct text *t, char *to, const char *s, size_t n, unsigned flags)
+static char *text_copy(struct ct_text *t, char *to, const char *s, size_t n, unsigned flags)
 {
 	if (n)
 		memcpy(to, s, n);
 	to[n] = '\0';
-	*t = (struct text){ to, n, flags };
+	*t = (struct ct_text){ to, n, flags };
 	return to + n + 1;
 }
 
-static bool thread_comm(struct trace_model *m, uint32_t tgid, uint32_t tid,
-			char *buf, size_t len);
 static bool known_comm(struct trace_model *m, uint32_t tgid, uint32_t tid,
 		       char *buf, size_t len);
 
-void trace_model_init(struct trace_model *m, struct trace_file *tf,
+void trace_model_init(struct trace_model *m, struct chrome_trace *out,
 		      struct trace_stats *stats)
 {
 	memset(m, 0, sizeof(*m));
-	m->tf = tf;
+	m->out = out;
 	m->stats = stats;
 	key_map_init(&m->contexts);
 	key_map_init(&m->threads);
@@ -132,22 +119,18 @@ void trace_model_init(struct trace_model *m, struct trace_file *tf,
  */
 static void first_eviction(struct table_bound *tb, void *ctx)
 {
-	static const char name[] = "ctrace: memory bound reached";
 	struct trace_model *m = ctx;
+	const struct ct_arg args[] = {
+		CT_CSTR("table", tb->name),
+		CT_U64("bound_bytes", tb->limit),
+		CT_U64("max_memory", m->stats->max_memory),
+		CT_CSTR("rule", tb->rule),
+		CT_CSTR("why", "the traced process keeps more than --max-memory allows; every eviction is counted in metadata.memory"),
+	};
 
 	trace_model_add_process(m, m->now_tgid);
-	te_begin(m->tf, "I", m->now_tgid, m->now_tgid, m->now_ns);
-	te_name(m->tf, name, sizeof(name) - 1, 0);
-	jw_lit(m->tf->w, ",\"cat\":\"ctrace\",\"s\":\"g\",\"args\":{\"table\":");
-	jw_str(m->tf->w, tb->name, strlen(tb->name), NULL);
-	jw_lit(m->tf->w, ",\"bound_bytes\":");
-	jw_u64(m->tf->w, tb->limit);
-	jw_lit(m->tf->w, ",\"max_memory\":");
-	jw_u64(m->tf->w, m->stats->max_memory);
-	jw_lit(m->tf->w, ",\"rule\":");
-	jw_str(m->tf->w, tb->rule, strlen(tb->rule), NULL);
-	jw_lit(m->tf->w, ",\"why\":\"the traced process keeps more than --max-memory allows; every eviction is counted in metadata.memory\"}");
-	te_end(m->tf);
+	chrome_trace_notice(m->out, m->now_tgid, m->now_tgid, m->now_ns,
+			    "ctrace: memory bound reached", 'g', args, sizeof(args) / sizeof(args[0]));
 }
 
 /* Shares of the tables' budget, per mille (the literal cache's last). */
@@ -230,14 +213,13 @@ void trace_model_add_process(struct trace_model *m, uint32_t pid)
 	if (proc_mark(&m->procs, &m->b_procs, pid))
 		return;
 	/*
-	 * The name learned when tracing started, before /proc's: a process
-	 * that exec'd since is named after its old program first, then the
-	 * exec renames it (process_change()).
+	 * The name learned first (trace_model_thread_name()): a process that
+	 * exec'd since tracing started is named after its old program first,
+	 * then the exec renames it (process_change()).
 	 */
-	if (!known_comm(m, pid, pid, comm, sizeof(comm)) &&
-	    !thread_comm(m, pid, pid, comm, sizeof(comm)))
+	if (!known_comm(m, pid, pid, comm, sizeof(comm)))
 		snprintf(comm, sizeof(comm), "process %" PRIu32, pid);
-	te_metadata_name(m->tf, "process_name", pid, pid, comm, strlen(comm), 0);
+	chrome_trace_process_name(m->out, pid, &(struct ct_text){ comm, strlen(comm), 0 });
 }
 
 /* Remembers the name of a thread (from /proc, or from a fork record). */
@@ -262,40 +244,57 @@ static void remember_name(struct trace_model *m, const struct pair_key *key, con
 		free(tb_evict(&m->b_names, &m->names));
 }
 
-void trace_model_learn_threads(struct trace_model *m, uint32_t pid)
+void trace_model_thread_name(struct trace_model *m, uint32_t tgid, uint32_t tid,
+			     const char *name, size_t len)
 {
-	char path[48], comm[32];
-	struct dirent *d;
-	DIR *dir;
+	struct pair_key key = { tgid, tid };
+	struct thread_name *known = key_map_get(&m->names, &key, sizeof(key));
 
-	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/task", pid);
-	dir = opendir(path);
-	if (!dir)
+	if (known && strlen(known->s) == len && !memcmp(known->s, name, len)) {
+		tb_touch(&m->b_names, &known->e);
 		return;
-	while ((d = readdir(dir))) {
-		struct pair_key key = { pid, strtoull(d->d_name, NULL, 10) };
-		struct thread_name *known;
-
-		if (!key.b || !proc_thread_comm((int)pid, (int)key.b, comm, sizeof(comm)))
-			continue;
-		known = key_map_get(&m->names, &key, sizeof(key));
-		if (known && !strcmp(known->s, comm)) {
-			tb_touch(&m->b_names, &known->e);
-			continue;
-		}
-		remember_name(m, &key, comm, strlen(comm));
-		/*
-		 * Renamed (pthread_setname_np) since the trace named it: name it
-		 * again; viewers keep the last name.
-		 */
-		if (known && key_map_get(&m->threads, &key, sizeof(key)))
-			te_metadata_name(m->tf, "thread_name", pid, (uint32_t)key.b, comm,
-					 strlen(comm), 0);
 	}
-	closedir(dir);
+	remember_name(m, &key, name, len);
+	/*
+	 * Renamed (pthread_setname_np) since the trace named it: name it
+	 * again; viewers keep the last name.
+	 */
+	if (known && key_map_get(&m->threads, &key, sizeof(key)))
+		chrome_trace_thread_name(m->out, tgid, tid, &(struct ct_text){ name, len, 0 });
 }
 
-/* The name learned from /proc before (learn_threads, a fork), if any. */
+bool trace_model_knows_thread(const struct trace_model *m, uint32_t tgid, uint32_t tid)
+{
+	struct pair_key key = { tgid, tid };
+
+	return key_map_get(&m->names, &key, sizeof(key)) != NULL;
+}
+
+bool trace_model_shows_thread_lookup(const struct trace_model *m, uint32_t tgid, uint32_t tid)
+{
+	struct pair_key key = { tgid, tid };
+
+	return key_map_get(&m->threads, &key, sizeof(key)) != NULL;
+}
+
+bool trace_model_shows_process(const struct trace_model *m, uint32_t pid)
+{
+	uint64_t key = pid;
+
+	return key_map_get(&m->procs, &key, sizeof(key)) != NULL;
+}
+
+void trace_model_exec_name(struct trace_model *m, uint32_t pid, const char *name, size_t len)
+{
+	if (len >= sizeof(m->exec_name))
+		len = sizeof(m->exec_name) - 1;
+	memcpy(m->exec_name, name, len);
+	m->exec_name[len] = '\0';
+	m->exec_name_len = len;
+	m->exec_pid = pid;
+}
+
+/* The name the model was told (trace_model_thread_name(), a fork record), if any. */
 static bool known_comm(struct trace_model *m, uint32_t tgid, uint32_t tid,
 		       char *buf, size_t len)
 {
@@ -308,15 +307,6 @@ static bool known_comm(struct trace_model *m, uint32_t tgid, uint32_t tid,
 	return true;
 }
 
-/* The name of a real thread: from /proc now (it may have been renamed), else the last one seen. */
-static bool thread_comm(struct trace_model *m, uint32_t tgid, uint32_t tid,
-			char *buf, size_t len)
-{
-	if (proc_thread_comm((int)tgid, (int)tid, buf, len))
-		return true;
-	return known_comm(m, tgid, tid, buf, len);
-}
-
 /* The tid to show for real thread `tid` of `tgid` in process `pid`. */
 static uint32_t shown_tid(struct trace_model *m, uint32_t pid, uint32_t tgid,
 			  uint32_t tid)
@@ -327,6 +317,8 @@ static uint32_t shown_tid(struct trace_model *m, uint32_t pid, uint32_t tgid,
 
 	if (t) {
 		tb_touch(&m->b_threads, &t->e);
+		if (pid == tgid)
+			m->shown_recently[tid % 8] = (uint64_t)tgid << 32 | tid;
 		return t->tid;
 	}
 	t = xcalloc(sizeof(*t));
@@ -335,15 +327,19 @@ static uint32_t shown_tid(struct trace_model *m, uint32_t pid, uint32_t tgid,
 	key_map_put(&m->threads, &t->key, sizeof(t->key), t);
 	tb_add(&m->b_threads, &t->e, &t->key, sizeof(t->key),
 	       tb_alloc_cost(sizeof(*t)) + tb_slot_cost(sizeof(t->key)));
-	while (tb_over(&m->b_threads))
+	while (tb_over(&m->b_threads)) {
 		free(tb_evict(&m->b_threads, &m->threads));
-	if (!thread_comm(m, tgid, tid, comm, sizeof(comm)))
+		memset(m->shown_recently, 0, sizeof(m->shown_recently));
+	}
+	if (pid == tgid)
+		m->shown_recently[tid % 8] = (uint64_t)tgid << 32 | tid;
+	if (!known_comm(m, tgid, tid, comm, sizeof(comm)))
 		snprintf(comm, sizeof(comm), "thread");
 	if (pid == tgid && strcmp(comm, "thread"))
 		snprintf(name, sizeof(name), "%s", comm);
 	else
 		snprintf(name, sizeof(name), "%s (tid %" PRIu32 ")", comm, tid);
-	te_metadata_name(m->tf, "thread_name", pid, t->tid, name, strlen(name), 0);
+	chrome_trace_thread_name(m->out, pid, t->tid, &(struct ct_text){ name, strlen(name), 0 });
 	return t->tid;
 }
 
@@ -370,125 +366,21 @@ static void resolve(struct trace_model *m, uint32_t tgid, uint32_t tid,
 	}
 }
 
-/* The args of an event as a cJSON object; NULL when there are none. */
-static cJSON *args_of(const char *s, size_t n, unsigned flags)
-{
-	cJSON *o;
-
-	if (!n && !flags)
-		return NULL; /* the common case: no cJSON tree to build */
-	if (flags & CTRACE_STR_FAULT) {
-		o = cJSON_CreateObject();
-		cJSON_AddTrueToObject(o, "args_unreadable");
-		return o;
-	}
-	o = args_parse(s, n, flags & CTRACE_STR_TRUNCATED);
-	if (!o) {
-		fputs("ctrace-bpf: out of memory\n", stderr);
-		abort();
-	}
-	return o;
-}
-
-/* Writes ,"args":{...} unless the object is empty; frees it. */
-static void write_args(struct trace_model *m, cJSON *o)
-{
-	if (!o)
-		return;
-	if (o->child) {
-		te_key(m->tf, "args");
-		jw_cjson(m->tf->w, o);
-	}
-	cJSON_Delete(o);
-}
-
-/*
- * Writes an event's args text: a clean JSON object goes out as it is (most
- * do); anything else through cJSON, which repairs or wraps it.
- */
-static void write_args_text(struct trace_model *m, const char *s, size_t n,
-			    unsigned flags)
-{
-	size_t start, len;
-
-	if (!n && !flags)
-		return;
-	if (!flags && json_plain_object(s, n, &start, &len)) {
-		if (len > 2) { /* not {} */
-			te_key(m->tf, "args");
-			jw_raw(m->tf->w, s + start, len);
-		}
-		return;
-	}
-	write_args(m, args_of(s, n, flags));
-}
-
-/* Moves every member of `from` into `to` (keys may repeat; JSON allows it). */
-static cJSON *merge_args(cJSON *to, cJSON *from)
-{
-	cJSON *item;
-
-	if (!to || !from)
-		return to ? to : from;
-	while ((item = from->child)) {
-		cJSON *same = cJSON_GetObjectItemCaseSensitive(to, item->string);
-
-		cJSON_DetachItemViaPointer(from, item);
-		/* The same key and value at both ends (e.g. args_unreadable) once. */
-		if (same && cJSON_Compare(same, item, 1)) {
-			cJSON_Delete(item);
-			continue;
-		}
-		cJSON_AddItemToObject(to, item->string, item);
-	}
-	cJSON_Delete(from);
-	return to;
-}
-
 static void free_span(struct open_span *s)
 {
 	free(s);
 }
 
-/* The start of an "X": everything but its args. */
-static void complete_head(struct trace_model *m, const struct open_span *s,
-			  uint64_t end_ns)
+static uint64_t dur_to(const struct open_span *s, uint64_t end_ns)
 {
-	uint64_t dur = end_ns > s->ts_ns ? end_ns - s->ts_ns : 0;
-
-	te_begin(m->tf, "X", s->pid, s->tid, s->ts_ns);
-	te_name(m->tf, s->name.s, s->name.n, s->name.flags);
-	jw_lit(m->tf->w, ",\"cat\":\"ctrace\",\"dur\":");
-	jw_ts_us(m->tf->w, dur);
-}
-
-static void write_complete(struct trace_model *m, const struct open_span *s,
-			   uint64_t end_ns, cJSON *args)
-{
-	complete_head(m, s, end_ns);
-	write_args(m, args);
-	te_end(m->tf);
-}
-
-/* An "X" whose args are one event's text (the fast path, no cJSON tree). */
-static void write_complete_text(struct trace_model *m, const struct open_span *s,
-				uint64_t end_ns, const char *args, size_t n, unsigned flags)
-{
-	complete_head(m, s, end_ns);
-	write_args_text(m, args, n, flags);
-	te_end(m->tf);
+	return end_ns > s->ts_ns ? end_ns - s->ts_ns : 0;
 }
 
 static void write_unfinished(struct trace_model *m, struct open_span *s,
 			     uint64_t stop_ns, const char *why)
 {
-	cJSON *args = args_of(s->args.s, s->args.n, s->args.flags);
-
-	if (!args)
-		args = cJSON_CreateObject();
-	cJSON_AddTrueToObject(args, "unfinished");
-	cJSON_AddStringToObject(args, "unfinished_reason", why);
-	write_complete(m, s, stop_ns, args);
+	chrome_trace_unfinished(m->out, s->pid, s->tid, s->ts_ns, dur_to(s, stop_ns), &s->name,
+				&s->args, why);
 	m->stats->unfinished_spans++;
 }
 
@@ -561,19 +453,14 @@ static void remember_evicted(struct trace_model *m, const struct pair_key *key)
 
 static void unmatched_end(struct trace_model *m, const struct ctrace_event *ev)
 {
-	static const char name[] = "ctrace: span end without begin";
 	uint32_t pid, tid;
 	char addr[32];
 
 	m->stats->unmatched_ends++;
 	resolve(m, ev->tgid, ev->tid, 0, &pid, &tid);
-	te_begin(m->tf, "I", pid, tid, ev->ts_ns);
-	te_name(m->tf, name, sizeof(name) - 1, 0);
-	jw_lit(m->tf->w, ",\"cat\":\"ctrace\",\"s\":\"t\",\"args\":{\"span\":");
 	snprintf(addr, sizeof(addr), "0x%" PRIx64, ev->arg[0]);
-	jw_str(m->tf->w, addr, strlen(addr), NULL);
-	jw_lit(m->tf->w, "}");
-	te_end(m->tf);
+	chrome_trace_notice(m->out, pid, tid, ev->ts_ns, "ctrace: span end without begin", 't',
+			    &CT_CSTR("span", addr), 1);
 }
 
 
@@ -609,38 +496,19 @@ static void span_end(struct trace_model *m, const struct ctrace_event *ev)
 		end_without_begin(m, ev, &key);
 		return;
 	}
+	struct ct_text end_args = { ev->args, ev->args_len, ev->args_flags };
+
 	tb_remove(&m->b_spans, &s->e);
 	remember_ended(m, &key);
 	if (s->real_tid == ev->tid) {
-		/* Args from one end only (the usual case) need no merging. */
-		if (!ev->args_len && !ev->args_flags)
-			write_complete_text(m, s, ev->ts_ns, s->args.s, s->args.n, s->args.flags);
-		else if (!s->args.n && !s->args.flags)
-			write_complete_text(m, s, ev->ts_ns, ev->args, ev->args_len, ev->args_flags);
-		else
-			write_complete(m, s, ev->ts_ns,
-				       merge_args(args_of(s->args.s, s->args.n, s->args.flags),
-						  args_of(ev->args, ev->args_len, ev->args_flags)));
+		chrome_trace_complete(m->out, s->pid, s->tid, s->ts_ns, dur_to(s, ev->ts_ns), &s->name,
+				      &s->args, &end_args);
 	} else {
 		/* Ended on another thread: an async pair on the span's process. */
-		char id[32];
 		uint32_t end_tid = shown_tid(m, s->pid, ev->tgid, ev->tid);
 
-		snprintf(id, sizeof(id), "0x%" PRIx64, m->next_async_id++);
-		te_begin(m->tf, "b", s->pid, s->tid, s->ts_ns);
-		te_name(m->tf, s->name.s, s->name.n, s->name.flags);
-		jw_lit(m->tf->w, ",\"cat\":\"ctrace.async\",\"id\":\"");
-		jw_lit(m->tf->w, id);
-		jw_lit(m->tf->w, "\"");
-		write_args_text(m, s->args.s, s->args.n, s->args.flags);
-		te_end(m->tf);
-		te_begin(m->tf, "e", s->pid, end_tid, ev->ts_ns);
-		te_name(m->tf, s->name.s, s->name.n, s->name.flags);
-		jw_lit(m->tf->w, ",\"cat\":\"ctrace.async\",\"id\":\"");
-		jw_lit(m->tf->w, id);
-		jw_lit(m->tf->w, "\"");
-		write_args_text(m, ev->args, ev->args_len, ev->args_flags);
-		te_end(m->tf);
+		chrome_trace_async(m->out, s->pid, &s->name, m->next_async_id++, s->tid, s->ts_ns,
+				   &s->args, end_tid, ev->ts_ns, &end_args);
 	}
 	free_span(s);
 }
@@ -655,6 +523,8 @@ static void scope(struct trace_model *m, const struct ctrace_event *ev)
 {
 	struct open_span s = { 0 };
 	uint64_t end = ev->ts_ns, dur;
+	struct ct_text name = { ev->name, ev->name_len, ev->name_flags };
+	struct ct_text args = { ev->args, ev->args_len, ev->args_flags };
 
 	if (ev->kind == CTRACE_KIND_SCOPE_TSC && m->tsc) {
 		end = tsc_clock_to_ns(m->tsc, ev->tsc);
@@ -664,39 +534,23 @@ static void scope(struct trace_model *m, const struct ctrace_event *ev)
 		s.ts_ns = dur < ev->ts_ns ? ev->ts_ns - dur : 0;
 	}
 	resolve(m, ev->tgid, ev->tid, ev->arg[0], &s.pid, &s.tid);
-	s.name.s = (char *)ev->name;
-	s.name.n = ev->name_len;
-	s.name.flags = ev->name_flags;
-	write_complete_text(m, &s, end, ev->args, ev->args_len, ev->args_flags);
+	chrome_trace_complete(m->out, s.pid, s.tid, s.ts_ns, dur_to(&s, end), &name, &args, NULL);
 }
 
 static void instant(struct trace_model *m, const struct ctrace_event *ev)
 {
 	uint32_t pid, tid;
-	const char *scope;
+	char scope;
 
 	switch (ev->arg[2]) {
-	case 'g': scope = "g"; break;
-	case 'p': scope = "p"; break;
-	default: scope = "t"; break; /* the format's default, for any other value */
+	case 'g': scope = 'g'; break;
+	case 'p': scope = 'p'; break;
+	default: scope = 't'; break; /* the format's default, for any other value */
 	}
 	resolve(m, ev->tgid, ev->tid, ev->arg[0], &pid, &tid);
-	/*
-	 * "I", not "i": Perfetto and catapult read both, Chrome DevTools draws
-	 * only "I" (Chromium's own phase letter).
-	 */
-	te_begin(m->tf, "I", pid, tid, ev->ts_ns);
-	te_name(m->tf, ev->name, ev->name_len, ev->name_flags);
-	jw_lit(m->tf->w, ",\"cat\":\"ctrace\",\"s\":\"");
-	jw_lit(m->tf->w, scope);
-	jw_lit(m->tf->w, "\"");
-	write_args_text(m, ev->args, ev->args_len, ev->args_flags);
-	te_end(m->tf);
-}
-
-static void jw_double_text(struct json_writer *w, double v)
-{
-	jw_lit(w, isnan(v) ? "\"NaN\"" : v > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+	chrome_trace_instant(m->out, pid, tid, ev->ts_ns,
+			     &(struct ct_text){ ev->name, ev->name_len, ev->name_flags }, scope,
+			     &(struct ct_text){ ev->args, ev->args_len, ev->args_flags });
 }
 
 /*
@@ -708,24 +562,16 @@ static void jw_double_text(struct json_writer *w, double v)
 static void non_finite_sample(struct trace_model *m, const struct ctrace_event *ev,
 			      uint32_t pid, uint32_t tid, double sample, double added)
 {
-	static const char name[] = "ctrace: counter sample not a number";
+	const struct ct_arg args[] = {
+		CT_STR("counter", ev->name, ev->name_len),
+		CT_DOUBLE("value", sample),
+		CT_DOUBLE("added", added),
+	};
 
 	m->stats->non_finite_counter_samples++;
-	te_begin(m->tf, "I", pid, tid, ev->ts_ns);
-	te_name(m->tf, name, sizeof(name) - 1, 0);
-	jw_lit(m->tf->w, ",\"cat\":\"ctrace\",\"s\":\"t\",\"args\":{\"counter\":");
-	jw_str(m->tf->w, ev->name, ev->name_len, NULL);
-	jw_lit(m->tf->w, ",\"value\":");
-	jw_double_text(m->tf->w, sample);
-	if (ev->kind == CTRACE_KIND_COUNTER_ADD) {
-		jw_lit(m->tf->w, ",\"added\":");
-		if (isfinite(added))
-			jw_double(m->tf->w, added);
-		else
-			jw_double_text(m->tf->w, added);
-	}
-	jw_lit(m->tf->w, "}");
-	te_end(m->tf);
+	/* "added" only for COUNTER_ADD: the sum went wrong, or the sample itself. */
+	chrome_trace_notice(m->out, pid, tid, ev->ts_ns, "ctrace: counter sample not a number", 't',
+			    args, ev->kind == CTRACE_KIND_COUNTER_ADD ? 3 : 2);
 }
 
 static void counter(struct trace_model *m, const struct ctrace_event *ev)
@@ -763,13 +609,8 @@ static void counter(struct trace_model *m, const struct ctrace_event *ev)
 			free(tb_evict(&m->b_counters, &m->counters));
 	}
 	slot->value = sample;
-
-	te_begin(m->tf, "C", pid, tid, ev->ts_ns);
-	te_name(m->tf, ev->name, ev->name_len, ev->name_flags);
-	jw_lit(m->tf->w, ",\"cat\":\"ctrace\",\"args\":{\"value\":");
-	jw_double(m->tf->w, slot->value);
-	jw_lit(m->tf->w, "}");
-	te_end(m->tf);
+	chrome_trace_counter(m->out, pid, tid, ev->ts_ns,
+			     &(struct ct_text){ ev->name, ev->name_len, ev->name_flags }, slot->value);
 }
 
 static void new_pid(struct trace_model *m, const struct ctrace_event *ev)
@@ -793,48 +634,50 @@ static void new_pid(struct trace_model *m, const struct ctrace_event *ev)
 	while (tb_over(&m->b_contexts))
 		free(tb_evict(&m->b_contexts, &m->contexts));
 	if (ev->name_len && !(ev->name_flags & CTRACE_STR_FAULT)) {
-		te_metadata_name(m->tf, "process_name", c->pid, c->pid, ev->name,
-				 ev->name_len, ev->name_flags);
+		chrome_trace_process_name(m->out, c->pid,
+					  &(struct ct_text){ ev->name, ev->name_len, ev->name_flags });
 	} else {
 		snprintf(fallback, sizeof(fallback), "pseudo-process %" PRIu32,
 			 c->pid - CTRACE_PSEUDO_BASE);
-		te_metadata_name(m->tf, "process_name", c->pid, c->pid, fallback,
-				 strlen(fallback), 0);
+		chrome_trace_process_name(m->out, c->pid,
+					  &(struct ct_text){ fallback, strlen(fallback), 0 });
 	}
 }
 
-/* What the kernel said about a process, as a process-scoped instant. */
+/*
+ * What the kernel said about a process (fork, exec), as a process-scoped
+ * instant, and what it changes: a followed child is a process of the trace,
+ * named after its parent until it execs, traced from its first
+ * instruction; an exec renames its process (the name the caller gave with
+ * trace_model_exec_name(), when /proc still had it).
+ */
 static void process_change(struct trace_model *m, const struct ctrace_event *ev)
 {
 	uint32_t tgid = (uint32_t)ev->arg[0], pid, tid;
-	char comm[32];
 
 	resolve(m, tgid, ev->tid, 0, &pid, &tid);
-	te_begin(m->tf, "I", pid, tid, ev->ts_ns);
 	if (ev->kind == CTRACE_KIND_FORK) {
-		te_name(m->tf, "ctrace: fork", 12, 0);
-		jw_lit(m->tf->w, ",\"cat\":\"ctrace\",\"s\":\"p\",\"args\":{\"child_pid\":");
-		jw_u64(m->tf->w, ev->arg[1]);
-		jw_lit(m->tf->w, "}");
-		te_end(m->tf);
+		uint32_t child = (uint32_t)ev->arg[1];
+
+		chrome_trace_notice(m->out, pid, tid, ev->ts_ns, "ctrace: fork", 'p',
+				    &CT_U64("child_pid", ev->arg[1]), 1);
 		if (ev->name_len) {
 			/* A child may be gone before /proc is read: its comm came with the fork. */
-			struct pair_key child = { ev->arg[1], ev->arg[1] };
+			struct pair_key key = { child, child };
 
-			remember_name(m, &child, ev->name, ev->name_len);
+			remember_name(m, &key, ev->name, ev->name_len);
 		}
-		trace_model_add_process(m, (uint32_t)ev->arg[1]);
-		trace_model_traced_from_start(m, (uint32_t)ev->arg[1]);
+		trace_model_add_process(m, child);
+		trace_model_traced_from_start(m, child);
 		return;
 	}
-	te_name(m->tf, "ctrace: exec", 12, 0);
-	jw_lit(m->tf->w, ",\"cat\":\"ctrace\",\"s\":\"p\",\"args\":{\"path\":");
-	jw_str(m->tf->w, ev->name, ev->name_len, NULL);
-	jw_lit(m->tf->w, "}");
-	te_end(m->tf);
+	chrome_trace_notice(m->out, pid, tid, ev->ts_ns, "ctrace: exec", 'p',
+			    &CT_STR("path", ev->name, ev->name_len), 1);
 	/* The process has a new name now: say it (viewers keep the last). */
-	if (proc_thread_comm((int)tgid, (int)tgid, comm, sizeof(comm)))
-		te_metadata_name(m->tf, "process_name", tgid, tgid, comm, strlen(comm), 0);
+	if (m->exec_pid == tgid)
+		chrome_trace_process_name(m->out, tgid,
+					  &(struct ct_text){ m->exec_name, m->exec_name_len, 0 });
+	m->exec_pid = 0;
 }
 
 static void discard(struct trace_model *m, const struct ctrace_event *ev)
@@ -872,17 +715,15 @@ void trace_model_event(struct trace_model *m, const struct ctrace_event *ev)
 void trace_model_drops(struct trace_model *m, uint32_t pid, uint64_t ts_ns,
 		       uint64_t lost, uint64_t total)
 {
-	static const char name[] = "ctrace: events dropped";
+	const struct ct_arg args[] = {
+		CT_U64("dropped", lost),
+		CT_U64("dropped_total", total),
+		CT_CSTR("why", "the ring buffer was full: raise --buffer-size"),
+	};
 
 	trace_model_add_process(m, pid);
-	te_begin(m->tf, "I", pid, pid, ts_ns);
-	te_name(m->tf, name, sizeof(name) - 1, 0);
-	jw_lit(m->tf->w, ",\"cat\":\"ctrace\",\"s\":\"g\",\"args\":{\"dropped\":");
-	jw_u64(m->tf->w, lost);
-	jw_lit(m->tf->w, ",\"dropped_total\":");
-	jw_u64(m->tf->w, total);
-	jw_lit(m->tf->w, ",\"why\":\"the ring buffer was full: raise --buffer-size\"}");
-	te_end(m->tf);
+	chrome_trace_notice(m->out, pid, pid, ts_ns, "ctrace: events dropped", 'g', args,
+			    sizeof(args) / sizeof(args[0]));
 }
 
 struct finish_ctx {
@@ -919,6 +760,7 @@ void trace_model_finish(struct trace_model *m, uint64_t stop_ns)
 	key_map_free(&m->contexts);
 	key_map_each(&m->threads, free_value, NULL);
 	key_map_free(&m->threads);
+	memset(m->shown_recently, 0, sizeof(m->shown_recently));
 	key_map_each(&m->counters, free_value, NULL);
 	key_map_free(&m->counters);
 	key_map_each(&m->procs, free_value, NULL);

@@ -2,7 +2,10 @@
 /*
  * trace_model.h - turns decoded probe events into Chrome trace events:
  * contexts (markers -> pseudo-processes), thread and process names, counter
- * values per context, span pairing and IDs.
+ * values per context, span pairing and IDs. Pure: it reads nothing (the
+ * facts of processes, such as thread names, are pushed in by the caller,
+ * read by proc_info.c) and writes no JSON (chrome_trace.c does, from the
+ * typed values the model hands it).
  *
  * What each probe becomes:
  *   span_begin + span_end, same thread  -> "X" on that thread (a flame chart)
@@ -36,7 +39,7 @@
 #include "literal_cache.h"
 #include "record_decode.h"
 #include "table_bound.h"
-#include "trace_file.h"
+#include "chrome_trace.h"
 #include "tsc_clock.h"
 
 #define CTRACE_PSEUDO_BASE 0x40000000u
@@ -52,28 +55,38 @@
 #define TRACE_MEMORY_MIN (32ull << 20)
 
 struct trace_model {
-	struct trace_file *tf;
+	struct chrome_trace *out;
 	struct trace_stats *stats;
 	struct key_map contexts; /* {tgid, marker} -> struct context * */
 	struct key_map threads;  /* {shown pid, real tid} -> struct shown_thread * */
 	struct key_map procs;    /* {real pid} -> (void *)1 once named */
 	struct key_map counters; /* {context pid, name} -> double * */
 	struct key_map spans;    /* {tgid, span address} -> struct open_span * */
-	struct key_map names;    /* {tgid, tid} -> thread name (malloc'd) seen in /proc */
+	struct key_map names;    /* {tgid, tid} -> thread name (malloc'd) the caller told */
 	struct key_map ended;    /* {tgid, span address} -> (void *)1: ended, not begun since */
 	struct key_map from_start; /* {tgid} -> (void *)1: traced since its image started */
 	const struct tsc_clock *tsc; /* for CTRACE_SCOPE; NULL: scopes have no start */
 	uint32_t next_pseudo;
 	uint32_t last_tgid, last_tid; /* the real thread named last (0: none) */
+	/*
+	 * Real threads shown in their own process, {tgid, tid} by tid's low
+	 * bits, for trace_model_shows_thread(), asked before each event: the
+	 * few threads of a busy process take no lookup. Emptied when a thread
+	 * is forgotten.
+	 */
+	uint64_t shown_recently[8];
 	uint64_t next_async_id;
 	uint64_t now_ns;   /* the time of the event being modelled (for eviction notices) */
 	uint32_t now_tgid; /* and its process */
+	uint32_t exec_pid; /* the process trace_model_exec_name() named (0: none) */
+	size_t exec_name_len;
+	char exec_name[32];
 	/* The bounds of the tables above (trace_model_limit_memory()). */
 	struct table_bound b_spans, b_counters, b_contexts, b_threads, b_names, b_procs,
 		b_from_start, b_ended;
 };
 
-void trace_model_init(struct trace_model *m, struct trace_file *tf,
+void trace_model_init(struct trace_model *m, struct chrome_trace *out,
 		      struct trace_stats *stats);
 /*
  * Splits max_memory (bytes, the ring buffer aside) between the tables the
@@ -84,11 +97,36 @@ void trace_model_init(struct trace_model *m, struct trace_file *tf,
 void trace_model_limit_memory(struct trace_model *m, uint64_t max_memory,
 			      struct literal_cache *literals, struct file_maps *files);
 /*
- * Remembers the names of the threads `pid` has now. Called every 100 ms or
- * so: events are decoded in batches, and a thread may be gone by the time
- * its first event is, taking its name in /proc with it.
+ * Facts about processes, pushed in by the caller (process_facts.c reads
+ * them through proc_info.c) before the events that need them.
+ *
+ * Thread `tid` of process `tgid` is named `name` now. Said of every thread
+ * of a target every 100 ms or so (events are decoded in batches, and a
+ * thread may be gone by the time its first event is, taking its name in
+ * /proc with it) and before the first event of a thread not shown yet. A
+ * thread shown under another name is named again (it was renamed).
  */
-void trace_model_learn_threads(struct trace_model *m, uint32_t pid);
+void trace_model_thread_name(struct trace_model *m, uint32_t tgid, uint32_t tid,
+			     const char *name, size_t len);
+/*
+ * After its exec, process `pid` is named `name`: said right before the
+ * exec record is given to trace_model_event(), which renames the process.
+ */
+void trace_model_exec_name(struct trace_model *m, uint32_t pid, const char *name, size_t len);
+/* What the model has: a name for the thread; the thread, or the process, shown in the trace. */
+bool trace_model_knows_thread(const struct trace_model *m, uint32_t tgid, uint32_t tid);
+bool trace_model_shows_thread_lookup(const struct trace_model *m, uint32_t tgid, uint32_t tid);
+/* Inline: asked before every event, and most often of the thread of the last one. */
+static inline bool trace_model_shows_thread(const struct trace_model *m, uint32_t tgid,
+					    uint32_t tid)
+{
+	if (tgid == m->last_tgid && tid == m->last_tid)
+		return true;
+	if (m->shown_recently[tid % 8] == ((uint64_t)tgid << 32 | tid))
+		return true;
+	return trace_model_shows_thread_lookup(m, tgid, tid);
+}
+bool trace_model_shows_process(const struct trace_model *m, uint32_t pid);
 /*
  * Process `pid` is traced from its first instruction (launch mode): none
  * of its spans can have begun before the tracer came. Followed children
@@ -96,7 +134,10 @@ void trace_model_learn_threads(struct trace_model *m, uint32_t pid);
  * probes are attached a moment after it started.
  */
 void trace_model_traced_from_start(struct trace_model *m, uint32_t pid);
-/* Names a real process in the trace (process_name metadata) once. */
+/*
+ * Names a real process in the trace (process_name metadata) once, with the
+ * name of its main thread the model was told, else "process PID".
+ */
 void trace_model_add_process(struct trace_model *m, uint32_t pid);
 void trace_model_event(struct trace_model *m, const struct ctrace_event *ev);
 /*

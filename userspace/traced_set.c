@@ -7,8 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "json_writer.h"
-#include "trace_file.h"
+#include "chrome_trace.h"
 
 /*
  * Fields 3 (state) and 22 (starttime) of /proc/PID/stat; false when it is
@@ -114,17 +113,15 @@ bool traced_set_any_alive(int map_fd)
 	return false;
 }
 
-void traced_set_report_full(struct trace_file *tf, uint32_t pid, uint64_t ts_ns,
+void traced_set_report_full(struct chrome_trace *ct, uint32_t pid, uint64_t ts_ns,
 			    uint64_t count, uint64_t total)
 {
-	static const char name[] = "ctrace: processes not traced";
+	const struct ct_arg args[] = {
+		CT_U64("count", count),
+		CT_U64("total", total),
+		CT_CSTR("why", "the table of traced processes was full"),
+	};
 
-	te_begin(tf, "I", pid, pid, ts_ns);
-	te_name(tf, name, sizeof(name) - 1, 0);
-	jw_lit(tf->w, ",\"cat\":\"ctrace\",\"s\":\"g\",\"args\":{\"count\":");
-	jw_u64(tf->w, count);
-	jw_lit(tf->w, ",\"total\":");
-	jw_u64(tf->w, total);
-	jw_lit(tf->w, ",\"why\":\"the table of traced processes was full\"}");
-	te_end(tf);
+	chrome_trace_notice(ct, pid, pid, ts_ns, "ctrace: processes not traced", 'g', args,
+			    sizeof(args) / sizeof(args[0]));
 }

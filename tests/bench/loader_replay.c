@@ -36,7 +36,8 @@
 #include "json_writer.h"
 #include "proc_info.h"
 #include "record_decode.h"
-#include "trace_file.h"
+#include "chrome_trace.h"
+#include "model_facts.h"
 #include "trace_model.h"
 
 #define STREAM_RECORDS 1000
@@ -138,7 +139,7 @@ int main(int argc, char **argv)
 	struct trace_facts facts = { 0 };
 	struct trace_stats stats = { 0 };
 	struct trace_model model;
-	struct trace_file tf;
+	struct chrome_trace tf;
 	struct json_writer w;
 	double t0, secs;
 	int fd;
@@ -166,8 +167,9 @@ int main(int argc, char **argv)
 	}
 	facts.tracer_version = "bench";
 	facts.target = &target;
-	trace_file_begin(&tf, &w, &facts);
+	chrome_trace_begin(&tf, &w, &facts);
 	trace_model_init(&model, &tf, &stats);
+	model_facts_process(&model, s.tgid);
 	trace_model_add_process(&model, s.tgid);
 
 	t0 = bench_now_ns();
@@ -183,13 +185,14 @@ int main(int argc, char **argv)
 				continue;
 			}
 			ev.ts_ns += shift;
+			model_facts_event(&model, &ev);
 			trace_model_event(&model, &ev);
 			if (done + 1 == 1000000)
 				rss_1m = maxrss_kib();
 		}
 	}
 	trace_model_finish(&model, 1000000000ull + (uint64_t)total * STEP_NS);
-	trace_file_end(&tf, &facts, &stats);
+	chrome_trace_end(&tf, &facts, &stats);
 	jw_flush(&w);
 	secs = (bench_now_ns() - t0) / 1e9;
 

@@ -52,19 +52,21 @@ function classify_traced(    i, s, chain) {
 }
 
 function module_category(m) {
-	if (m == "json_writer" || m == "trace_file")
-		return "JSON writer (json_writer, trace_file)"
+	if (m == "json_writer" || m == "chrome_trace")
+		return "JSON writer (json_writer, chrome_trace)"
 	if (m == "trace_model" || m == "key_map")
 		return "trace model (contexts, spans, key_map)"
 	if (m == "record_decode")
 		return "record decode"
 	if (m == "args_json" || m == "cjson")
 		return "args (cJSON parse and print)"
-	if (m == "proc_info")
+	if (m == "proc_info" || m == "model_facts")
 		return "/proc reads (names, late strings)"
+	if (m == "record_strings" || m == "literal_cache" || m == "file_maps")
+		return "strings (literal cache, late reads)"
 	if (m == "libbpf")
 		return "ring buffer (libbpf consume)"
-	if (m ~ /^(cmd_trace|loader_replay)$/)
+	if (m ~ /^(cmd_trace|session|session_loop|session_output|loader_replay)$/)
 		return "main loop (" m ")"
 	return ""
 }

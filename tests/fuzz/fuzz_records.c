@@ -2,7 +2,7 @@
 /*
  * fuzz_records - libFuzzer harness over what the loader does with the bytes
  * a traced (hostile) process and the kernel hand it: ring-buffer records ->
- * record_decode() -> trace_model_event() -> trace_file/json_writer. After
+ * record_decode() -> trace_model_event() -> chrome_trace/json_writer. After
  * each input the trace is finished and the whole output must be one strict
  * JSON document (RFC 8259, tests/lib/json_strict) in valid UTF-8 that cJSON
  * also parses; anything else abort()s, as do ASan and UBSan findings.
@@ -28,7 +28,7 @@
 #include "json_strict.h"
 #include "json_writer.h"
 #include "record_decode.h"
-#include "trace_file.h"
+#include "chrome_trace.h"
 #include "trace_model.h"
 #include "tsc_clock.h"
 
@@ -90,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct trace_facts facts = { .tracer_version = "fuzz", .target = &target };
 	struct trace_stats stats = { 0 };
 	struct json_writer w;
-	struct trace_file tf;
+	struct chrome_trace tf;
 	struct trace_model m;
 	uint64_t drops = 0;
 	char *text, why[256];
@@ -102,7 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ftruncate(out_fd, 0) != 0 || lseek(out_fd, 0, SEEK_SET) != 0 ||
 	    jw_init(&w, out_fd, 64) < 0) /* a small buffer: flushes mid-event */
 		abort();
-	trace_file_begin(&tf, &w, &facts);
+	chrome_trace_begin(&tf, &w, &facts);
 	trace_model_init(&m, &tf, &stats);
 	m.tsc = &tsc;
 	while (size >= 2) {
@@ -123,7 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	trace_model_finish(&m, UINT64_MAX / 2);
 	stats.stop_reason = "fuzz";
-	trace_file_end(&tf, &facts, &stats);
+	chrome_trace_end(&tf, &facts, &stats);
 	if (jw_flush(&w) < 0)
 		abort();
 	jw_free(&w);

@@ -7,7 +7,7 @@
  * Attaching the file raises the semaphore in every one of them at once,
  * and the BPF side drops the events of a process not yet in traced_tgids:
  * so every running process must be in that map before the file's probes
- * arm it (cmd_trace.c: trace_exe()).
+ * arm it (session_targets.c: trace_exe()).
  */
 #include <signal.h>
 #include <stdarg.h>

@@ -3,7 +3,7 @@
  * test_late_names - names that change or vanish.
  *
  * 1. A thread that names itself after the tracer first saw it keeps its old
- *    name in the trace: trace_model_learn_threads() reads /proc/PID/task
+ *    name in the trace: model_facts_threads() reads /proc/PID/task
  *    every 100 ms but never replaces a name it has. late_threads 3 250: each
  *    thread lives 250 ms as "late_threads", then becomes "late-K" and only
  *    then emits; the trace must name it "late-K". (With RENAME_MS 0 the same

@@ -1,16 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_pseudo_name_marked - BLOCKED by a loader bug (move into
- * test_hostile_kinds.c once fixed): a CTRACE_NEW_PID name longer than the
- * probe copies is cut without the visible "…[truncated]" every other cut
- * string gets: trace_model.c's new_pid() passes the name to
- * te_metadata_name(), which writes it with no suffix and ignores
- * ev->name_flags.
- *
- * Build by hand like the other integration tests:
- *   cc -g -O2 -std=gnu11 -D_GNU_SOURCE -Itests/lib tests/integration/blocked/test_pseudo_name_marked.c \
- *      build/tests/lib/target_check.o build/tests/lib/trace_run.o build/tests/lib/json_strict.o \
- *      -lcjson -lcmocka -lm -o build/tests/integration/test_pseudo_name_marked
+ * test_pseudo_name_marked - a CTRACE_NEW_PID name longer than the probe
+ * copies is cut with the visible "…[truncated]" every other cut string
+ * gets, in the pseudo-process's process_name (chrome_trace.c writes the
+ * names the model gives it, with their flags).
  */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * trace_fix: a real trace (written by trace_model/trace_file, with multi-byte
+ * trace_fix: a real trace (written by trace_model/chrome_trace, with multi-byte
  * UTF-8, escapes, args and every event kind) is cut at every byte offset; each
  * repair must be strict JSON (RFC 8259, tests/lib/json_strict) and hold exactly
  * the events that were complete before the cut, unchanged. Where each event
@@ -23,7 +23,7 @@
 
 #include "json_strict.h"
 #include "json_writer.h"
-#include "trace_file.h"
+#include "chrome_trace.h"
 #include "trace_fix.h"
 #include "trace_model.h"
 
@@ -72,7 +72,7 @@ static void make_trace(void)
 {
 	uint32_t pid = (uint32_t)getpid(), other = pid + 1;
 	struct json_writer w;
-	struct trace_file tf;
+	struct chrome_trace tf;
 	struct trace_stats stats = { 0 };
 	struct trace_model m;
 	struct proc_facts target;
@@ -87,7 +87,7 @@ static void make_trace(void)
 	facts.tracer_version = "test";
 	facts.target = &target;
 	facts.start_mono_ns = 1000;
-	trace_file_begin(&tf, &w, &facts);
+	chrome_trace_begin(&tf, &w, &facts);
 	trace_model_init(&m, &tf, &stats);
 	trace_model_add_process(&m, pid);
 
@@ -131,7 +131,7 @@ static void make_trace(void)
 	trace_model_finish(&m, 3000);
 	stats.stop_mono_ns = 3000;
 	stats.stop_reason = "test";
-	trace_file_end(&tf, &facts, &stats);
+	chrome_trace_end(&tf, &facts, &stats);
 	assert_int_equal(jw_flush(&w), 0);
 	jw_free(&w);
 	proc_facts_free(&target);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The loader's logic without the kernel: decoded events go into the trace
- * model, the JSON it writes is read back with cJSON and checked event by
- * event (contexts, ids, counters, span pairing, unfinished spans).
+ * The loader's logic without the kernel or a process: decoded events and
+ * the facts of processes (thread names) go into the trace model, the JSON
+ * it writes is read back with cJSON and checked event by event (contexts,
+ * ids, counters, span pairing, unfinished spans, names).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,7 +18,7 @@
 #include <cjson/cJSON.h>
 
 #include "json_writer.h"
-#include "trace_file.h"
+#include "chrome_trace.h"
 #include "trace_model.h"
 
 /* cmocka 1.1.5 (Debian 12) has no assert_double_equal. */
@@ -28,13 +29,17 @@
 			fail_msg("%.9g != %.9g", a_, b_);                      \
 	} while (0)
 
-/* A real pid so that /proc names resolve; tids that are not threads of it get fallback names. */
+/*
+ * No real process: the model reads nothing, its names are the facts it is
+ * told (the harness names PID's main thread "tester"; TID2 has no name).
+ */
+#define PID 4000000u
 #define TID2 4000001u
 
 struct harness {
 	FILE *tmp;
 	struct json_writer w;
-	struct trace_file tf;
+	struct chrome_trace tf;
 	struct trace_stats stats;
 	struct trace_model m;
 	struct proc_facts target;
@@ -47,17 +52,19 @@ static int setup(void **state)
 {
 	struct harness *h = calloc(1, sizeof(*h));
 
-	h->pid = (uint32_t)getpid();
+	h->pid = PID;
 	h->tmp = tmpfile();
 	assert_non_null(h->tmp);
 	assert_int_equal(jw_init(&h->w, fileno(h->tmp), 64), 0);
-	assert_int_equal(proc_facts_read((int)h->pid, &h->target), 0);
+	h->target.pid = h->target.ns_pid = (int)h->pid;
+	snprintf(h->target.comm, sizeof(h->target.comm), "tester");
 	h->facts.tracer_version = "test";
 	h->facts.target = &h->target;
 	h->facts.start_wall_ns = 1;
 	h->facts.start_mono_ns = 1000;
-	trace_file_begin(&h->tf, &h->w, &h->facts);
+	chrome_trace_begin(&h->tf, &h->w, &h->facts);
 	trace_model_init(&h->m, &h->tf, &h->stats);
+	trace_model_thread_name(&h->m, h->pid, h->pid, "tester", 6);
 	*state = h;
 	return 0;
 }
@@ -82,7 +89,7 @@ static cJSON *finish(struct harness *h, uint64_t stop_ns)
 
 	trace_model_finish(&h->m, stop_ns);
 	h->stats.stop_mono_ns = stop_ns;
-	trace_file_end(&h->tf, &h->facts, &h->stats);
+	chrome_trace_end(&h->tf, &h->facts, &h->stats);
 	assert_int_equal(jw_flush(&h->w), 0);
 	size = ftell(h->tmp);
 	text = calloc(1, size + 1);
@@ -366,14 +373,102 @@ static void test_markers_and_contexts(void **state)
 	{
 		char want[32];
 
-		snprintf(want, sizeof(want), "(tid %u)", h->pid);
-		assert_non_null(strstr(str(cJSON_GetObjectItem(tn, "args"), "name"), want));
+		snprintf(want, sizeof(want), "tester (tid %u)", h->pid);
+		assert_string_equal(str(cJSON_GetObjectItem(tn, "args"), "name"), want);
 	}
 	i2 = find(events, "I", "after discard", 0);
 	assert_int_equal((uint32_t)num(i2, "pid"), h->pid);
 	assert_string_equal(str(i2, "s"), "p");
 	i3 = find(events, "I", "odd scope", 0);
 	assert_string_equal(str(i3, "s"), "t");
+}
+
+/* The name metadata of pid (and tid, for thread_name), the n-th one; NULL if none. */
+static const char *name_of(cJSON *events, const char *what, uint32_t pid, uint32_t tid, int n)
+{
+	cJSON *m;
+
+	for (int k = 0; (m = find(events, "M", what, k)); k++)
+		if ((uint32_t)num(m, "pid") == pid && (uint32_t)num(m, "tid") == tid && n-- == 0)
+			return str(cJSON_GetObjectItem(m, "args"), "name");
+	return NULL;
+}
+
+/* The index of e in traceEvents. */
+static int index_of(cJSON *events, cJSON *e)
+{
+	int i = 0;
+
+	for (cJSON *x = events->child; x; x = x->next, i++)
+		if (x == e)
+			return i;
+	return -1;
+}
+
+/*
+ * Names come from the facts the model is told, nothing else: a thread
+ * named before its first event, renamed after; a thread never named; a
+ * forked child named by its fork record; an exec'd process by the name
+ * given with its exec, and not renamed when none was.
+ */
+static void test_names_are_the_facts_told(void **state)
+{
+	struct harness *h = *state;
+	const uint32_t child = PID + 10, tid3 = PID + 3;
+	struct ctrace_event e;
+	cJSON *events, *exec1, *meta;
+
+	trace_model_thread_name(&h->m, h->pid, TID2, "worker", 6);
+	e = ev(CTRACE_KIND_INSTANT, 2000, h->pid, TID2);
+	with_name(&e, "on worker");
+	trace_model_event(&h->m, &e);
+	trace_model_thread_name(&h->m, h->pid, TID2, "worker-2", 8);  /* renamed */
+	trace_model_thread_name(&h->m, h->pid, TID2, "worker-2", 8);  /* the same again: nothing */
+	e = ev(CTRACE_KIND_INSTANT, 2100, h->pid, tid3);
+	with_name(&e, "on unnamed");
+	trace_model_event(&h->m, &e);
+	e = ev(CTRACE_KIND_FORK, 2200, h->pid, h->pid);
+	e.arg[0] = h->pid;
+	e.arg[1] = child;
+	with_name(&e, "tester");
+	trace_model_event(&h->m, &e);
+	trace_model_exec_name(&h->m, h->pid, "newprog", 7);
+	e = ev(CTRACE_KIND_EXEC, 2300, h->pid, h->pid);
+	e.arg[0] = h->pid;
+	e.arg[1] = h->pid;
+	with_name(&e, "/usr/bin/newprog");
+	trace_model_event(&h->m, &e);
+	e = ev(CTRACE_KIND_EXEC, 2400, child, child); /* no name given: gone already */
+	e.arg[0] = child;
+	e.arg[1] = child;
+	with_name(&e, "/usr/bin/other");
+	trace_model_event(&h->m, &e);
+	events = finish(h, 3000);
+
+	assert_string_equal(name_of(events, "process_name", h->pid, h->pid, 0), "tester");
+	assert_string_equal(name_of(events, "thread_name", h->pid, TID2, 0), "worker");
+	assert_string_equal(name_of(events, "thread_name", h->pid, TID2, 1), "worker-2");
+	assert_null(name_of(events, "thread_name", h->pid, TID2, 2));
+	{
+		char want[48];
+
+		snprintf(want, sizeof(want), "thread (tid %u)", tid3);
+		assert_string_equal(name_of(events, "thread_name", h->pid, tid3, 0), want);
+	}
+	assert_int_equal((int)num(cJSON_GetObjectItem(find(events, "I", "ctrace: fork", 0), "args"),
+				  "child_pid"), (int)child);
+	assert_string_equal(name_of(events, "process_name", child, child, 0), "tester");
+	exec1 = find(events, "I", "ctrace: exec", 0);
+	assert_non_null(exec1);
+	assert_string_equal(str(cJSON_GetObjectItem(exec1, "args"), "path"), "/usr/bin/newprog");
+	assert_string_equal(name_of(events, "process_name", h->pid, h->pid, 1), "newprog");
+	meta = find(events, "M", "process_name", 0);
+	for (int k = 0; (meta = find(events, "M", "process_name", k)); k++)
+		if (!strcmp(str(cJSON_GetObjectItem(meta, "args"), "name"), "newprog"))
+			break;
+	assert_int_equal(index_of(events, meta), index_of(events, exec1) + 1); /* right after */
+	assert_non_null(find(events, "I", "ctrace: exec", 1));
+	assert_null(name_of(events, "process_name", child, child, 1)); /* not renamed */
 }
 
 static void test_hostile_strings_stay_valid(void **state)
@@ -544,6 +639,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unfinished_and_unmatched_spans, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_counters_per_context, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_markers_and_contexts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_names_are_the_facts_told, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_strings_stay_valid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_oldest_open_span_evicted_as_unfinished, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_least_recently_updated_counter_evicted, setup, teardown),

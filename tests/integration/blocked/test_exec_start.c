@@ -4,7 +4,7 @@
  * first events are lost in most runs.
  *
  * The exec is seen by the sched_process_exec tracepoint, and the new image
- * is attached later, by the loop (cmd_trace.c: pending -> attach_process),
+ * is attached later, by the loop (session_loop.c: attach_what_appeared),
  * while the program already runs: whatever it emits in its first
  * milliseconds is not in the trace. launched emits "main-first" on its first
  * line and is done ~1 ms later; `ctrace-bpf -- execer launched` (a wrapper

@@ -1,0 +1,474 @@
+// SPDX-License-Identifier: MIT
+#include "chrome_trace.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "args_json.h"
+#include "ctrace_record.h"
+#include "json_check.h"
+
+static void write_iso_time(struct json_writer *w, uint64_t wall_ns)
+{
+	char buf[64];
+	time_t secs = wall_ns / 1000000000ull;
+	struct tm tm;
+	size_t n;
+
+	gmtime_r(&secs, &tm);
+	n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, sizeof(buf) - n, ".%09lluZ",
+		 (unsigned long long)(wall_ns % 1000000000ull));
+	jw_str(w, buf, strlen(buf), NULL);
+}
+
+static void write_kv_str(struct json_writer *w, const char *key, const char *v,
+			 bool comma)
+{
+	if (comma)
+		jw_lit(w, ",");
+	jw_str(w, key, strlen(key), NULL);
+	jw_lit(w, ":");
+	jw_str(w, v, strlen(v), NULL);
+}
+
+static void write_kv_bool(struct json_writer *w, const char *key, bool v)
+{
+	jw_lit(w, ",");
+	jw_str(w, key, strlen(key), NULL);
+	jw_lit(w, v ? ":true" : ":false");
+}
+
+/* Which BPF programs ran, and what the kernel offered (bpf_load.c). */
+static void write_programs(struct json_writer *w, const struct trace_facts *f)
+{
+	if (!f->program_set)
+		return;
+	write_kv_str(w, "program_set", f->program_set, true);
+	write_kv_bool(w, "program_set_forced", f->program_set_forced);
+	write_kv_str(w, "program_set_why", f->program_set_why ? f->program_set_why : "", true);
+	write_kv_str(w, "probe_links", f->probe_links, true);
+	write_kv_bool(w, "bpf_cookies", f->bpf_cookies);
+	write_kv_bool(w, "fast_nop5", f->fast_nop5);
+	jw_lit(w, ",\"kernel_features\":{");
+	for (int i = 0; i < KERNEL_FEATURE_COUNT; i++) {
+		const struct kernel_feature *k = &f->kernel_features[i];
+
+		if (i)
+			jw_lit(w, ",");
+		jw_str(w, k->name, strlen(k->name), NULL);
+		jw_lit(w, k->present ? ":true" : ":false");
+	}
+	jw_lit(w, "}");
+}
+
+static void write_kv_u64(struct json_writer *w, const char *key, uint64_t v)
+{
+	jw_lit(w, ",");
+	jw_str(w, key, strlen(key), NULL);
+	jw_lit(w, ":");
+	jw_u64(w, v);
+}
+
+/* The facts shared by "context" and "metadata", without the braces. */
+static void write_facts(struct json_writer *w, const struct trace_facts *f)
+{
+	const struct proc_facts *t = f->target;
+
+	write_kv_str(w, "tracer", "ctrace-bpf", false);
+	write_kv_str(w, "tracer_version", f->tracer_version, true);
+	write_kv_str(w, "clock", "CLOCK_MONOTONIC", true);
+	write_kv_str(w, "ts_unit", "us", true);
+	jw_lit(w, ",\"trace_start_wall_time\":");
+	write_iso_time(w, f->start_wall_ns);
+	write_kv_u64(w, "trace_start_wall_ns", f->start_wall_ns);
+	write_kv_u64(w, "trace_start_monotonic_ns", f->start_mono_ns);
+	jw_lit(w, ",\"target\":{\"pid\":");
+	jw_u64(w, (uint64_t)t->pid);
+	write_kv_u64(w, "pid_in_namespace", (uint64_t)t->ns_pid);
+	write_kv_str(w, "comm", t->comm, true);
+	write_kv_str(w, "exe", t->exe, true);
+	write_kv_str(w, "cwd", t->cwd, true);
+	jw_lit(w, ",\"cmdline\":[");
+	for (size_t off = 0, i = 0; t->cmdline && off < t->cmdline_len; i++) {
+		size_t len = strnlen(t->cmdline + off, t->cmdline_len - off);
+
+		if (i)
+			jw_lit(w, ",");
+		jw_str(w, t->cmdline + off, len, NULL);
+		off += len + 1;
+	}
+	jw_lit(w, "]");
+	write_kv_u64(w, "start_boottime_ns", t->start_boottime_ns);
+	write_kv_u64(w, "start_monotonic_ns", f->target_start_mono_ns);
+	jw_lit(w, ",\"start_wall_time\":");
+	write_iso_time(w, f->target_start_wall_ns);
+	jw_lit(w, "}");
+}
+
+void chrome_trace_begin(struct chrome_trace *tf, struct json_writer *w,
+			const struct trace_facts *facts)
+{
+	tf->w = w;
+	tf->first_event = true;
+	tf->events = 0;
+	jw_lit(w, "{\"context\":{");
+	write_facts(w, facts);
+	jw_lit(w, "},\n\"traceEvents\":[\n");
+}
+
+/*
+ * "memory": the bound --max-memory set, what each table the traced process
+ * can grow was given of it, and how many entries each had to give back.
+ */
+static void write_memory(struct json_writer *w, const struct trace_stats *s)
+{
+	uint64_t total = 0;
+
+	if (!s->max_memory)
+		return;
+	for (unsigned i = 0; i < s->n_bounds; i++)
+		total += s->bounds[i]->evicted;
+	jw_lit(w, ",\"memory\":{\"max_memory_bytes\":");
+	jw_u64(w, s->max_memory);
+	write_kv_u64(w, "evicted", total);
+	jw_lit(w, ",\"tables\":{");
+	for (unsigned i = 0; i < s->n_bounds; i++) {
+		const struct table_bound *tb = s->bounds[i];
+
+		if (i)
+			jw_lit(w, ",");
+		jw_str(w, tb->name, strlen(tb->name), NULL);
+		jw_lit(w, ":{\"bound_bytes\":");
+		jw_u64(w, tb->limit);
+		write_kv_u64(w, "evicted", tb->evicted);
+		jw_lit(w, "}");
+	}
+	jw_lit(w, "}}");
+}
+
+void chrome_trace_end(struct chrome_trace *tf, const struct trace_facts *facts,
+		      const struct trace_stats *s)
+{
+	struct json_writer *w = tf->w;
+
+	jw_lit(w, "\n],\n\"metadata\":{");
+	write_facts(w, facts);
+	/* Known once attached, after "context" was written. */
+	write_kv_u64(w, "probes_attached", facts->probes_attached);
+	write_kv_u64(w, "objects_with_probes", facts->objects_with_probes);
+	write_programs(w, facts);
+	write_kv_str(w, "stop_reason", s->stop_reason ? s->stop_reason : "", true);
+	write_kv_u64(w, "trace_stop_monotonic_ns", s->stop_mono_ns);
+	write_kv_u64(w, "events_written", tf->events);
+	write_kv_u64(w, "records", s->records);
+	write_kv_u64(w, "dropped_events", s->dropped);
+	write_kv_u64(w, "bad_records", s->bad_records);
+	write_kv_u64(w, "unmatched_span_ends", s->unmatched_ends);
+	write_kv_u64(w, "unfinished_spans", s->unfinished_spans);
+	write_kv_u64(w, "late_string_reads", s->late_string_reads);
+	write_kv_u64(w, "file_string_reads", s->file_string_reads);
+	write_kv_u64(w, "literals_by_reference", s->literals_by_reference);
+	write_kv_u64(w, "unreadable_strings", s->unreadable_strings);
+	write_kv_u64(w, "non_finite_counter_samples", s->non_finite_counter_samples);
+	write_kv_u64(w, "records_after_stop", s->records_after_stop);
+	write_kv_u64(w, "spans_begun_before_tracing", s->spans_begun_before_tracing);
+	write_kv_u64(w, "untraced_processes", s->untraced_processes);
+	write_kv_u64(w, "ends_of_evicted_spans", s->ends_of_evicted_spans);
+	write_memory(w, s);
+	write_kv_u64(w, "records_unread_at_stop", s->records_unread_at_stop);
+	jw_lit(w, "}}\n");
+}
+
+/*
+ * Starts an event: the separator, then {"ph":PH,"pid":P,"tid":T and, when
+ * ts_ns is not UINT64_MAX, "ts". Fields follow; te_end closes.
+ */
+static void te_begin(struct chrome_trace *tf, const char *ph, uint32_t pid, uint32_t tid,
+		     uint64_t ts_ns)
+{
+	struct json_writer *w = tf->w;
+
+	jw_lit(w, tf->first_event ? "{\"ph\":\"" : ",\n{\"ph\":\"");
+	tf->first_event = false;
+	tf->events++;
+	jw_lit(w, ph);
+	jw_lit(w, "\",\"pid\":");
+	jw_u64(w, pid);
+	jw_lit(w, ",\"tid\":");
+	jw_u64(w, tid);
+	if (ts_ns != UINT64_MAX) {
+		jw_lit(w, ",\"ts\":");
+		jw_ts_us(w, ts_ns);
+	}
+}
+
+/*
+ * Chrome DevTools' trace engine takes a trace holding an event with one of
+ * these names for a recording of Chrome itself and drops every other
+ * process: a traced program must not be able to blank the trace that way.
+ */
+static bool reserved_name(const char *s, size_t n)
+{
+	static const char *const names[] = {
+		"TracingStartedInBrowser", "TracingStartedInPage",
+		"TracingSessionIdForWorker", "CpuProfile",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (n == strlen(names[i]) && !memcmp(s, names[i], n))
+			return true;
+	return false;
+}
+
+/* ,"name":"..."; untrusted bytes; flags CTRACE_STR_* add a visible marker. */
+static void te_name(struct chrome_trace *tf, const char *s, size_t n, unsigned flags)
+{
+	const char *suffix = (flags & CTRACE_STR_TRUNCATED) ? JW_TRUNC_SUFFIX : NULL;
+
+	jw_lit(tf->w, ",\"name\":");
+	if (flags & CTRACE_STR_FAULT)
+		jw_str(tf->w, "(unreadable)", 12, NULL);
+	else
+		jw_str(tf->w, s, n, reserved_name(s, n) ? " (renamed by ctrace)" : suffix);
+}
+
+/* ,"KEY": with a trusted key; the caller writes the value. */
+static void te_key(struct chrome_trace *tf, const char *key)
+{
+	jw_lit(tf->w, ",\"");
+	jw_lit(tf->w, key);
+	jw_lit(tf->w, "\":");
+}
+
+static void te_end(struct chrome_trace *tf)
+{
+	jw_lit(tf->w, "}");
+}
+
+/* A metadata event: {"ph":"M","name":WHAT,"pid","tid","args":{"name":NAME}}; flags: CTRACE_STR_* */
+static void te_metadata_name(struct chrome_trace *tf, const char *what, uint32_t pid,
+			     uint32_t tid, const char *name, size_t name_len, unsigned flags)
+{
+	te_begin(tf, "M", pid, tid, UINT64_MAX);
+	te_name(tf, what, strlen(what), 0);
+	jw_lit(tf->w, ",\"args\":{\"name\":");
+	jw_str(tf->w, name, name_len, (flags & CTRACE_STR_TRUNCATED) ? JW_TRUNC_SUFFIX : NULL);
+	jw_lit(tf->w, "}}");
+}
+
+void chrome_trace_process_name(struct chrome_trace *ct, uint32_t pid, const struct ct_text *name)
+{
+	te_metadata_name(ct, "process_name", pid, pid, name->s, name->n, name->flags);
+}
+
+void chrome_trace_thread_name(struct chrome_trace *ct, uint32_t pid, uint32_t tid,
+			      const struct ct_text *name)
+{
+	te_metadata_name(ct, "thread_name", pid, tid, name->s, name->n, name->flags);
+}
+
+/* ,"cat":"ctrace","s":"S" (S: 'g', 'p' or 't'), in one copy: on every instant's path. */
+static void te_scope(struct chrome_trace *ct, char scope)
+{
+#define SCOPE_FIELDS(s) ",\"cat\":\"ctrace\",\"s\":\"" s "\""
+	static const char g[] = SCOPE_FIELDS("g"), p[] = SCOPE_FIELDS("p"), t[] = SCOPE_FIELDS("t");
+#undef SCOPE_FIELDS
+
+	jw_raw(ct->w, scope == 'g' ? g : scope == 'p' ? p : t, sizeof(t) - 1);
+}
+
+void chrome_trace_notice(struct chrome_trace *ct, uint32_t pid, uint32_t tid, uint64_t ts_ns,
+			 const char *name, char scope, const struct ct_arg *args, size_t n_args)
+{
+	te_begin(ct, "I", pid, tid, ts_ns);
+	te_name(ct, name, strlen(name), 0);
+	te_scope(ct, scope);
+	for (size_t i = 0; i < n_args; i++) {
+		const struct ct_arg *a = &args[i];
+
+		jw_lit(ct->w, i ? ",\"" : ",\"args\":{\"");
+		jw_lit(ct->w, a->key);
+		jw_lit(ct->w, "\":");
+		switch (a->kind) {
+		case CT_ARG_U64: jw_u64(ct->w, a->u); break;
+		case CT_ARG_STR: jw_str(ct->w, a->s, a->n, NULL); break;
+		case CT_ARG_DOUBLE: jw_double(ct->w, a->d); break;
+		}
+	}
+	if (n_args)
+		jw_lit(ct->w, "}");
+	te_end(ct);
+}
+
+static bool text_empty(const struct ct_text *t)
+{
+	return !t || (!t->n && !t->flags);
+}
+
+/* The args of an event as a cJSON object; NULL when there are none. */
+static cJSON *args_of(const struct ct_text *t)
+{
+	cJSON *o;
+
+	if (text_empty(t))
+		return NULL; /* the common case: no cJSON tree to build */
+	if (t->flags & CTRACE_STR_FAULT) {
+		o = cJSON_CreateObject();
+		cJSON_AddTrueToObject(o, "args_unreadable");
+		return o;
+	}
+	o = args_parse(t->s, t->n, t->flags & CTRACE_STR_TRUNCATED);
+	if (!o) {
+		fputs("ctrace-bpf: out of memory\n", stderr);
+		abort();
+	}
+	return o;
+}
+
+/* Writes ,"args":{...} unless the object is empty; frees it. */
+static void write_args(struct chrome_trace *ct, cJSON *o)
+{
+	if (!o)
+		return;
+	if (o->child) {
+		te_key(ct, "args");
+		jw_cjson(ct->w, o);
+	}
+	cJSON_Delete(o);
+}
+
+/*
+ * Writes an event's args text: a clean JSON object goes out as it is (most
+ * do); anything else through cJSON, which repairs or wraps it.
+ */
+static void write_args_text(struct chrome_trace *ct, const struct ct_text *t)
+{
+	size_t start, len;
+
+	if (text_empty(t))
+		return;
+	if (!t->flags && json_plain_object(t->s, t->n, &start, &len)) {
+		if (len > 2) { /* not {} */
+			te_key(ct, "args");
+			jw_raw(ct->w, t->s + start, len);
+		}
+		return;
+	}
+	write_args(ct, args_of(t));
+}
+
+/* Moves every member of `from` into `to` (keys may repeat; JSON allows it). */
+static cJSON *merge_args(cJSON *to, cJSON *from)
+{
+	cJSON *item;
+
+	if (!to || !from)
+		return to ? to : from;
+	while ((item = from->child)) {
+		cJSON *same = cJSON_GetObjectItemCaseSensitive(to, item->string);
+
+		cJSON_DetachItemViaPointer(from, item);
+		/* The same key and value at both ends (e.g. args_unreadable) once. */
+		if (same && cJSON_Compare(same, item, 1)) {
+			cJSON_Delete(item);
+			continue;
+		}
+		cJSON_AddItemToObject(to, item->string, item);
+	}
+	cJSON_Delete(from);
+	return to;
+}
+
+/* The start of an "X": everything but its args. */
+static void complete_head(struct chrome_trace *ct, uint32_t pid, uint32_t tid, uint64_t ts_ns,
+			  uint64_t dur_ns, const struct ct_text *name)
+{
+	te_begin(ct, "X", pid, tid, ts_ns);
+	te_name(ct, name->s, name->n, name->flags);
+	jw_lit(ct->w, ",\"cat\":\"ctrace\",\"dur\":");
+	jw_ts_us(ct->w, dur_ns);
+}
+
+void chrome_trace_complete(struct chrome_trace *ct, uint32_t pid, uint32_t tid, uint64_t ts_ns,
+			   uint64_t dur_ns, const struct ct_text *name,
+			   const struct ct_text *begin_args, const struct ct_text *end_args)
+{
+	complete_head(ct, pid, tid, ts_ns, dur_ns, name);
+	/* Args from one end only (the usual case) need no merging. */
+	if (text_empty(end_args))
+		write_args_text(ct, begin_args);
+	else if (text_empty(begin_args))
+		write_args_text(ct, end_args);
+	else
+		write_args(ct, merge_args(args_of(begin_args), args_of(end_args)));
+	te_end(ct);
+}
+
+void chrome_trace_unfinished(struct chrome_trace *ct, uint32_t pid, uint32_t tid, uint64_t ts_ns,
+			     uint64_t dur_ns, const struct ct_text *name,
+			     const struct ct_text *args, const char *why)
+{
+	cJSON *o = args_of(args);
+
+	if (!o)
+		o = cJSON_CreateObject();
+	cJSON_AddTrueToObject(o, "unfinished");
+	cJSON_AddStringToObject(o, "unfinished_reason", why);
+	complete_head(ct, pid, tid, ts_ns, dur_ns, name);
+	write_args(ct, o);
+	te_end(ct);
+}
+
+/* One end of an async pair. */
+static void async_end(struct chrome_trace *ct, const char *ph, uint32_t pid, uint32_t tid,
+		      uint64_t ts_ns, const struct ct_text *name, const char *id,
+		      const struct ct_text *args)
+{
+	te_begin(ct, ph, pid, tid, ts_ns);
+	te_name(ct, name->s, name->n, name->flags);
+	jw_lit(ct->w, ",\"cat\":\"ctrace.async\",\"id\":\"");
+	jw_lit(ct->w, id);
+	jw_lit(ct->w, "\"");
+	write_args_text(ct, args);
+	te_end(ct);
+}
+
+void chrome_trace_async(struct chrome_trace *ct, uint32_t pid, const struct ct_text *name,
+			uint64_t id, uint32_t begin_tid, uint64_t begin_ns,
+			const struct ct_text *begin_args, uint32_t end_tid, uint64_t end_ns,
+			const struct ct_text *end_args)
+{
+	char hex[32];
+
+	snprintf(hex, sizeof(hex), "0x%" PRIx64, id);
+	async_end(ct, "b", pid, begin_tid, begin_ns, name, hex, begin_args);
+	async_end(ct, "e", pid, end_tid, end_ns, name, hex, end_args);
+}
+
+void chrome_trace_instant(struct chrome_trace *ct, uint32_t pid, uint32_t tid, uint64_t ts_ns,
+			  const struct ct_text *name, char scope, const struct ct_text *args)
+{
+	/*
+	 * "I", not "i": Perfetto and catapult read both, Chrome DevTools draws
+	 * only "I" (Chromium's own phase letter).
+	 */
+	te_begin(ct, "I", pid, tid, ts_ns);
+	te_name(ct, name->s, name->n, name->flags);
+	te_scope(ct, scope);
+	write_args_text(ct, args);
+	te_end(ct);
+}
+
+void chrome_trace_counter(struct chrome_trace *ct, uint32_t pid, uint32_t tid, uint64_t ts_ns,
+			  const struct ct_text *name, double value)
+{
+	te_begin(ct, "C", pid, tid, ts_ns);
+	te_name(ct, name->s, name->n, name->flags);
+	jw_lit(ct->w, ",\"cat\":\"ctrace\",\"args\":{\"value\":");
+	jw_double(ct->w, value);
+	jw_lit(ct->w, "}");
+	te_end(ct);
+}

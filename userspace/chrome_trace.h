@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * chrome_trace.h - writes the Chrome Trace Event JSON document: its frame,
+ * every event and every fragment of one. The model (trace_model.c) hands it
+ * typed values; nothing else writes trace JSON.
+ *
+ *   {"context": {...tracer and target...},
+ *    "traceEvents": [ event, event, ... ],
+ *    "metadata": {...the same facts, plus what was counted at the end...}}
+ *
+ * Perfetto reads only traceEvents, systemTraceEvents and metadata, so the
+ * facts of "context" (the seed's layout) are repeated in "metadata".
+ */
+#ifndef CTRACE_CHROME_TRACE_H
+#define CTRACE_CHROME_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include "json_writer.h"
+#include "kernel_features.h"
+#include "proc_info.h"
+#include "table_bound.h"
+
+/* The bounded tables (table_bound.h) metadata.memory lists, at most. */
+#define TRACE_BOUNDS_MAX 12
+
+struct trace_facts {
+	const char *tracer_version;
+	const struct proc_facts *target;
+	uint64_t start_wall_ns;  /* CLOCK_REALTIME at attach */
+	uint64_t start_mono_ns;  /* CLOCK_MONOTONIC at the same moment */
+	uint64_t target_start_wall_ns; /* when the target started, both ways */
+	uint64_t target_start_mono_ns;
+	unsigned probes_attached;
+	unsigned objects_with_probes;
+	/* The BPF programs (bpf_load.c): which set, attached how, and why. */
+	const char *program_set;      /* NULL: none loaded (not written) */
+	const char *program_set_why;  /* why better ones were not taken */
+	bool program_set_forced;      /* by CTRACE_PROGRAM_SET */
+	const char *probe_links;      /* "uprobe_multi" or "perf_uprobe" */
+	bool bpf_cookies;
+	bool fast_nop5;               /* --fast took effect */
+	struct kernel_feature kernel_features[KERNEL_FEATURE_COUNT];
+};
+
+struct trace_stats {
+	uint64_t events_written;   /* entries of traceEvents */
+	uint64_t records;          /* ring-buffer records decoded */
+	uint64_t dropped;          /* records the ring buffer had no room for */
+	uint64_t bad_records;      /* records that failed to decode */
+	uint64_t unmatched_ends;   /* CTRACE_SPAN_END without a BEGIN */
+	uint64_t unfinished_spans; /* spans still open at the stop */
+	uint64_t late_string_reads;/* strings the probe could not read, read from /proc */
+	uint64_t file_string_reads;/* the same, the process gone: read from its mapped file */
+	uint64_t literals_by_reference; /* literal strings sent as their address only */
+	uint64_t unreadable_strings;
+	uint64_t non_finite_counter_samples; /* NaN/inf samples left out of their track */
+	uint64_t records_after_stop; /* stamped after the stop (during the detach): left out */
+	uint64_t spans_begun_before_tracing; /* ENDs of spans never begun in the trace */
+	uint64_t untraced_processes; /* left out: the table of traced processes was full */
+	uint64_t ends_of_evicted_spans; /* ENDs of spans evicted (written unfinished) before */
+	uint64_t max_memory;       /* --max-memory, bytes (0: not written) */
+	const struct table_bound *bounds[TRACE_BOUNDS_MAX]; /* the tables it was split into */
+	unsigned n_bounds;
+	uint64_t records_unread_at_stop; /* left in the ring buffer when the drain ran out of time (in dropped) */
+	uint64_t stop_mono_ns;
+	const char *stop_reason;
+};
+
+struct chrome_trace {
+	struct json_writer *w;
+	bool first_event;
+	uint64_t events;
+};
+
+void chrome_trace_begin(struct chrome_trace *ct, struct json_writer *w,
+			const struct trace_facts *facts);
+void chrome_trace_end(struct chrome_trace *ct, const struct trace_facts *facts,
+		      const struct trace_stats *stats);
+
+/* A string of the traced program's: untrusted bytes and their CTRACE_STR_* flags. */
+struct ct_text {
+	const char *s;
+	size_t n;
+	unsigned flags;
+};
+
+/*
+ * An argument of one of ctrace's own notices ("ctrace: ..." instants):
+ * a trusted key and a value of one of three kinds.
+ */
+enum ct_arg_kind { CT_ARG_U64, CT_ARG_STR, CT_ARG_DOUBLE };
+struct ct_arg {
+	const char *key;
+	enum ct_arg_kind kind;
+	uint64_t u;
+	double d;         /* non-finite: written as the strings "NaN", "Infinity" */
+	const char *s;    /* untrusted bytes are fine */
+	size_t n;
+};
+#define CT_U64(k, v) ((struct ct_arg){ .key = (k), .kind = CT_ARG_U64, .u = (v) })
+#define CT_STR(k, p, len) ((struct ct_arg){ .key = (k), .kind = CT_ARG_STR, .s = (p), .n = (len) })
+#define CT_CSTR(k, p) CT_STR(k, p, strlen(p))
+#define CT_DOUBLE(k, v) ((struct ct_arg){ .key = (k), .kind = CT_ARG_DOUBLE, .d = (v) })
+
+/*
+ * A notice of ctrace's: an "I" named `name`, cat "ctrace", scope `scope`
+ * ('g', 'p' or 't'), args {key: value, ...} in the order given.
+ */
+void chrome_trace_notice(struct chrome_trace *ct, uint32_t pid, uint32_t tid, uint64_t ts_ns,
+			 const char *name, char scope, const struct ct_arg *args, size_t n_args);
+
+/* CTRACE_INSTANT: an "I" with scope 'g', 'p' or 't' and the program's args text. */
+void chrome_trace_instant(struct chrome_trace *ct, uint32_t pid, uint32_t tid, uint64_t ts_ns,
+			  const struct ct_text *name, char scope, const struct ct_text *args);
+
+/*
+ * A span on one thread: an "X". Its args are the begin's and the end's
+ * texts (either may be empty), merged into one object when both have some.
+ */
+void chrome_trace_complete(struct chrome_trace *ct, uint32_t pid, uint32_t tid, uint64_t ts_ns,
+			   uint64_t dur_ns, const struct ct_text *name,
+			   const struct ct_text *begin_args, const struct ct_text *end_args);
+
+/* A span that did not end (the stop, an eviction): an "X", args.unfinished and why. */
+void chrome_trace_unfinished(struct chrome_trace *ct, uint32_t pid, uint32_t tid, uint64_t ts_ns,
+			     uint64_t dur_ns, const struct ct_text *name,
+			     const struct ct_text *args, const char *why);
+
+/* A span ended on another thread: a "b"/"e" pair, cat "ctrace.async", id "0x<id>". */
+void chrome_trace_async(struct chrome_trace *ct, uint32_t pid, const struct ct_text *name,
+			uint64_t id, uint32_t begin_tid, uint64_t begin_ns,
+			const struct ct_text *begin_args, uint32_t end_tid, uint64_t end_ns,
+			const struct ct_text *end_args);
+
+/* A counter sample: a "C", args {"value": v}; v is finite. */
+void chrome_trace_counter(struct chrome_trace *ct, uint32_t pid, uint32_t tid, uint64_t ts_ns,
+			  const struct ct_text *name, double value);
+
+/* Metadata: "process_name" of pid, "thread_name" of tid in pid. */
+void chrome_trace_process_name(struct chrome_trace *ct, uint32_t pid, const struct ct_text *name);
+void chrome_trace_thread_name(struct chrome_trace *ct, uint32_t pid, uint32_t tid,
+			      const struct ct_text *name);
+
+#endif
