@@ -691,21 +691,13 @@ static void detach_all(struct attachment *a)
 	detach_range(a, 0, a->n_links, 0, a->n_fds);
 }
 
-static void free_value(const void *key, size_t len, void *value, void *ctx)
-{
-	(void)key;
-	(void)len;
-	(void)ctx;
-	free(value);
-}
 
 void attachment_free(struct attachment *a)
 {
 	detach_all(a);
 	free(a->links);
 	free(a->link_fds);
-	key_map_each(&a->seen, free_value, NULL);
-	key_map_free(&a->seen);
+	key_map_free_with_values(&a->seen);
 	{
 		bool global = a->global, fast = a->fast, cookies = a->cookies;
 

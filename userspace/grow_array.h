@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * grow_array.h - room for one more element at the end of a realloc()ed
- * array: the one way the loader's lists grow (attach.c, link_map_watch.c,
- * usdt_notes.c, proc_maps.c, file_maps.c, trace_fix.c's line buffer),
- * doubling so that n appends cost O(n) copies.
+ * array: the one way the loader's lists grow (attached objects, linker
+ * hooks, notes, mappings, targets, processes to attach, TSC pieces, the
+ * repair's line buffer), doubling so that n appends cost O(n) copies.
  */
 #ifndef CTRACE_GROW_ARRAY_H
 #define CTRACE_GROW_ARRAY_H

@@ -51,6 +51,14 @@ void key_map_free(struct key_map *m)
 	key_map_init(m);
 }
 
+void key_map_free_with_values(struct key_map *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->slots[i].hash)
+			free(m->slots[i].value);
+	key_map_free(m);
+}
+
 static size_t find(const struct key_map *m, uint64_t h, const void *key,
 		   size_t len)
 {

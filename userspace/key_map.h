@@ -35,6 +35,8 @@ struct key_map {
 void key_map_init(struct key_map *m);
 /* Frees the table and the key copies; values are the caller's. */
 void key_map_free(struct key_map *m);
+/* key_map_free() for a map whose values are each one malloc()ed block. */
+void key_map_free_with_values(struct key_map *m);
 void *key_map_get(const struct key_map *m, const void *key, size_t len);
 /* Inserts or replaces; returns the previous value (or NULL). Aborts on OOM. */
 void *key_map_put(struct key_map *m, const void *key, size_t len, void *value);

@@ -51,18 +51,10 @@ static void keep(struct literal_cache *c, struct literal *l, size_t alloc)
 		free(tb_evict(&c->bound, &c->strings));
 }
 
-static void free_value(const void *key, size_t len, void *value, void *ctx)
-{
-	(void)key;
-	(void)len;
-	(void)ctx;
-	free(value);
-}
 
 void literal_cache_free(struct literal_cache *c)
 {
-	key_map_each(&c->strings, free_value, NULL);
-	key_map_free(&c->strings);
+	key_map_free_with_values(&c->strings);
 	key_map_free(&c->gens);
 	key_map_free(&c->parents);
 }
@@ -173,8 +165,7 @@ static void bound_processes(struct literal_cache *c)
 	if (n * tb_slot_cost(sizeof(uint64_t)) <= c->bound.limit / 8)
 		return;
 	tb_count_evicted(&c->bound, c->strings.count ? c->strings.count : 1);
-	key_map_each(&c->strings, free_value, NULL);
-	key_map_free(&c->strings);
+	key_map_free_with_values(&c->strings);
 	key_map_free(&c->gens);
 	key_map_free(&c->parents);
 	c->bound.head.next = c->bound.head.prev = &c->bound.head;

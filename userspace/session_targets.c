@@ -5,6 +5,7 @@
  * and those the kernel tells of later (a followed child, an exec, a
  * dlopen()), each attached as it comes.
  */
+#include "grow_array.h"
 #include "session.h"
 
 #include <dirent.h>
@@ -105,15 +106,8 @@ void session_add_pending(struct session *s, int pid)
 	for (size_t i = 0; i < s->n_pending; i++)
 		if (s->pending[i] == pid)
 			return;
-	if (s->n_pending == s->cap_pending) {
-		size_t cap = s->cap_pending ? s->cap_pending * 2 : 64;
-		int *v = realloc(s->pending, cap * sizeof(*v));
-
-		if (!v)
-			return; /* its exit is still waited for: traced_set_any_alive() */
-		s->pending = v;
-		s->cap_pending = cap;
-	}
+	if (GROW_ARRAY(s->pending, s->cap_pending, s->n_pending, 64) < 0)
+		return; /* its exit is still waited for: traced_set_any_alive() */
 	s->pending[s->n_pending++] = pid;
 }
 

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include "grow_array.h"
 #include "targets.h"
 
 #include <errno.h>
@@ -18,7 +19,6 @@ bool targets_has(const struct target_set *t, int pid)
 
 int targets_add(struct target_set *t, int pid)
 {
-	struct target *v;
 	int fd;
 
 	if (targets_has(t, pid))
@@ -26,17 +26,10 @@ int targets_add(struct target_set *t, int pid)
 	fd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (fd < 0 && errno == ESRCH)
 		return -ESRCH;
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 8;
-
-		v = realloc(t->v, cap * sizeof(*v));
-		if (!v) {
-			if (fd >= 0)
-				close(fd);
-			return -ENOMEM;
-		}
-		t->v = v;
-		t->cap = cap;
+	if (GROW_ARRAY(t->v, t->cap, t->n, 8) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -ENOMEM;
 	}
 	t->v[t->n++] = (struct target){ pid, fd, false };
 	return 1;

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include "grow_array.h"
 #include "tsc_clock.h"
 
 #include <stdlib.h>
@@ -40,15 +41,8 @@ static void begin_piece(struct tsc_clock *c, uint64_t tsc, uint64_t at, uint64_t
 	double steer = ((double)measured - (double)at) / c->piece_ns;
 	struct tsc_piece *p;
 
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 64;
-
-		p = realloc(c->pieces, cap * sizeof(*p));
-		if (!p)
-			return; /* the last piece goes on: still monotonic, only less exact */
-		c->pieces = p;
-		c->cap = cap;
-	}
+	if (GROW_ARRAY(c->pieces, c->cap, c->n, 64) < 0)
+		return; /* the last piece goes on: still monotonic, only less exact */
 	if (steer > MAX_STEER)
 		steer = MAX_STEER;
 	if (steer < -MAX_STEER)
