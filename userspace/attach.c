@@ -118,6 +118,7 @@ struct site_set {
 	size_t n[KIND_COUNT], cap[KIND_COUNT];
 	int armer_kind;                /* the site that carries the semaphore */
 	uint64_t armer_offset, armer_sema, armer_cookie;
+	uint64_t batch_sema;           /* ctrace:batch's own (usdt/ctrace_batch.h) */
 };
 
 static void site_set_free(struct site_set *s)
@@ -187,6 +188,14 @@ static int collect_sites(const struct mapped_object *obj, struct attachment *a,
 			if (a->verbose)
 				fprintf(stderr, "ctrace-bpf: %s: skipping ctrace:%s at 0x%llx (not a site this version knows)\n",
 					obj->path, n->name, (unsigned long long)n->site_vaddr);
+			continue;
+		}
+		if (kind == kind_of("batch")) {
+			/* Its own semaphore: raised with its last site (attach_object). */
+			if (!a->no_batch && n->sema_offset) {
+				set->batch_sema = n->sema_offset;
+				ret = site_set_add(set, kind, offset, n->site_vaddr);
+			}
 			continue;
 		}
 		if (n->sema_offset && offset > set->armer_offset) {
@@ -393,9 +402,16 @@ static int attach_object(struct ctrace_bpf *skel, int pid,
 	int err;
 
 	err = collect_sites(obj, a, &set);
-	for (int k = 0; k < KIND_COUNT && !err; k++)
+	for (int k = 0; k < KIND_COUNT && !err; k++) {
+		bool batch = k == kind_of("batch");
+
 		err = attach_sites(skel, pid, obj, k, set.offsets[k], set.cookies[k],
-				   set.n[k], 0, a);
+				   set.n[k], batch ? set.batch_sema : 0, a);
+		if (!err && batch) { /* not a probe the user placed */
+			a->sites -= (unsigned)set.n[k];
+			a->batch_sites += (unsigned)set.n[k];
+		}
+	}
 	if (!err && set.armer_kind >= 0 && a->multi)
 		err = attach_sites(skel, pid, obj, set.armer_kind, &set.armer_offset,
 				   &set.armer_cookie, 1, set.armer_sema, a);
@@ -728,12 +744,13 @@ void attachment_free(struct attachment *a)
 	key_map_each(&a->seen, free_value, NULL);
 	key_map_free(&a->seen);
 	{
-		bool global = a->global, fast = a->fast, cookies = a->cookies;
+		bool global = a->global, fast = a->fast, cookies = a->cookies, no_batch = a->no_batch;
 
 		attachment_init(a, a->multi, a->verbose);
 		a->global = global;
 		a->fast = fast;
 		a->cookies = cookies;
+		a->no_batch = no_batch;
 	}
 }
 

@@ -236,6 +236,7 @@ static int load_set(const struct trace_options *o, const struct stat *exe,
 		t->att->global = global;
 		t->att->fast = c->fast;
 		t->att->cookies = c->cookies;
+		t->att->no_batch = o->no_batch;
 		err = t->attach_targets(t->ctx);
 		if (err == -EOPNOTSUPP && multi) {
 			add_why(c, "no uprobe_multi links");

@@ -24,6 +24,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include "attach.h"
+#include "batch_path.h"
+#include "batch_watch.h"
 #include "bpf_load.h"
 #include "commands.h"
 #include "file_maps.h"
@@ -112,7 +114,16 @@ struct session {
 	 */
 	uint32_t known_epoch[4096];
 	struct key_map snapshot_epochs;
+	struct batch_path bpath; /* threads' buffers, and the merge by time (batch_path.h) */
 };
+
+/* The merge hands events on in time order: to the model. */
+static void model_event(void *ctx, const struct ctrace_event *ev)
+{
+	struct session *s = ctx;
+
+	trace_model_event(&s->model, ev);
+}
 
 static uint32_t epoch_slot(uint32_t tgid)
 {
@@ -276,10 +287,14 @@ static int on_record(void *ctx, void *data, size_t size)
 	struct ctrace_event ev;
 
 	if (s->counting_only) {
-		s->unread_at_stop++;
+		/* A batch's events are counted lost by their numbers (batch_path_finish). */
+		if (!s->bpath.on || !batch_path_record_kind(data, size))
+			s->unread_at_stop++;
 		return 0;
 	}
 	s->stats.records++;
+	if (s->bpath.on && batch_path_record(&s->bpath, data, size))
+		return round_over(s) ? END_OF_ROUND : 0;
 	if (record_decode(data, size, &ev) < 0) {
 		s->stats.bad_records++;
 		return round_over(s) ? END_OF_ROUND : 0;
@@ -323,7 +338,10 @@ static int on_record(void *ctx, void *data, size_t size)
 		  &ev.name_flags, name_buf, sizeof(name_buf));
 	late_read(s, &ev, record_args_arg(ev.kind), &ev.args, &ev.args_len,
 		  &ev.args_flags, args_buf, sizeof(args_buf));
-	trace_model_event(&s->model, &ev);
+	if (s->bpath.on)
+		batch_path_push(&s->bpath, &ev); /* to the model in time order */
+	else
+		trace_model_event(&s->model, &ev);
 	/* This record is taken (libbpf moved past it before calling us). */
 	return round_over(s) ? END_OF_ROUND : 0;
 }
@@ -392,7 +410,7 @@ static void *detach_probes(void *arg)
 static void report_drops(struct session *s, int pid)
 {
 	/* Records left unread at the end of the drain are lost too, and said so. */
-	uint64_t total = s->skel->bss->dropped + s->unread_at_stop;
+	uint64_t total = s->skel->bss->dropped + s->unread_at_stop + s->bpath.lost;
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
 
 	if (total == s->drops_reported)
@@ -635,6 +653,9 @@ int cmd_trace(int argc, char **argv)
 		trace_model_traced_from_start(&s.model, (uint32_t)launched.pid);
 	tsc_clock_init(&s.tsc);
 	s.model.tsc = &s.tsc;
+	batch_path_init(&s.bpath, !o.no_batch, &s.tsc, &s.literals, &s.files, &s.stats, &s.stop_ns,
+			facts.start_mono_ns, model_event, &s);
+	facts.event_path = o.no_batch ? "per_event" : "batched";
 	/* Thread names now: a short-lived program may be gone before its events are read. */
 	for (int i = 0; i < o.n_pids; i++)
 		trace_model_learn_threads(&s.model, (uint32_t)o.pids[i]);
@@ -661,6 +682,8 @@ int cmd_trace(int argc, char **argv)
 	}
 	if (err)
 		goto out; /* said why */
+	if (s.bpath.on)
+		batch_watch_deaths(s.skel, o.verbose);
 	/*
 	 * -d counts from when the probes rose: the first semaphore up (the
 	 * rest of the attach and the load's end come after it), else now (in
@@ -731,7 +754,7 @@ int cmd_trace(int argc, char **argv)
 
 	s.stats.stop_reason = "interrupted";
 	for (;;) {
-		uint64_t now;
+		uint64_t now, round_start = now_ns(CLOCK_MONOTONIC);
 
 		round_begin(&s, deadline);
 		err = ring_buffer__poll(rb, 10);
@@ -741,6 +764,7 @@ int cmd_trace(int argc, char **argv)
 		 */
 		if (err >= 0 || err == -EINTR)
 			err = ring_buffer__consume(rb);
+		batch_path_tick(&s.bpath, now_ns(CLOCK_MONOTONIC), err == END_OF_ROUND ? 0 : round_start);
 		if (err == END_OF_ROUND)
 			err = 0; /* more may be waiting: the next round takes it */
 		if (err < 0 && err != -EINTR) {
@@ -857,10 +881,12 @@ int cmd_trace(int argc, char **argv)
 	while (ring_buffer__consume(rb) == END_OF_ROUND)
 		round_begin(&s, 0);
 	s.counting_only = false;
+	batch_path_finish(&s.bpath, bpf_map__fd(s.skel->maps.batch_threads));
+	s.stats.batch_lost = s.bpath.lost;
 	report_drops(&s, first_pid);
 	report_untraced(&s, first_pid);
 	s.stats.records_unread_at_stop = s.unread_at_stop;
-	s.stats.dropped = s.skel->bss->dropped + s.unread_at_stop;
+	s.stats.dropped = s.skel->bss->dropped + s.unread_at_stop + s.bpath.lost;
 	trace_model_finish(&s.model, s.stats.stop_mono_ns);
 	trace_file_end(&tf, &facts, &s.stats);
 	s.stats.events_written = tf.events;
@@ -894,6 +920,7 @@ out:
 		trace_model_finish(&s.model, 0); /* frees */
 	targets_free(&s.targets);
 	free(s.pending);
+	batch_path_free(&s.bpath);
 	literal_cache_free(&s.literals);
 	key_map_free(&s.snapshot_epochs);
 	tsc_clock_free(&s.tsc);

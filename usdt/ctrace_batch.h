@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ctrace_batch.h - the batched path of a traced site (included by
+ * usdt/ctrace_site.h; applications never include it directly).
+ *
+ * While a batching tracer (ctrace-bpf 0.3+) is attached, a site does not
+ * fire its uprobe: it appends a small binary event to a buffer of its
+ * thread, and the thread fires ONE probe, ctrace:batch, when the buffer is
+ * full. How a site knows: the batch probe's note names a second semaphore,
+ * ctrace_batch_semaphore (hidden: one per executable or DSO, like
+ * ctrace_semaphore). Attaching ctrace:batch raises it; the uprobe's removal
+ * (the tracer's exit, even by SIGKILL) lowers it, and the very next event
+ * takes the per-event path again (or none). The semaphore is read only in
+ * a site's out-of-line block: the untraced cost stays the 2-instruction
+ * guard. Tools that attach single probes (bpftrace, BCC, older ctrace-bpf)
+ * do not raise it, and see one uprobe hit per event as before.
+ *
+ * The buffer: one per thread per object, mmap()ed at the thread's first
+ * batched event (no malloc: a site may run inside malloc or a signal
+ * handler's caller), its pointer in hidden TLS. Its header starts the copy
+ * the probe takes, so the tracer gets the thread's sequence number of the
+ * first event with every batch: every gap is countable. The tracer also
+ * reads an idle thread's buffer itself (process_vm_readv) and, at a fatal
+ * signal, exit or exec, the kernel side copies it: see bpf/ctrace.bpf.c.
+ *
+ * The per-event site stays the fallback, so nothing is lost or corrupted:
+ *   - a site hit while the thread is appending (a signal handler) or
+ *     flushing: `busy`;
+ *   - a non-literal string longer than the inline limit, or a pointer below
+ *     64 KiB (never mapped on Linux: it is shown as unreadable, as before);
+ *   - no buffer (mmap failed) or a thread past its exit destructor.
+ *
+ * Layout (the loader's userspace/batch_split.c reads it, little endian):
+ *   header (64 bytes, struct ctrace__batch), then events back to back,
+ *   each 8-byte aligned:
+ *     u64 tsc                 rdtsc at the site (CTRACE_SCOPE: its end)
+ *     u8 kind                 the record kinds of bpf/ctrace_record.h
+ *     u8 flags                CTRACE__BF_*
+ *     u8 words, u8 reserved   words of arguments that follow
+ *     u16 name_len, args_len  bytes of the inline strings
+ *     u64 arg[words]          the probe's arguments, in note order
+ *     name bytes, args bytes  (inline strings only), padded to 8
+ */
+#ifndef CTRACE_BATCH_H
+#define CTRACE_BATCH_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+extern volatile unsigned short ctrace_batch_semaphore;
+__attribute__((weak, used, visibility("hidden"), section(".probes")))
+volatile unsigned short ctrace_batch_semaphore;
+
+#define CTRACE__BATCH_MAGIC 0x43544231u /* "1BTC" */
+#define CTRACE__BATCH_BYTES 8192        /* the buffer, header included */
+#define CTRACE__BATCH_HEADER 64
+/* Longest non-literal string copied inline; a longer one takes the per-event path. */
+#define CTRACE__BATCH_NAME_MAX 255
+#define CTRACE__BATCH_ARGS_MAX 1024
+
+/* flags of an event */
+#define CTRACE__BF_NAME_LITERAL 0x1 /* name: a literal, sent by address */
+#define CTRACE__BF_ARGS_LITERAL 0x2
+#define CTRACE__BF_NAME_INLINE 0x4  /* name: copied after the arguments */
+#define CTRACE__BF_ARGS_INLINE 0x8
+
+/* Why the batch probe fired (its third argument). */
+#define CTRACE__BATCH_FULL 0
+#define CTRACE__BATCH_HELLO 1 /* a new buffer: the tracer learns where it is */
+#define CTRACE__BATCH_EXIT 2  /* the thread's exit destructor */
+
+struct ctrace__batch {
+	unsigned int magic;
+	unsigned int tid;                /* the thread that allocated it */
+	unsigned long long first_seq;    /* the thread's number of the first event below */
+	/*
+	 * Bytes of committed events. A reader (the tracer) reads first_seq,
+	 * then len, then the events, then first_seq again: a flush resets
+	 * len before it moves first_seq on, and first_seq before new events
+	 * are written, so a changed first_seq means "read again".
+	 */
+	volatile unsigned int len;
+	unsigned int count;              /* events committed */
+	volatile unsigned int busy;      /* an append or a flush is under way */
+	unsigned int closed;             /* past the thread's exit destructor */
+	unsigned int version;            /* 1 */
+	unsigned int pad;
+	unsigned long long reserved[3];
+	unsigned char data[CTRACE__BATCH_BYTES - CTRACE__BATCH_HEADER];
+};
+
+/* The thread's buffer in this object; (struct ctrace__batch *)1 once closed. */
+extern __thread struct ctrace__batch *ctrace__batch_tls;
+__attribute__((weak, visibility("hidden"))) __thread struct ctrace__batch *ctrace__batch_tls;
+
+/* glibc's thread-exit destructors (what C++ thread_local uses); weak: absent, buffers leak. */
+extern int __cxa_thread_atexit_impl(void (*dtor)(void *), void *obj, void *dso) __attribute__((weak));
+extern void *__dso_handle __attribute__((weak, visibility("hidden")));
+
+#define CTRACE__NOINLINE __attribute__((noinline, unused))
+
+static __inline__ __attribute__((always_inline)) unsigned long long ctrace__batch_rdtsc(void)
+{
+	unsigned int lo, hi;
+
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return CTRACE__CAST(unsigned long long, hi) << 32 | lo;
+}
+
+/* Raw system calls: the header includes no libc header but stddef.h. */
+static __inline__ long ctrace__syscall6(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
+{
+	long ret;
+	register long r10 __asm__("r10") = a3;
+	register long r8 __asm__("r8") = a4;
+	register long r9 __asm__("r9") = a5;
+
+	__asm__ __volatile__("syscall"
+			     : "=a"(ret)
+			     : "a"(nr), "D"(a0), "S"(a1), "d"(a2), "r"(r10), "r"(r8), "r"(r9)
+			     : "rcx", "r11", "memory");
+	return ret;
+}
+
+/*
+ * The batch probe: buffer, bytes to copy (header included), why, and the
+ * sequence number after the last event it holds. Its note names
+ * ctrace_batch_semaphore. The stores before it are done (memory clobber).
+ */
+static CTRACE__NOINLINE void ctrace__batch_flush(struct ctrace__batch *b, unsigned long long why)
+{
+	unsigned long long count_end = b->first_seq + b->count;
+
+	CTRACE__SITE4_SEM(batch, "ctrace_batch_semaphore", CTRACE__PTR(b),
+			  CTRACE__CAST(unsigned long long, CTRACE__BATCH_HEADER + b->len), why, count_end);
+	b->len = 0;
+	b->count = 0;
+	__asm__ __volatile__("" ::: "memory");
+	b->first_seq = count_end;
+	__asm__ __volatile__("" ::: "memory");
+}
+
+static CTRACE__NOINLINE void ctrace__batch_exit(void *p)
+{
+	struct ctrace__batch *b = CTRACE__PCAST(struct ctrace__batch *, p);
+
+	b->busy = 1;
+	__asm__ __volatile__("" ::: "memory");
+	if (ctrace_batch_semaphore && b->len)
+		ctrace__batch_flush(b, CTRACE__BATCH_EXIT);
+	b->closed = 1;
+	ctrace__batch_tls = CTRACE__PCAST(struct ctrace__batch *, CTRACE__CAST(__UINTPTR_TYPE__, 1));
+	ctrace__syscall6(11 /* munmap */, CTRACE__PCAST(long, b),
+			 CTRACE__BATCH_BYTES, 0, 0, 0, 0);
+}
+
+/* The thread's first batched event in this object: its buffer. NULL: per event. */
+static CTRACE__NOINLINE struct ctrace__batch *ctrace__batch_start(void)
+{
+	long p = ctrace__syscall6(9 /* mmap */, 0, CTRACE__BATCH_BYTES, 3 /* PROT_READ|WRITE */,
+				  0x22 /* MAP_PRIVATE|MAP_ANONYMOUS */, -1, 0);
+	struct ctrace__batch *b;
+
+	if (p < 0 && p > -4096)
+		return 0;
+	b = CTRACE__PCAST(struct ctrace__batch *, p);
+	b->magic = CTRACE__BATCH_MAGIC;
+	b->tid = CTRACE__CAST(unsigned int, ctrace__syscall6(186 /* gettid */, 0, 0, 0, 0, 0, 0));
+	b->version = 1;
+	b->busy = 1;
+	ctrace__batch_tls = b;
+	if (__cxa_thread_atexit_impl)
+		__cxa_thread_atexit_impl(ctrace__batch_exit, b, &__dso_handle);
+	ctrace__batch_flush(b, CTRACE__BATCH_HELLO);
+	b->busy = 0;
+	return b;
+}
+
+/* A string's length, or more than max (unsigned long: never wraps for a long one). */
+static __inline__ __attribute__((always_inline)) unsigned long ctrace__batch_strlen(unsigned long long p)
+{
+	return __builtin_strlen(CTRACE__PCAST(const char *, p));
+}
+
+/*
+ * Appends one event; 0 when done, else the caller fires the per-event site.
+ * desc: kind | words << 8 | name word << 12 | args word << 16 (7: none) |
+ * literal bits << 20 (bit 0 name, bit 1 args: __builtin_constant_p at the
+ * site). tsc: 0, or the TSC the event carries (CTRACE_SCOPE's end).
+ */
+static CTRACE__NOINLINE int ctrace__batch_append(unsigned int desc, unsigned long long a0,
+						 unsigned long long a1, unsigned long long a2,
+						 unsigned long long a3, unsigned long long tsc)
+{
+	struct ctrace__batch *b = ctrace__batch_tls;
+	unsigned int words = desc >> 8 & 7u, name_w = desc >> 12 & 7u, args_w = desc >> 16 & 7u;
+	unsigned int flags = 0, nlen = 0, alen = 0, size, len;
+	unsigned long n;
+	unsigned long long w[4];
+	unsigned char *e;
+
+	if (__builtin_expect(CTRACE__PCAST(__UINTPTR_TYPE__, b) <= 1u, 0)) {
+		if (b || !(b = ctrace__batch_start()))
+			return 1;
+	}
+	if (b->busy)
+		return 1; /* a signal handler's site in the middle of an append */
+	b->busy = 1;
+	__asm__ __volatile__("" ::: "memory");
+	if (!tsc)
+		tsc = ctrace__batch_rdtsc();
+	w[0] = a0;
+	w[1] = a1;
+	w[2] = a2;
+	w[3] = a3;
+	if (name_w < 4 && w[name_w]) {
+		if (desc >> 20 & 1u) {
+			flags |= CTRACE__BF_NAME_LITERAL;
+		} else if (w[name_w] < 65536u || (n = ctrace__batch_strlen(w[name_w])) > CTRACE__BATCH_NAME_MAX) {
+			goto per_event;
+		} else {
+			nlen = CTRACE__CAST(unsigned int, n);
+			flags |= CTRACE__BF_NAME_INLINE;
+		}
+	}
+	if (args_w < 4 && w[args_w]) {
+		if (desc >> 21 & 1u) {
+			flags |= CTRACE__BF_ARGS_LITERAL;
+		} else if (w[args_w] < 65536u || (n = ctrace__batch_strlen(w[args_w])) > CTRACE__BATCH_ARGS_MAX) {
+			goto per_event;
+		} else {
+			alen = CTRACE__CAST(unsigned int, n);
+			flags |= CTRACE__BF_ARGS_INLINE;
+		}
+	}
+	size = 16u + 8u * words + ((nlen + alen + 7u) & ~7u);
+	len = b->len;
+	/* 48: the four words are stored whole, whatever the kind uses. */
+	if (__builtin_expect(len + (size < 48u ? 48u : size) > sizeof(b->data), 0)) {
+		ctrace__batch_flush(b, CTRACE__BATCH_FULL);
+		len = 0;
+	}
+	e = b->data + len;
+	__builtin_memcpy(e, &tsc, 8);
+	{
+		unsigned long long head = (desc & 0xffu) | flags << 8 | CTRACE__CAST(unsigned long long, words) << 16 |
+					  CTRACE__CAST(unsigned long long, nlen) << 32 |
+					  CTRACE__CAST(unsigned long long, alen) << 48;
+
+		__builtin_memcpy(e + 8, &head, 8);
+	}
+	__builtin_memcpy(e + 16, w, 32); /* words <= 4: the unused ones are overwritten later */
+	if (nlen)
+		__builtin_memcpy(e + 16 + 8 * words,
+				 CTRACE__PCAST(const void *, w[name_w]), nlen);
+	if (alen)
+		__builtin_memcpy(e + 16 + 8 * words + nlen,
+				 CTRACE__PCAST(const void *, w[args_w]), alen);
+	__asm__ __volatile__("" ::: "memory");
+	b->len = len + size;
+	b->count++;
+	__asm__ __volatile__("" ::: "memory");
+	b->busy = 0;
+	return 0;
+per_event:
+	b->busy = 0;
+	return 1;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CTRACE_BATCH_H */

@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: MIT
+#include "batch_path.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <bpf/bpf.h>
+#include "batch_split.h"
+#include "ctrace_record.h"
+
+#define IDLE_READ_NS (100 * 1000000ull)
+/* Idle reads that found a flush on its way before it counts as lost (the ring drained each time). */
+#define STUCK_READS 3
+/* The merge holds at most this much before it hands on early (counted). */
+#define MERGE_MAX_BYTES (256u << 20)
+
+struct batch_stream {
+	uint32_t tgid, tid;
+	uint64_t buf;
+	uint64_t next_seq;    /* every event numbered below was taken or counted lost */
+	uint64_t complete_ns; /* every event of this stream stamped before it is known */
+	bool retired;         /* the thread is gone (or its buffer): it holds nobody back */
+	bool inherited;       /* a forked child's copy of its parent's buffer */
+	unsigned stuck;
+};
+
+struct stream_key {
+	uint32_t tgid, tid;
+	uint64_t buf;
+};
+
+void batch_path_init(struct batch_path *bp, bool on, const struct tsc_clock *tsc,
+		     struct literal_cache *literals, struct file_maps *files, struct trace_stats *stats,
+		     const uint64_t *stop_ns, uint64_t start_ns,
+		     void (*model)(void *ctx, const struct ctrace_event *ev), void *ctx)
+{
+	memset(bp, 0, sizeof(*bp));
+	bp->on = on;
+	bp->tsc = tsc;
+	bp->literals = literals;
+	bp->files = files;
+	bp->stats = stats;
+	bp->stop_ns = stop_ns;
+	bp->start_ns = start_ns;
+	key_map_init(&bp->streams);
+	key_map_init(&bp->forks);
+	event_merge_init(&bp->merge, MERGE_MAX_BYTES, model, ctx);
+}
+
+static struct batch_stream *stream_get(struct batch_path *bp, uint32_t tgid, uint32_t tid,
+				       uint64_t buf, bool create)
+{
+	struct stream_key k = { tgid, tid, buf };
+	struct batch_stream *st = key_map_get(&bp->streams, &k, sizeof(k));
+
+	if (st || !create)
+		return st;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return NULL;
+	st->tgid = tgid;
+	st->tid = tid;
+	st->buf = buf;
+	key_map_put(&bp->streams, &k, sizeof(k), st);
+	bp->stats->batch_threads++;
+	return st;
+}
+
+/* What one event of a buffer needs before the merge: its time and its literals. */
+struct split_ctx {
+	struct batch_path *bp;
+	struct batch_stream *st;
+	uint64_t last_ns;
+};
+
+static void resolve_literal(struct batch_path *bp, const struct batch_event *e, int arg,
+			    const char **s, size_t *len, unsigned *flags, size_t max, char *buf)
+{
+	const char *str;
+	size_t n;
+	bool truncated;
+
+	bp->stats->literals_by_reference++;
+	if (!literal_cache_get(bp->literals, e->ev.tgid, e->ev.arg[arg], max, &str, &n, &truncated)) {
+		/* The process is gone (its last batch comes after its exit): the file has it. */
+		ssize_t got = bp->files ? file_maps_read_str(bp->files, e->ev.tgid, e->ev.arg[arg], buf,
+							    max, &truncated) : -1;
+
+		if (got < 0) {
+			bp->stats->unreadable_strings++;
+			*s = "";
+			*len = 0;
+			*flags = CTRACE_STR_FAULT;
+			return;
+		}
+		bp->stats->file_string_reads++;
+		literal_cache_put(bp->literals, e->ev.tgid, e->ev.arg[arg], buf, (size_t)got, truncated);
+		*s = buf;
+		*len = (size_t)got;
+		*flags = truncated ? CTRACE_STR_TRUNCATED : 0;
+		return;
+	}
+	/* The cache may move it at the next look-up: a copy. */
+	memcpy(buf, str, n);
+	*s = buf;
+	*len = n;
+	*flags = truncated ? CTRACE_STR_TRUNCATED : 0;
+}
+
+static void on_event(void *ctx, struct batch_event *e)
+{
+	static char name_buf[CTRACE_NAME_MAX], args_buf[CTRACE_ARGS_MAX];
+	struct split_ctx *c = ctx;
+	struct batch_path *bp = c->bp;
+	uint64_t *fork_ns;
+
+	e->ev.ts_ns = tsc_clock_to_ns(bp->tsc, e->tsc);
+	if (e->ev.ts_ns > c->last_ns)
+		c->last_ns = e->ev.ts_ns;
+	if (e->ev.ts_ns < bp->start_ns) {
+		bp->stats->batch_before_tracing++; /* left in the buffer by an earlier trace */
+		return;
+	}
+	if (c->st->inherited && (fork_ns = key_map_get(&bp->forks, &e->ev.tgid, sizeof(e->ev.tgid))) &&
+	    e->ev.ts_ns < (uint64_t)(uintptr_t)fork_ns) {
+		bp->stats->batch_inherited_at_fork++; /* its parent's, flushed by the parent */
+		return;
+	}
+	if (*bp->stop_ns && e->ev.ts_ns > *bp->stop_ns) {
+		bp->stats->records_after_stop++;
+		return;
+	}
+	if (e->literals & BATCH_NAME_LITERAL)
+		resolve_literal(bp, e, record_name_arg(e->ev.kind), &e->ev.name, &e->ev.name_len,
+				&e->ev.name_flags, CTRACE_NAME_MAX - 1, name_buf);
+	if (e->literals & BATCH_ARGS_LITERAL)
+		resolve_literal(bp, e, record_args_arg(e->ev.kind), &e->ev.args, &e->ev.args_len,
+				&e->ev.args_flags, CTRACE_ARGS_MAX, args_buf);
+	bp->stats->batched_events++;
+	event_merge_push(&bp->merge, &e->ev);
+}
+
+/*
+ * One copy of a buffer (n bytes from its start). from_ring: a BATCH record
+ * (in ring order: an earlier flush of this thread is in or lost); else the
+ * loader's read at read_ns.
+ */
+static void take_copy(struct batch_path *bp, uint32_t tgid, uint32_t tid, uint64_t buf,
+		      const void *bytes, size_t n, bool from_ring, uint64_t read_ns, bool final)
+{
+	struct batch_header h;
+	struct batch_stream *st;
+	struct split_ctx c = { bp, NULL, 0 };
+	int64_t end;
+
+	if (!batch_header_parse(bytes, n, &h)) {
+		bp->stats->bad_records++;
+		return;
+	}
+	st = stream_get(bp, tgid, tid, buf, true);
+	if (!st)
+		return;
+	if (!st->next_seq && !st->complete_ns) { /* new */
+		st->next_seq = h.first_seq;
+		st->inherited = h.tid != tid;
+		st->complete_ns = read_ns;
+	}
+	if (h.first_seq > st->next_seq) {
+		if (!from_ring && !final && ++st->stuck < STUCK_READS)
+			return; /* the flush of the events before may still be on its way */
+		bp->lost += h.first_seq - st->next_seq;
+		st->next_seq = h.first_seq;
+	}
+	st->stuck = 0;
+	c.st = st;
+	end = batch_split(bytes, n, st->next_seq, tgid, tid, on_event, &c);
+	if (end < 0)
+		bp->stats->bad_records++;
+	else if ((uint64_t)end > st->next_seq)
+		st->next_seq = (uint64_t)end;
+	if (from_ring && c.last_ns > st->complete_ns)
+		st->complete_ns = c.last_ns;
+	if (!from_ring && read_ns > st->complete_ns)
+		st->complete_ns = read_ns;
+}
+
+bool batch_path_record_kind(const void *data, size_t size)
+{
+	struct ctrace_record r;
+
+	if (size < sizeof(r))
+		return false;
+	memcpy(&r, data, sizeof(r));
+	return r.kind == CTRACE_KIND_BATCH;
+}
+
+bool batch_path_record(struct batch_path *bp, const void *data, size_t size)
+{
+	struct ctrace_record r;
+
+	if (size < sizeof(r))
+		return false;
+	memcpy(&r, data, sizeof(r));
+	if (r.kind != CTRACE_KIND_BATCH)
+		return false;
+	if (r.arg[1] > size - sizeof(r) || r.arg[1] < BATCH_HEADER_BYTES) {
+		/* Unreadable for the kernel side: its events are counted lost by number. */
+		return true;
+	}
+	take_copy(bp, r.tgid, r.tid, r.arg[0], (const char *)data + sizeof(r), r.arg[1], true,
+		  r.ts_ns, false);
+	if (r.arg[2] == CTRACE_BATCH_WHY_EXIT || r.arg[2] == CTRACE_BATCH_WHY_SIGNAL ||
+	    r.arg[2] == CTRACE_BATCH_WHY_EXITING) {
+		struct batch_stream *st = stream_get(bp, r.tgid, r.tid, r.arg[0], false);
+
+		if (st)
+			st->retired = true; /* its thread is dying: it will not hold the merge back */
+	}
+	return true;
+}
+
+void batch_path_push(struct batch_path *bp, const struct ctrace_event *ev)
+{
+	if (ev->kind == CTRACE_KIND_FORK) /* the child's copy of its parent's buffer holds older events */
+		key_map_put(&bp->forks, &(uint32_t){ (uint32_t)ev->arg[1] }, sizeof(uint32_t),
+			    (void *)(uintptr_t)ev->ts_ns);
+	event_merge_push(&bp->merge, ev);
+}
+
+/* Reads a live stream's buffer from the process. */
+static void read_stream(struct batch_path *bp, struct batch_stream *st, uint64_t now, bool final)
+{
+	static unsigned char copy[CTRACE_BATCH_BYTES];
+	struct batch_header h;
+	uint64_t again;
+	struct iovec local = { copy, BATCH_HEADER_BYTES }, remote = { (void *)(uintptr_t)st->buf, BATCH_HEADER_BYTES };
+	ssize_t n = process_vm_readv((pid_t)st->tgid, &local, 1, &remote, 1, 0);
+
+	if (n != BATCH_HEADER_BYTES) {
+		st->retired = true; /* the process, or the buffer (its thread's exit), is gone */
+		return;
+	}
+	memcpy(&h.magic, copy, 4);
+	memcpy(&h.tid, copy + 4, 4);
+	memcpy(&h.len, copy + 16, 4);
+	if (h.magic != BATCH_MAGIC || (h.tid != st->tid && !st->inherited) ||
+	    h.len > CTRACE_BATCH_BYTES - BATCH_HEADER_BYTES) {
+		st->retired = true; /* unmapped and mapped again for something else */
+		return;
+	}
+	local = (struct iovec){ copy + BATCH_HEADER_BYTES, h.len };
+	remote = (struct iovec){ (void *)(uintptr_t)(st->buf + BATCH_HEADER_BYTES), h.len };
+	if (h.len && process_vm_readv((pid_t)st->tgid, &local, 1, &remote, 1, 0) != (ssize_t)h.len)
+		return;
+	/* A flush in between moved first_seq on: this copy may mix two batches. */
+	local = (struct iovec){ &again, 8 };
+	remote = (struct iovec){ (void *)(uintptr_t)(st->buf + 8), 8 };
+	if (process_vm_readv((pid_t)st->tgid, &local, 1, &remote, 1, 0) != 8 ||
+	    memcmp(&again, copy + 8, 8))
+		return;
+	take_copy(bp, st->tgid, st->tid, st->buf, copy, BATCH_HEADER_BYTES + h.len, false, now, final);
+}
+
+struct each_ctx {
+	struct batch_path *bp;
+	uint64_t now;
+	bool final;
+	uint64_t watermark;
+};
+
+static void read_one(const void *key, size_t len, void *value, void *ctx)
+{
+	struct each_ctx *c = ctx;
+	struct batch_stream *st = value;
+
+	(void)key;
+	(void)len;
+	if (!st->retired)
+		read_stream(c->bp, st, c->now, c->final);
+}
+
+static void lowest(const void *key, size_t len, void *value, void *ctx)
+{
+	struct each_ctx *c = ctx;
+	struct batch_stream *st = value;
+
+	(void)key;
+	(void)len;
+	if (!st->retired && st->complete_ns < c->watermark)
+		c->watermark = st->complete_ns;
+}
+
+void batch_path_tick(struct batch_path *bp, uint64_t now, uint64_t ring_drained_at)
+{
+	struct each_ctx c = { bp, now, false, 0 };
+
+	if (!bp->on)
+		return;
+	if (ring_drained_at > bp->ring_ns)
+		bp->ring_ns = ring_drained_at;
+	if (now >= bp->next_read_ns) {
+		key_map_each(&bp->streams, read_one, &c);
+		bp->next_read_ns = now + IDLE_READ_NS;
+	}
+	c.watermark = bp->ring_ns;
+	key_map_each(&bp->streams, lowest, &c);
+	event_merge_release(&bp->merge, c.watermark);
+}
+
+/* The kernel side's count of each thread's events against what came. */
+static void count_unseen(struct batch_path *bp, int fd)
+{
+	uint32_t key, next;
+	bool first = true;
+	struct {
+		uint64_t buf, seq_end;
+		uint32_t tgid, pad;
+	} t;
+
+	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
+		struct batch_stream *st;
+
+		first = false;
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, &t))
+			continue;
+		st = stream_get(bp, t.tgid, key, t.buf, false);
+		if (st && t.seq_end > st->next_seq)
+			bp->lost += t.seq_end - st->next_seq;
+		else if (!st && !key_map_get(&bp->forks, &t.tgid, sizeof(t.tgid)))
+			bp->lost += t.seq_end; /* not one of its batches came */
+	}
+}
+
+void batch_path_finish(struct batch_path *bp, int batch_threads_fd)
+{
+	struct each_ctx c = { bp, UINT64_MAX, true, 0 };
+
+	if (!bp->on)
+		return;
+	key_map_each(&bp->streams, read_one, &c);
+	if (batch_threads_fd >= 0)
+		count_unseen(bp, batch_threads_fd);
+	event_merge_release(&bp->merge, UINT64_MAX);
+	bp->stats->merge_forced = bp->merge.forced;
+}
+
+static void free_stream(const void *key, size_t len, void *value, void *ctx)
+{
+	(void)key;
+	(void)len;
+	(void)ctx;
+	free(value);
+}
+
+void batch_path_free(struct batch_path *bp)
+{
+	key_map_each(&bp->streams, free_stream, NULL);
+	key_map_free(&bp->streams);
+	key_map_free(&bp->forks);
+	event_merge_free(&bp->merge);
+}
