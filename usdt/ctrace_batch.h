@@ -177,10 +177,21 @@ static CTRACE__NOINLINE struct ctrace__batch *ctrace__batch_start(void)
 	return b;
 }
 
-/* A string's length, or more than max (unsigned long: never wraps for a long one). */
-static __inline__ __attribute__((always_inline)) unsigned long ctrace__batch_strlen(unsigned long long p)
+/*
+ * A string's length, or more than max when it is longer or it reaches the
+ * end of its page with no NUL: the next page may not be mapped, and a
+ * site must never fault where the per-event path would not (the BPF
+ * program reads such a string safely). memchr reads no further than asked.
+ */
+static __inline__ __attribute__((always_inline)) unsigned long ctrace__batch_strlen(unsigned long long p,
+										   unsigned long max)
 {
-	return __builtin_strlen(CTRACE__PCAST(const char *, p));
+	unsigned long in_page = 4096u - CTRACE__CAST(unsigned long, p & 4095u);
+	unsigned long n = in_page < max + 1u ? in_page : max + 1u;
+	const char *s = CTRACE__PCAST(const char *, p);
+	const char *nul = CTRACE__CAST(const char *, __builtin_memchr(s, 0, n));
+
+	return nul ? CTRACE__CAST(unsigned long, nul - s) : max + 1u;
 }
 
 /*
@@ -217,7 +228,7 @@ static CTRACE__NOINLINE int ctrace__batch_append(unsigned int desc, unsigned lon
 	if (name_w < 4 && w[name_w]) {
 		if (desc >> 20 & 1u) {
 			flags |= CTRACE__BF_NAME_LITERAL;
-		} else if (w[name_w] < 65536u || (n = ctrace__batch_strlen(w[name_w])) > CTRACE__BATCH_NAME_MAX) {
+		} else if (w[name_w] < 65536u || (n = ctrace__batch_strlen(w[name_w], CTRACE__BATCH_NAME_MAX)) > CTRACE__BATCH_NAME_MAX) {
 			goto per_event;
 		} else {
 			nlen = CTRACE__CAST(unsigned int, n);
@@ -227,7 +238,7 @@ static CTRACE__NOINLINE int ctrace__batch_append(unsigned int desc, unsigned lon
 	if (args_w < 4 && w[args_w]) {
 		if (desc >> 21 & 1u) {
 			flags |= CTRACE__BF_ARGS_LITERAL;
-		} else if (w[args_w] < 65536u || (n = ctrace__batch_strlen(w[args_w])) > CTRACE__BATCH_ARGS_MAX) {
+		} else if (w[args_w] < 65536u || (n = ctrace__batch_strlen(w[args_w], CTRACE__BATCH_ARGS_MAX)) > CTRACE__BATCH_ARGS_MAX) {
 			goto per_event;
 		} else {
 			alen = CTRACE__CAST(unsigned int, n);
