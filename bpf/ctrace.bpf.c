@@ -733,7 +733,7 @@ static __always_inline long batch_read(void *dst, __u32 size, __u64 src, bool ma
 })
 
 static __always_inline void batch_fill(struct ctrace_record *r, __u64 pid_tgid, __u64 buf,
-				       __u64 why, __u64 seq_end)
+				       __u64 why, __u64 seq_end, __u64 tsc)
 {
 	r->ts_ns = bpf_ktime_get_ns();
 	r->tgid = pid_tgid >> 32;
@@ -742,7 +742,7 @@ static __always_inline void batch_fill(struct ctrace_record *r, __u64 pid_tgid, 
 	r->flags = 0;
 	r->name_len = 0;
 	r->args_len = 0;
-	r->tsc = 0;
+	r->tsc = tsc; /* the site's TSC at the flush (0: a copy by the kernel side) */
 	r->arg[0] = buf;
 	r->arg[2] = why;
 	r->arg[3] = seq_end;
@@ -754,7 +754,7 @@ static __always_inline void batch_fill(struct ctrace_record *r, __u64 pid_tgid, 
  * paths written apart, so that the verifier sees each copy's bound.
  */
 static __always_inline void batch_send(__u64 pid_tgid, __u64 buf, __u64 bytes, __u64 why,
-				       __u64 seq_end, bool may_sleep)
+				       __u64 seq_end, __u64 tsc, bool may_sleep)
 {
 	struct ctrace_record *r;
 	__u32 n;
@@ -763,7 +763,7 @@ static __always_inline void batch_send(__u64 pid_tgid, __u64 buf, __u64 bytes, _
 		r = bpf_ringbuf_reserve(&events, sizeof(*r) + BATCH_SMALL, 0);
 		if (!r)
 			goto full;
-		batch_fill(r, pid_tgid, buf, why, seq_end);
+		batch_fill(r, pid_tgid, buf, why, seq_end, tsc);
 		n = bounded((__u32)bytes, BATCH_SMALL);
 		if (batch_read(r->data, n, buf, may_sleep))
 			n = 0;
@@ -774,7 +774,7 @@ static __always_inline void batch_send(__u64 pid_tgid, __u64 buf, __u64 bytes, _
 	r = bpf_ringbuf_reserve(&events, sizeof(*r) + CTRACE_BATCH_BYTES, 0);
 	if (!r)
 		goto full;
-	batch_fill(r, pid_tgid, buf, why, seq_end);
+	batch_fill(r, pid_tgid, buf, why, seq_end, tsc);
 	n = bounded(bytes > CTRACE_BATCH_BYTES ? CTRACE_BATCH_BYTES : (__u32)bytes, CTRACE_BATCH_BYTES);
 	if (batch_read(r->data, n, buf, may_sleep))
 		n = 0;
@@ -795,7 +795,7 @@ int BPF_KPROBE(ctrace_batch, __u64 buf, __u64 bytes, __u64 why, __u64 seq_end)
 	if (filter_by_map && !current_traced(pid_tgid >> 32))
 		return 0;
 	bpf_map_update_elem(&batch_threads, &tid, &t, BPF_ANY);
-	batch_send(pid_tgid, buf, bytes, why, seq_end, true);
+	batch_send(pid_tgid, buf, bytes, why, seq_end, PT_REGS_RC(ctx), true);
 	return 0;
 }
 
@@ -807,12 +807,14 @@ static __always_inline void batch_rescue(__u64 why)
 	struct batch_thread *t = bpf_map_lookup_elem(&batch_threads, &tid);
 	struct batch_header h;
 
-	if (!t || t->tgid != pid_tgid >> 32)
+	/* A forked child's entry is its parent's buffer (batch_fork): its header names the parent. */
+	if (!t || t->tgid != pid_tgid >> 32 || (filter_by_map && !current_traced(pid_tgid >> 32)))
 		return;
-	if (bpf_probe_read_user(&h, sizeof(h), (const void *)t->buf) || h.magic != 0x43544231 ||
-	    h.tid != tid || !h.len)
+	if (bpf_probe_read_user(&h, sizeof(h), (const void *)t->buf) || h.magic != 0x43544231 || !h.len)
 		return;
-	batch_send(pid_tgid, t->buf, 64 + (__u64)h.len, why, h.first_seq + h.count, false);
+	/* Kept (not deleted): at the stop the loader counts what it never got by seq_end. */
+	t->seq_end = h.first_seq + h.count;
+	batch_send(pid_tgid, t->buf, 64 + (__u64)h.len, why, h.first_seq + h.count, 0, false);
 }
 
 /*

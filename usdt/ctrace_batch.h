@@ -124,16 +124,18 @@ static __inline__ long ctrace__syscall6(long nr, long a0, long a1, long a2, long
 }
 
 /*
- * The batch probe: buffer, bytes to copy (header included), why, and the
- * sequence number after the last event it holds. Its note names
+ * The batch probe: buffer, bytes to copy (header included), why, the
+ * sequence number after the last event it holds, and the TSC. Its note names
  * ctrace_batch_semaphore. The stores before it are done (memory clobber).
  */
 static CTRACE__NOINLINE void ctrace__batch_flush(struct ctrace__batch *b, unsigned long long why)
 {
 	unsigned long long count_end = b->first_seq + b->count;
 
-	CTRACE__SITE4_SEM(batch, "ctrace_batch_semaphore", CTRACE__PTR(b),
-			  CTRACE__CAST(unsigned long long, CTRACE__BATCH_HEADER + b->len), why, count_end);
+	/* The TSC now: with the probe's clock reading, the tracer's exact anchor for this batch. */
+	CTRACE__SITE5_SEM(batch, "ctrace_batch_semaphore", CTRACE__PTR(b),
+			  CTRACE__CAST(unsigned long long, CTRACE__BATCH_HEADER + b->len), why, count_end,
+			  ctrace__batch_rdtsc());
 	b->len = 0;
 	b->count = 0;
 	__asm__ __volatile__("" ::: "memory");

@@ -276,11 +276,11 @@ static __inline__ __attribute__((always_inline)) unsigned long long ctrace__ptr(
 		CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx 8@%%rax") \
 		: : "D"(a0), "S"(a1), "d"(a2), "c"(a3), "a"(lit) : "memory")
 
-/* The batch probe (usdt/ctrace_batch.h): four arguments, its own semaphore. */
-#define CTRACE__SITE4_SEM(name, sem, a0, a1, a2, a3)                           \
+/* The batch probe (usdt/ctrace_batch.h): five arguments, its own semaphore. */
+#define CTRACE__SITE5_SEM(name, sem, a0, a1, a2, a3, a4)                       \
 	__asm__ __volatile__(                                                  \
-		CTRACE__SITE_ASM_SEM(name, "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx", sem) \
-		: : "D"(a0), "S"(a1), "d"(a2), "c"(a3) : "memory")
+		CTRACE__SITE_ASM_SEM(name, "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx 8@%%rax", sem) \
+		: : "D"(a0), "S"(a1), "d"(a2), "c"(a3), "a"(a4) : "memory")
 
 #include "ctrace_batch.h"
 

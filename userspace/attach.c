@@ -405,8 +405,16 @@ static int attach_object(struct ctrace_bpf *skel, int pid,
 	for (int k = 0; k < KIND_COUNT && !err; k++) {
 		bool batch = k == kind_of("batch");
 
+		/* Perf uprobes: the semaphore apart, once the programs are bound (see perf_arm). */
 		err = attach_sites(skel, pid, obj, k, set.offsets[k], set.cookies[k],
-				   set.n[k], batch ? set.batch_sema : 0, a);
+				   set.n[k], batch && a->multi ? set.batch_sema : 0, a);
+		if (!err && batch && set.n[k] && !a->multi) {
+			/* At a batch site's other nop: .init is ctrace_semaphore's (one ref_ctr a uprobe). */
+			uint64_t other = set.offsets[k][0] + (a->fast ? -(uint64_t)CTRACE_SITE_NOP5_OFFSET :
+							       CTRACE_SITE_NOP5_OFFSET);
+
+			err = perf_arm(obj->host_path, other, set.batch_sema, pid, a);
+		}
 		if (!err && batch) { /* not a probe the user placed */
 			a->sites -= (unsigned)set.n[k];
 			a->batch_sites += (unsigned)set.n[k];

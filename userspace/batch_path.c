@@ -2,6 +2,7 @@
 #include "batch_path.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -72,7 +73,29 @@ struct split_ctx {
 	struct batch_path *bp;
 	struct batch_stream *st;
 	uint64_t last_ns;
+	/*
+	 * A flush's anchor: the site's TSC and the probe's clock a few
+	 * hundred ns later. An event's time is then the anchor's minus the
+	 * ticks between them, exact where the long-run ratio of tsc_clock.c
+	 * (calibrated over 10 ms at the start) may be off by tens of us.
+	 * And no event of a copy is later than the copy (`until`).
+	 */
+	uint64_t anchor_tsc, anchor_ns, until;
 };
+
+static uint64_t event_ns(const struct split_ctx *c, uint64_t tsc)
+{
+	uint64_t ns;
+
+	if (c->anchor_tsc && tsc <= c->anchor_tsc) {
+		uint64_t back = tsc_clock_ticks_to_ns(c->bp->tsc, c->anchor_tsc - tsc);
+
+		ns = back < c->anchor_ns ? c->anchor_ns - back : 0;
+	} else {
+		ns = tsc_clock_to_ns(c->bp->tsc, tsc);
+	}
+	return c->until && ns > c->until ? c->until : ns;
+}
 
 static void resolve_literal(struct batch_path *bp, const struct batch_event *e, int arg,
 			    const char **s, size_t *len, unsigned *flags, size_t max, char *buf)
@@ -115,7 +138,7 @@ static void on_event(void *ctx, struct batch_event *e)
 	struct batch_path *bp = c->bp;
 	uint64_t *fork_ns;
 
-	e->ev.ts_ns = tsc_clock_to_ns(bp->tsc, e->tsc);
+	e->ev.ts_ns = event_ns(c, e->tsc); /* CTRACE_SCOPE: its end (the model converts both edges itself) */
 	if (e->ev.ts_ns > c->last_ns)
 		c->last_ns = e->ev.ts_ns;
 	if (e->ev.ts_ns < bp->start_ns) {
@@ -138,6 +161,9 @@ static void on_event(void *ctx, struct batch_event *e)
 		resolve_literal(bp, e, record_args_arg(e->ev.kind), &e->ev.args, &e->ev.args_len,
 				&e->ev.args_flags, CTRACE_ARGS_MAX, args_buf);
 	bp->stats->batched_events++;
+	if (getenv("CTRACE_DEBUG_BATCH"))
+		fprintf(stderr, "batch ev seq=%llu kind=%u ts=%llu tid=%u name=%.*s\n", (unsigned long long)e->seq,
+			e->ev.kind, (unsigned long long)e->ev.ts_ns, e->ev.tid, (int)e->ev.name_len, e->ev.name);
 	event_merge_push(&bp->merge, &e->ev);
 }
 
@@ -147,11 +173,12 @@ static void on_event(void *ctx, struct batch_event *e)
  * loader's read at read_ns.
  */
 static void take_copy(struct batch_path *bp, uint32_t tgid, uint32_t tid, uint64_t buf,
-		      const void *bytes, size_t n, bool from_ring, uint64_t read_ns, bool final)
+		      const void *bytes, size_t n, bool from_ring, uint64_t read_ns, bool final,
+		      uint64_t anchor_tsc)
 {
 	struct batch_header h;
 	struct batch_stream *st;
-	struct split_ctx c = { bp, NULL, 0 };
+	struct split_ctx c = { bp, NULL, 0, anchor_tsc, read_ns, from_ring ? read_ns : 0 };
 	int64_t end;
 
 	if (!batch_header_parse(bytes, n, &h)) {
@@ -204,12 +231,16 @@ bool batch_path_record(struct batch_path *bp, const void *data, size_t size)
 	memcpy(&r, data, sizeof(r));
 	if (r.kind != CTRACE_KIND_BATCH)
 		return false;
+	if (getenv("CTRACE_DEBUG_BATCH"))
+		fprintf(stderr, "BATCH tid=%u buf=%llx bytes=%llu why=%llu seq_end=%llu ts=%llu\n", r.tid,
+			(unsigned long long)r.arg[0], (unsigned long long)r.arg[1], (unsigned long long)r.arg[2],
+			(unsigned long long)r.arg[3], (unsigned long long)r.ts_ns);
 	if (r.arg[1] > size - sizeof(r) || r.arg[1] < BATCH_HEADER_BYTES) {
 		/* Unreadable for the kernel side: its events are counted lost by number. */
 		return true;
 	}
 	take_copy(bp, r.tgid, r.tid, r.arg[0], (const char *)data + sizeof(r), r.arg[1], true,
-		  r.ts_ns, false);
+		  r.ts_ns, false, r.tsc);
 	if (r.arg[2] == CTRACE_BATCH_WHY_EXIT || r.arg[2] == CTRACE_BATCH_WHY_SIGNAL ||
 	    r.arg[2] == CTRACE_BATCH_WHY_EXITING) {
 		struct batch_stream *st = stream_get(bp, r.tgid, r.tid, r.arg[0], false);
@@ -225,7 +256,15 @@ void batch_path_push(struct batch_path *bp, const struct ctrace_event *ev)
 	if (ev->kind == CTRACE_KIND_FORK) /* the child's copy of its parent's buffer holds older events */
 		key_map_put(&bp->forks, &(uint32_t){ (uint32_t)ev->arg[1] }, sizeof(uint32_t),
 			    (void *)(uintptr_t)ev->ts_ns);
-	event_merge_push(&bp->merge, ev);
+	/*
+	 * What the kernel tells of processes goes on at once, as without
+	 * batches: the model names a process from /proc at its exec, which a
+	 * short-lived one would have left by the watermark.
+	 */
+	if (ev->kind == CTRACE_KIND_FORK || ev->kind == CTRACE_KIND_EXEC || ev->kind == CTRACE_KIND_LINK_MAP)
+		bp->merge.release(bp->merge.ctx, ev);
+	else
+		event_merge_push(&bp->merge, ev);
 }
 
 /* Reads a live stream's buffer from the process. */
@@ -259,7 +298,7 @@ static void read_stream(struct batch_path *bp, struct batch_stream *st, uint64_t
 	if (process_vm_readv((pid_t)st->tgid, &local, 1, &remote, 1, 0) != 8 ||
 	    memcmp(&again, copy + 8, 8))
 		return;
-	take_copy(bp, st->tgid, st->tid, st->buf, copy, BATCH_HEADER_BYTES + h.len, false, now, final);
+	take_copy(bp, st->tgid, st->tid, st->buf, copy, BATCH_HEADER_BYTES + h.len, false, now, final, 0);
 }
 
 struct each_ctx {

@@ -25,7 +25,6 @@
 #include <sys/sysmacros.h>
 #include "attach.h"
 #include "batch_path.h"
-#include "batch_watch.h"
 #include "bpf_load.h"
 #include "commands.h"
 #include "file_maps.h"
@@ -682,8 +681,6 @@ int cmd_trace(int argc, char **argv)
 	}
 	if (err)
 		goto out; /* said why */
-	if (s.bpath.on)
-		batch_watch_deaths(s.skel, o.verbose);
 	/*
 	 * -d counts from when the probes rose: the first semaphore up (the
 	 * rest of the attach and the load's end come after it), else now (in
