@@ -24,7 +24,23 @@ struct batch_stream {
 	bool retired;         /* the thread is gone (or its buffer): it holds nobody back */
 	bool inherited;       /* a forked child's copy of its parent's buffer */
 	unsigned stuck;
+	uint64_t last_ns;     /* the latest event seen (taken or not) */
+	bool past_stop;       /* read whole after the stop: what it numbers later is after it */
 };
+
+/*
+ * Events numbered and never seen: lost, unless the stream had already
+ * passed the stop (a thread's events are in time order), as after the
+ * stop while the probes detach (with perf uprobes, a flush may then find
+ * its program gone before its semaphore drops).
+ */
+static void count_gap(struct batch_path *bp, const struct batch_stream *st, uint64_t n)
+{
+	if (st->past_stop || (*bp->stop_ns && st->last_ns > *bp->stop_ns))
+		bp->stats->records_after_stop += n;
+	else
+		bp->lost += n;
+}
 
 struct stream_key {
 	uint32_t tgid, tid;
@@ -139,8 +155,16 @@ static void on_event(void *ctx, struct batch_event *e)
 	uint64_t *fork_ns;
 
 	e->ev.ts_ns = event_ns(c, e->tsc); /* CTRACE_SCOPE: its end (the model converts both edges itself) */
+	/*
+	 * A thread's events are in order: kept so, whatever two anchors
+	 * disagree by (a thread preempted between its rdtsc and the probe
+	 * delays one batch's anchor).
+	 */
+	if (e->ev.ts_ns < c->st->last_ns)
+		e->ev.ts_ns = c->st->last_ns;
 	if (e->ev.ts_ns > c->last_ns)
 		c->last_ns = e->ev.ts_ns;
+	c->st->last_ns = e->ev.ts_ns;
 	if (e->ev.ts_ns < bp->start_ns) {
 		bp->stats->batch_before_tracing++; /* left in the buffer by an earlier trace */
 		return;
@@ -172,7 +196,7 @@ static void on_event(void *ctx, struct batch_event *e)
  * (in ring order: an earlier flush of this thread is in or lost); else the
  * loader's read at read_ns.
  */
-static void take_copy(struct batch_path *bp, uint32_t tgid, uint32_t tid, uint64_t buf,
+static bool take_copy(struct batch_path *bp, uint32_t tgid, uint32_t tid, uint64_t buf,
 		      const void *bytes, size_t n, bool from_ring, uint64_t read_ns, bool final,
 		      uint64_t anchor_tsc)
 {
@@ -183,20 +207,23 @@ static void take_copy(struct batch_path *bp, uint32_t tgid, uint32_t tid, uint64
 
 	if (!batch_header_parse(bytes, n, &h)) {
 		bp->stats->bad_records++;
-		return;
+		return false;
 	}
 	st = stream_get(bp, tgid, tid, buf, true);
 	if (!st)
-		return;
+		return false;
 	if (!st->next_seq && !st->complete_ns) { /* new */
 		st->next_seq = h.first_seq;
 		st->inherited = h.tid != tid;
 		st->complete_ns = read_ns;
 	}
 	if (h.first_seq > st->next_seq) {
-		if (!from_ring && !final && ++st->stuck < STUCK_READS)
-			return; /* the flush of the events before may still be on its way */
-		bp->lost += h.first_seq - st->next_seq;
+		if (!from_ring && !final && (bp->stopping || ++st->stuck < STUCK_READS))
+			return false; /* the flush of the events before may still be on its way */
+		if (getenv("CTRACE_DEBUG_BATCH"))
+			fprintf(stderr, "GAP tid=%u ring=%d final=%d first=%llu next=%llu len=%u\n", tid, from_ring, final,
+				(unsigned long long)h.first_seq, (unsigned long long)st->next_seq, h.len);
+		count_gap(bp, st, h.first_seq - st->next_seq);
 		st->next_seq = h.first_seq;
 	}
 	st->stuck = 0;
@@ -210,6 +237,7 @@ static void take_copy(struct batch_path *bp, uint32_t tgid, uint32_t tid, uint64
 		st->complete_ns = c.last_ns;
 	if (!from_ring && read_ns > st->complete_ns)
 		st->complete_ns = read_ns;
+	return true;
 }
 
 bool batch_path_record_kind(const void *data, size_t size)
@@ -267,8 +295,11 @@ void batch_path_push(struct batch_path *bp, const struct ctrace_event *ev)
 		event_merge_push(&bp->merge, ev);
 }
 
+enum read_result { READ_TAKEN, READ_AGAIN, READ_GONE };
+
 /* Reads a live stream's buffer from the process. */
-static void read_stream(struct batch_path *bp, struct batch_stream *st, uint64_t now, bool final)
+static enum read_result read_stream(struct batch_path *bp, struct batch_stream *st, uint64_t now,
+				    bool final)
 {
 	static unsigned char copy[CTRACE_BATCH_BYTES];
 	struct batch_header h;
@@ -278,7 +309,7 @@ static void read_stream(struct batch_path *bp, struct batch_stream *st, uint64_t
 
 	if (n != BATCH_HEADER_BYTES) {
 		st->retired = true; /* the process, or the buffer (its thread's exit), is gone */
-		return;
+		return READ_GONE;
 	}
 	memcpy(&h.magic, copy, 4);
 	memcpy(&h.tid, copy + 4, 4);
@@ -286,19 +317,20 @@ static void read_stream(struct batch_path *bp, struct batch_stream *st, uint64_t
 	if (h.magic != BATCH_MAGIC || (h.tid != st->tid && !st->inherited) ||
 	    h.len > CTRACE_BATCH_BYTES - BATCH_HEADER_BYTES) {
 		st->retired = true; /* unmapped and mapped again for something else */
-		return;
+		return READ_GONE;
 	}
 	local = (struct iovec){ copy + BATCH_HEADER_BYTES, h.len };
 	remote = (struct iovec){ (void *)(uintptr_t)(st->buf + BATCH_HEADER_BYTES), h.len };
 	if (h.len && process_vm_readv((pid_t)st->tgid, &local, 1, &remote, 1, 0) != (ssize_t)h.len)
-		return;
+		return READ_AGAIN;
 	/* A flush in between moved first_seq on: this copy may mix two batches. */
 	local = (struct iovec){ &again, 8 };
 	remote = (struct iovec){ (void *)(uintptr_t)(st->buf + 8), 8 };
 	if (process_vm_readv((pid_t)st->tgid, &local, 1, &remote, 1, 0) != 8 ||
 	    memcmp(&again, copy + 8, 8))
-		return;
-	take_copy(bp, st->tgid, st->tid, st->buf, copy, BATCH_HEADER_BYTES + h.len, false, now, final, 0);
+		return READ_AGAIN;
+	return take_copy(bp, st->tgid, st->tid, st->buf, copy, BATCH_HEADER_BYTES + h.len, false, now,
+			 final, 0) ? READ_TAKEN : READ_AGAIN;
 }
 
 struct each_ctx {
@@ -306,6 +338,7 @@ struct each_ctx {
 	uint64_t now;
 	bool final;
 	uint64_t watermark;
+	unsigned again; /* streams to read again (bp->stopping) */
 };
 
 static void read_one(const void *key, size_t len, void *value, void *ctx)
@@ -315,8 +348,35 @@ static void read_one(const void *key, size_t len, void *value, void *ctx)
 
 	(void)key;
 	(void)len;
-	if (!st->retired)
-		read_stream(c->bp, st, c->now, c->final);
+	if (st->retired || (c->bp->stopping && st->past_stop))
+		return;
+	switch (read_stream(c->bp, st, c->now, c->final)) {
+	case READ_AGAIN:
+		c->again++;
+		break;
+	case READ_TAKEN:
+		if (c->bp->stopping)
+			st->past_stop = true;
+		break;
+	case READ_GONE:
+		break;
+	}
+}
+
+void batch_path_stop(struct batch_path *bp, void (*consume)(void *ctx), void *ctx)
+{
+	if (!bp->on)
+		return;
+	bp->stopping = true;
+	for (int tries = 0; tries < 8; tries++) {
+		struct each_ctx c = { bp, UINT64_MAX, false, 0, 0 };
+
+		consume(ctx); /* the flushes on their way first: then a buffer's numbers follow on */
+		key_map_each(&bp->streams, read_one, &c);
+		if (!c.again)
+			break;
+	}
+	bp->stopping = false;
 }
 
 static void lowest(const void *key, size_t len, void *value, void *ctx)
@@ -332,7 +392,7 @@ static void lowest(const void *key, size_t len, void *value, void *ctx)
 
 void batch_path_tick(struct batch_path *bp, uint64_t now, uint64_t ring_drained_at)
 {
-	struct each_ctx c = { bp, now, false, 0 };
+	struct each_ctx c = { bp, now, false, 0, 0 };
 
 	if (!bp->on)
 		return;
@@ -366,7 +426,7 @@ static void count_unseen(struct batch_path *bp, int fd)
 			continue;
 		st = stream_get(bp, t.tgid, key, t.buf, false);
 		if (st && t.seq_end > st->next_seq)
-			bp->lost += t.seq_end - st->next_seq;
+			count_gap(bp, st, t.seq_end - st->next_seq);
 		else if (!st && !key_map_get(&bp->forks, &t.tgid, sizeof(t.tgid)))
 			bp->lost += t.seq_end; /* not one of its batches came */
 	}
@@ -374,7 +434,7 @@ static void count_unseen(struct batch_path *bp, int fd)
 
 void batch_path_finish(struct batch_path *bp, int batch_threads_fd)
 {
-	struct each_ctx c = { bp, UINT64_MAX, true, 0 };
+	struct each_ctx c = { bp, UINT64_MAX, true, 0, 0 };
 
 	if (!bp->on)
 		return;

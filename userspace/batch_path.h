@@ -41,6 +41,7 @@ struct batch_path {
 	uint64_t ring_ns;             /* per-event records stamped before it are all in */
 	uint64_t next_read_ns;        /* the next look at idle buffers */
 	uint64_t lost;                /* events numbered but never seen: in dropped_events */
+	bool stopping;                /* batch_path_stop() under way */
 };
 
 void batch_path_init(struct batch_path *bp, bool on, const struct tsc_clock *tsc,
@@ -59,6 +60,13 @@ void batch_path_push(struct batch_path *bp, const struct ctrace_event *ev);
  * the ring began (0: none yet).
  */
 void batch_path_tick(struct batch_path *bp, uint64_t now, uint64_t ring_drained_at);
+/*
+ * At the stop, before the probes detach: takes what the ring holds, then
+ * reads every buffer whole (again while a flush was on its way), so that
+ * every event up to the stop is in; what a stream numbers after that is
+ * after the stop (the detach may lose it: not counted as lost).
+ */
+void batch_path_stop(struct batch_path *bp, void (*consume)(void *ctx), void *ctx);
 /*
  * At the stop, the probes detached and the ring drained: reads every
  * buffer a last time, counts what the kernel side saw numbered and never

@@ -535,6 +535,11 @@ static bool exe_is_program(const char *path)
 	return true;
 }
 
+static void consume_ring(void *rb)
+{
+	ring_buffer__consume(rb);
+}
+
 static const char *signal_reason(int sig)
 {
 	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP";
@@ -849,6 +854,7 @@ int cmd_trace(int argc, char **argv)
 	s.stop_ns = s.stats.stop_mono_ns;
 	s.skel->bss->stopping = true;
 	stop_at_high_priority(&boosted);
+	batch_path_stop(&s.bpath, consume_ring, rb); /* every buffer up to the stop, before the detach */
 	/* Every probe attached in the course of the trace (libraries loaded later too). */
 	facts.probes_attached = s.att.sites;
 	facts.objects_with_probes = s.att.objects_with_probes;
@@ -879,6 +885,10 @@ int cmd_trace(int argc, char **argv)
 		round_begin(&s, 0);
 	s.counting_only = false;
 	batch_path_finish(&s.bpath, bpf_map__fd(s.skel->maps.batch_threads));
+	if (getenv("CTRACE_DEBUG_BATCH"))
+		fprintf(stderr, "batch: ring-dropped batches %llu, lost events %llu, unread at stop %llu\n",
+			(unsigned long long)s.skel->bss->batch_dropped, (unsigned long long)s.bpath.lost,
+			(unsigned long long)s.unread_at_stop);
 	s.stats.batch_lost = s.bpath.lost;
 	report_drops(&s, first_pid);
 	report_untraced(&s, first_pid);
