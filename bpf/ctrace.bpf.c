@@ -688,9 +688,10 @@ int BPF_KPROBE(ctrace_link_map)
  * exit(), exec), and the loader can tell, at the stop, how far each thread
  * had numbered its events (seq_end): the gaps are what was lost.
  */
+#define BATCH_SLOTS 4 /* buffers of one thread: one per object (executable, libraries) it traces in */
 struct batch_thread {
-	__u64 buf;
-	__u64 seq_end; /* the sequence number after the last event flushed */
+	__u64 buf[BATCH_SLOTS];
+	__u64 seq_end[BATCH_SLOTS]; /* the sequence number after the last event flushed */
 	__u32 tgid;
 	__u32 pad;
 };
@@ -785,36 +786,65 @@ full:
 	__sync_fetch_and_add(&batch_dropped, 1);
 }
 
+/* Notes where a thread's buffer is (one lookup per flush, not per event). */
+static __always_inline void batch_note(__u32 tid, __u32 tgid, __u64 buf, __u64 seq_end)
+{
+	struct batch_thread *t = bpf_map_lookup_elem(&batch_threads, &tid);
+	int slot = -1;
+
+	if (!t || t->tgid != tgid) {
+		struct batch_thread fresh = { .tgid = tgid };
+
+		fresh.buf[0] = buf;
+		fresh.seq_end[0] = seq_end;
+		bpf_map_update_elem(&batch_threads, &tid, &fresh, BPF_ANY);
+		return;
+	}
+	for (int i = BATCH_SLOTS - 1; i >= 0; i--)
+		if (t->buf[i] == buf || (slot < 0 && !t->buf[i]))
+			slot = i;
+	for (int i = 0; i < BATCH_SLOTS; i++)
+		if (t->buf[i] == buf)
+			slot = i;
+	if (slot < 0)
+		slot = BATCH_SLOTS - 1; /* a fifth object: the last slot's buffer is no longer copied at death */
+	t->buf[slot & (BATCH_SLOTS - 1)] = buf;
+	t->seq_end[slot & (BATCH_SLOTS - 1)] = seq_end;
+}
+
 SEC(PROBE_SEC)
 int BPF_KPROBE(ctrace_batch, __u64 buf, __u64 bytes, __u64 why, __u64 seq_end)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)pid_tgid;
-	struct batch_thread t = { buf, seq_end, pid_tgid >> 32, 0 };
 
 	if (filter_by_map && !current_traced(pid_tgid >> 32))
 		return 0;
-	bpf_map_update_elem(&batch_threads, &tid, &t, BPF_ANY);
+	batch_note((__u32)pid_tgid, pid_tgid >> 32, buf, seq_end);
 	batch_send(pid_tgid, buf, bytes, why, seq_end, PT_REGS_RC(ctx), true);
 	return 0;
 }
 
-/* The current thread dies (or execs) with events in its buffer: they go now. */
+/* The current thread dies (or execs) with events in its buffers: they go now. */
 static __always_inline void batch_rescue(__u64 why)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid;
 	struct batch_thread *t = bpf_map_lookup_elem(&batch_threads, &tid);
-	struct batch_header h;
 
-	/* A forked child's entry is its parent's buffer (batch_fork): its header names the parent. */
+	/* A forked child's entry is its parent's buffers (batch_fork): their headers name the parent. */
 	if (!t || t->tgid != pid_tgid >> 32 || (filter_by_map && !current_traced(pid_tgid >> 32)))
 		return;
-	if (bpf_probe_read_user(&h, sizeof(h), (const void *)t->buf) || h.magic != 0x43544231 || !h.len)
-		return;
-	/* Kept (not deleted): at the stop the loader counts what it never got by seq_end. */
-	t->seq_end = h.first_seq + h.count;
-	batch_send(pid_tgid, t->buf, 64 + (__u64)h.len, why, h.first_seq + h.count, 0, false);
+	for (int i = 0; i < BATCH_SLOTS; i++) {
+		struct batch_header h;
+		__u64 buf = t->buf[i];
+
+		if (!buf || bpf_probe_read_user(&h, sizeof(h), (const void *)buf) ||
+		    h.magic != 0x43544231 || !h.len)
+			continue;
+		/* Kept (not deleted): at the stop the loader counts what it never got by seq_end. */
+		t->seq_end[i] = h.first_seq + h.count;
+		batch_send(pid_tgid, buf, 64 + (__u64)h.len, why, h.first_seq + h.count, 0, false);
+	}
 }
 
 /*

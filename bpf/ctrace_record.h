@@ -93,10 +93,9 @@ struct ctrace_record {
  * last event) and the buffer's bytes, at most CTRACE_BATCH_BYTES
  * (usdt/ctrace_batch.h's CTRACE__BATCH_BYTES). userspace/batch_split.c reads it.
  */
-#define CTRACE_BATCH_BYTES 8192
+#define CTRACE_BATCH_BYTES 16384
 #define CTRACE_BATCH_WHY_FULL 0
 #define CTRACE_BATCH_WHY_HELLO 1
-#define CTRACE_BATCH_WHY_EXIT 2     /* the thread's exit destructor */
 #define CTRACE_BATCH_WHY_SIGNAL 3   /* copied by the kernel side: a fatal signal */
 #define CTRACE_BATCH_WHY_EXITING 4  /* copied by the kernel side: exit() or exit_group() */
 #define CTRACE_BATCH_WHY_EXEC 5     /* copied by the kernel side: execve() */

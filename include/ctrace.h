@@ -96,7 +96,8 @@ struct ctrace_span {
 		unsigned long long ctrace__a2 = CTRACE__U64(scope);            \
 		unsigned long long ctrace__a3 = CTRACE__PTR(args);             \
 		if (!CTRACE__BATCHED(CTRACE__DESC(3u, 4u, 1u, 3u,              \
-				CTRACE__LIT(name) | CTRACE__LIT(args) << 1),   \
+				CTRACE__LIT(name) | CTRACE__LIT(args) << 1) |  \
+				CTRACE__BD_SMALL2,                             \
 				ctrace__a0, ctrace__a1, ctrace__a2, ctrace__a3, 0)) \
 			CTRACE__SITE4L(instant, ctrace__a0, ctrace__a1,        \
 				       ctrace__a2, ctrace__a3,                 \

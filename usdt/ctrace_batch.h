@@ -17,7 +17,9 @@
  *
  * The buffer: one per thread per object, mmap()ed at the thread's first
  * batched event (no malloc: a site may run inside malloc or a signal
- * handler's caller), its pointer in hidden TLS. Its header starts the copy
+ * handler's caller), its pointer in hidden TLS, taken over by a later
+ * thread once its own has exited (the memory is bounded by the most
+ * threads alive at once, times 16 KiB, per object). Its header starts the copy
  * the probe takes, so the tracer gets the thread's sequence number of the
  * first event with every batch: every gap is countable. The tracer also
  * reads an idle thread's buffer itself (process_vm_readv) and, at a fatal
@@ -28,7 +30,7 @@
  *     flushing: `busy`;
  *   - a non-literal string longer than the inline limit, or a pointer below
  *     64 KiB (never mapped on Linux: it is shown as unreadable, as before);
- *   - no buffer (mmap failed) or a thread past its exit destructor.
+ *   - no buffer (mmap failed).
  *
  * Layout (the loader's userspace/batch_split.c reads it, little endian):
  *   header (64 bytes, struct ctrace__batch), then events back to back,
@@ -36,10 +38,14 @@
  *     u64 tsc                 rdtsc at the site (CTRACE_SCOPE: its end)
  *     u8 kind                 the record kinds of bpf/ctrace_record.h
  *     u8 flags                CTRACE__BF_*
- *     u8 words, u8 reserved   words of arguments that follow
+ *     u8 mask                 which of the probe's arguments follow (bit i:
+ *                             argument i, in note order); the others are 0
+ *                             (or an inline string's pointer)
+ *     u8 small                with CTRACE__BF_SMALL2: argument 2
  *     u16 name_len, args_len  bytes of the inline strings
- *     u64 arg[words]          the probe's arguments, in note order
+ *     u64 arg[popcount(mask)] the arguments present
  *     name bytes, args bytes  (inline strings only), padded to 8
+ * So an instant with a literal name, no marker and no args is 24 bytes.
  */
 #ifndef CTRACE_BATCH_H
 #define CTRACE_BATCH_H
@@ -53,7 +59,7 @@ __attribute__((weak, used, visibility("hidden"), section(".probes")))
 volatile unsigned short ctrace_batch_semaphore;
 
 #define CTRACE__BATCH_MAGIC 0x43544231u /* "1BTC" */
-#define CTRACE__BATCH_BYTES 8192        /* the buffer, header included */
+#define CTRACE__BATCH_BYTES 16384       /* the buffer, header included */
 #define CTRACE__BATCH_HEADER 64
 /* Longest non-literal string copied inline; a longer one takes the per-event path. */
 #define CTRACE__BATCH_NAME_MAX 255
@@ -64,11 +70,11 @@ volatile unsigned short ctrace_batch_semaphore;
 #define CTRACE__BF_ARGS_LITERAL 0x2
 #define CTRACE__BF_NAME_INLINE 0x4  /* name: copied after the arguments */
 #define CTRACE__BF_ARGS_INLINE 0x8
+#define CTRACE__BF_SMALL2 0x10      /* word 2 is the head's byte 3 (an instant's scope) */
 
 /* Why the batch probe fired (its third argument). */
 #define CTRACE__BATCH_FULL 0
 #define CTRACE__BATCH_HELLO 1 /* a new buffer: the tracer learns where it is */
-#define CTRACE__BATCH_EXIT 2  /* the thread's exit destructor */
 
 struct ctrace__batch {
 	unsigned int magic;
@@ -83,20 +89,27 @@ struct ctrace__batch {
 	volatile unsigned int len;
 	unsigned int count;              /* events committed */
 	volatile unsigned int busy;      /* an append or a flush is under way */
-	unsigned int closed;             /* past the thread's exit destructor */
+	unsigned int reserved0;
 	unsigned int version;            /* 1 */
-	unsigned int pad;
-	unsigned long long reserved[3];
+	unsigned int pid;                /* the process that allocated it (a fork copies it) */
+	struct ctrace__batch *next;      /* every buffer of this object, for reuse */
+	unsigned long long reserved[2];
 	unsigned char data[CTRACE__BATCH_BYTES - CTRACE__BATCH_HEADER];
 };
 
-/* The thread's buffer in this object; (struct ctrace__batch *)1 once closed. */
+/* The thread's buffer in this object. */
 extern __thread struct ctrace__batch *ctrace__batch_tls;
 __attribute__((weak, visibility("hidden"))) __thread struct ctrace__batch *ctrace__batch_tls;
 
-/* glibc's thread-exit destructors (what C++ thread_local uses); weak: absent, buffers leak. */
-extern int __cxa_thread_atexit_impl(void (*dtor)(void *), void *obj, void *dso) __attribute__((weak));
-extern void *__dso_handle __attribute__((weak, visibility("hidden")));
+/*
+ * Every buffer of this object in this process. A thread's buffer is not
+ * freed when the thread exits (a thread-exit destructor would keep a
+ * dlclose()d library mapped, and the kernel side copies the buffer at the
+ * exit anyway): the next thread to start takes over one whose thread is
+ * gone, so the memory is bounded by the most threads alive at once.
+ */
+extern struct ctrace__batch *volatile ctrace__batch_all;
+__attribute__((weak, visibility("hidden"))) struct ctrace__batch *volatile ctrace__batch_all;
 
 #define CTRACE__NOINLINE __attribute__((noinline, unused))
 
@@ -143,37 +156,42 @@ static CTRACE__NOINLINE void ctrace__batch_flush(struct ctrace__batch *b, unsign
 	__asm__ __volatile__("" ::: "memory");
 }
 
-static CTRACE__NOINLINE void ctrace__batch_exit(void *p)
-{
-	struct ctrace__batch *b = CTRACE__PCAST(struct ctrace__batch *, p);
-
-	b->busy = 1;
-	__asm__ __volatile__("" ::: "memory");
-	if (ctrace_batch_semaphore && b->len)
-		ctrace__batch_flush(b, CTRACE__BATCH_EXIT);
-	b->closed = 1;
-	ctrace__batch_tls = CTRACE__PCAST(struct ctrace__batch *, CTRACE__CAST(__UINTPTR_TYPE__, 1));
-	ctrace__syscall6(11 /* munmap */, CTRACE__PCAST(long, b),
-			 CTRACE__BATCH_BYTES, 0, 0, 0, 0);
-}
-
 /* The thread's first batched event in this object: its buffer. NULL: per event. */
 static CTRACE__NOINLINE struct ctrace__batch *ctrace__batch_start(void)
 {
-	long p = ctrace__syscall6(9 /* mmap */, 0, CTRACE__BATCH_BYTES, 3 /* PROT_READ|WRITE */,
-				  0x22 /* MAP_PRIVATE|MAP_ANONYMOUS */, -1, 0);
+	unsigned int pid = CTRACE__CAST(unsigned int, ctrace__syscall6(39 /* getpid */, 0, 0, 0, 0, 0, 0));
+	unsigned int tid = CTRACE__CAST(unsigned int, ctrace__syscall6(186 /* gettid */, 0, 0, 0, 0, 0, 0));
 	struct ctrace__batch *b;
+	long p;
 
+	/* A buffer of this process whose thread has exited (tgkill: ESRCH), taken over atomically. */
+	for (b = ctrace__batch_all; b; b = b->next) {
+		unsigned int owner = b->tid;
+
+		if (b->pid == pid && owner != tid &&
+		    ctrace__syscall6(234 /* tgkill */, CTRACE__CAST(long, pid), CTRACE__CAST(long, owner), 0, 0, 0, 0) == -3 &&
+		    __atomic_compare_exchange_n(&b->tid, &owner, tid, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			goto take;
+	}
+	p = ctrace__syscall6(9 /* mmap */, 0, CTRACE__BATCH_BYTES, 3 /* PROT_READ|WRITE */,
+			     0x22 /* MAP_PRIVATE|MAP_ANONYMOUS */, -1, 0);
 	if (p < 0 && p > -4096)
 		return 0;
 	b = CTRACE__PCAST(struct ctrace__batch *, p);
-	b->magic = CTRACE__BATCH_MAGIC;
-	b->tid = CTRACE__CAST(unsigned int, ctrace__syscall6(186 /* gettid */, 0, 0, 0, 0, 0, 0));
-	b->version = 1;
+	b->tid = tid;
+	b->pid = pid;
+	b->next = ctrace__batch_all;
+	while (!__atomic_compare_exchange_n(&ctrace__batch_all, &b->next, b, 0, __ATOMIC_ACQ_REL,
+					    __ATOMIC_RELAXED))
+		;
+take:
 	b->busy = 1;
+	b->magic = CTRACE__BATCH_MAGIC;
+	b->version = 1;
+	b->len = 0;
+	b->count = 0;
+	b->first_seq = 0;
 	ctrace__batch_tls = b;
-	if (__cxa_thread_atexit_impl)
-		__cxa_thread_atexit_impl(ctrace__batch_exit, b, &__dso_handle);
 	ctrace__batch_flush(b, CTRACE__BATCH_HELLO);
 	b->busy = 0;
 	return b;
@@ -200,23 +218,26 @@ static __inline__ __attribute__((always_inline)) unsigned long ctrace__batch_str
  * Appends one event; 0 when done, else the caller fires the per-event site.
  * desc: kind | words << 8 | name word << 12 | args word << 16 (7: none) |
  * literal bits << 20 (bit 0 name, bit 1 args: __builtin_constant_p at the
- * site). tsc: 0, or the TSC the event carries (CTRACE_SCOPE's end).
+ * site) | CTRACE__BD_SMALL2 (word 2 fits a byte: an instant's scope). tsc:
+ * 0, or the TSC the event carries (CTRACE_SCOPE's end). Words that are 0
+ * (a NULL marker or args) and inline strings' pointers are not stored: the
+ * event's mask says which are.
  */
+#define CTRACE__BD_SMALL2 (1u << 24)
+
 static CTRACE__NOINLINE int ctrace__batch_append(unsigned int desc, unsigned long long a0,
 						 unsigned long long a1, unsigned long long a2,
 						 unsigned long long a3, unsigned long long tsc)
 {
 	struct ctrace__batch *b = ctrace__batch_tls;
 	unsigned int words = desc >> 8 & 7u, name_w = desc >> 12 & 7u, args_w = desc >> 16 & 7u;
-	unsigned int flags = 0, nlen = 0, alen = 0, size, len;
+	unsigned int flags = 0, nlen = 0, alen = 0, mask = 0, small = 0, len, i;
+	unsigned long long w[4], head, name_p = 0, args_p = 0;
 	unsigned long n;
-	unsigned long long w[4];
-	unsigned char *e;
+	unsigned char *e, *p;
 
-	if (__builtin_expect(CTRACE__PCAST(__UINTPTR_TYPE__, b) <= 1u, 0)) {
-		if (b || !(b = ctrace__batch_start()))
-			return 1;
-	}
+	if (__builtin_expect(!b, 0) && !(b = ctrace__batch_start()))
+		return 1;
 	if (b->busy)
 		return 1; /* a signal handler's site in the middle of an append */
 	b->busy = 1;
@@ -230,7 +251,8 @@ static CTRACE__NOINLINE int ctrace__batch_append(unsigned int desc, unsigned lon
 	if (name_w < 4 && w[name_w]) {
 		if (desc >> 20 & 1u) {
 			flags |= CTRACE__BF_NAME_LITERAL;
-		} else if (w[name_w] < 65536u || (n = ctrace__batch_strlen(w[name_w], CTRACE__BATCH_NAME_MAX)) > CTRACE__BATCH_NAME_MAX) {
+		} else if (w[name_w] < 65536u ||
+			   (n = ctrace__batch_strlen(w[name_w], CTRACE__BATCH_NAME_MAX)) > CTRACE__BATCH_NAME_MAX) {
 			goto per_event;
 		} else {
 			nlen = CTRACE__CAST(unsigned int, n);
@@ -240,38 +262,52 @@ static CTRACE__NOINLINE int ctrace__batch_append(unsigned int desc, unsigned lon
 	if (args_w < 4 && w[args_w]) {
 		if (desc >> 21 & 1u) {
 			flags |= CTRACE__BF_ARGS_LITERAL;
-		} else if (w[args_w] < 65536u || (n = ctrace__batch_strlen(w[args_w], CTRACE__BATCH_ARGS_MAX)) > CTRACE__BATCH_ARGS_MAX) {
+		} else if (w[args_w] < 65536u ||
+			   (n = ctrace__batch_strlen(w[args_w], CTRACE__BATCH_ARGS_MAX)) > CTRACE__BATCH_ARGS_MAX) {
 			goto per_event;
 		} else {
 			alen = CTRACE__CAST(unsigned int, n);
 			flags |= CTRACE__BF_ARGS_INLINE;
 		}
 	}
-	size = 16u + 8u * words + ((nlen + alen + 7u) & ~7u);
 	len = b->len;
-	/* 48: the four words are stored whole, whatever the kind uses. */
-	if (__builtin_expect(len + (size < 48u ? 48u : size) > sizeof(b->data), 0)) {
+	/* The most this event can take: the header, four words, its strings. */
+	if (__builtin_expect(len + 48u + nlen + alen + 7u > sizeof(b->data), 0)) {
 		ctrace__batch_flush(b, CTRACE__BATCH_FULL);
 		len = 0;
 	}
 	e = b->data + len;
-	__builtin_memcpy(e, &tsc, 8);
-	{
-		unsigned long long head = (desc & 0xffu) | flags << 8 | CTRACE__CAST(unsigned long long, words) << 16 |
-					  CTRACE__CAST(unsigned long long, nlen) << 32 |
-					  CTRACE__CAST(unsigned long long, alen) << 48;
-
-		__builtin_memcpy(e + 8, &head, 8);
+	p = e + 16;
+	if ((desc & CTRACE__BD_SMALL2) && w[2] < 256u) {
+		small = CTRACE__CAST(unsigned int, w[2]);
+		flags |= CTRACE__BF_SMALL2;
+		w[2] = 0;
 	}
-	__builtin_memcpy(e + 16, w, 32); /* words <= 4: the unused ones are overwritten later */
+	if (flags & CTRACE__BF_NAME_INLINE) {
+		name_p = w[name_w];
+		w[name_w] = 0;
+	}
+	if (flags & CTRACE__BF_ARGS_INLINE) {
+		args_p = w[args_w];
+		w[args_w] = 0;
+	}
+	for (i = 0; i < words; i++) {
+		if (w[i]) {
+			__builtin_memcpy(p, &w[i], 8);
+			p += 8;
+			mask |= 1u << i;
+		}
+	}
 	if (nlen)
-		__builtin_memcpy(e + 16 + 8 * words,
-				 CTRACE__PCAST(const void *, w[name_w]), nlen);
+		__builtin_memcpy(p, CTRACE__PCAST(const void *, name_p), nlen);
 	if (alen)
-		__builtin_memcpy(e + 16 + 8 * words + nlen,
-				 CTRACE__PCAST(const void *, w[args_w]), alen);
+		__builtin_memcpy(p + nlen, CTRACE__PCAST(const void *, args_p), alen);
+	__builtin_memcpy(e, &tsc, 8);
+	head = (desc & 0xffu) | flags << 8 | mask << 16 | small << 24 |
+	       CTRACE__CAST(unsigned long long, nlen) << 32 | CTRACE__CAST(unsigned long long, alen) << 48;
+	__builtin_memcpy(e + 8, &head, 8);
 	__asm__ __volatile__("" ::: "memory");
-	b->len = len + size;
+	b->len = len + CTRACE__CAST(unsigned int, p - e) + ((nlen + alen + 7u) & ~7u);
 	b->count++;
 	__asm__ __volatile__("" ::: "memory");
 	b->busy = 0;

@@ -10,11 +10,12 @@
 #include "batch_split.h"
 #include "ctrace_record.h"
 
-#define IDLE_READ_NS (100 * 1000000ull)
+/* Every 20 ms: also how far the watermark lags behind an idle thread (what the merge holds). */
+#define IDLE_READ_NS (20 * 1000000ull)
 /* Idle reads that found a flush on its way before it counts as lost (the ring drained each time). */
 #define STUCK_READS 3
 /* The merge holds at most this much before it hands on early (counted). */
-#define MERGE_MAX_BYTES (256u << 20)
+#define MERGE_MAX_BYTES (8u << 20)
 
 struct batch_stream {
 	uint32_t tgid, tid;
@@ -269,8 +270,7 @@ bool batch_path_record(struct batch_path *bp, const void *data, size_t size)
 	}
 	take_copy(bp, r.tgid, r.tid, r.arg[0], (const char *)data + sizeof(r), r.arg[1], true,
 		  r.ts_ns, false, r.tsc);
-	if (r.arg[2] == CTRACE_BATCH_WHY_EXIT || r.arg[2] == CTRACE_BATCH_WHY_SIGNAL ||
-	    r.arg[2] == CTRACE_BATCH_WHY_EXITING) {
+	if (r.arg[2] == CTRACE_BATCH_WHY_SIGNAL || r.arg[2] == CTRACE_BATCH_WHY_EXITING) {
 		struct batch_stream *st = stream_get(bp, r.tgid, r.tid, r.arg[0], false);
 
 		if (st)
@@ -407,28 +407,29 @@ void batch_path_tick(struct batch_path *bp, uint64_t now, uint64_t ring_drained_
 	event_merge_release(&bp->merge, c.watermark);
 }
 
-/* The kernel side's count of each thread's events against what came. */
+/* The kernel side's count of each thread's events against what came (bpf/ctrace.bpf.c: batch_thread). */
 static void count_unseen(struct batch_path *bp, int fd)
 {
 	uint32_t key, next;
 	bool first = true;
 	struct {
-		uint64_t buf, seq_end;
+		uint64_t buf[4], seq_end[4];
 		uint32_t tgid, pad;
 	} t;
 
 	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
-		struct batch_stream *st;
-
 		first = false;
 		key = next;
 		if (bpf_map_lookup_elem(fd, &key, &t))
 			continue;
-		st = stream_get(bp, t.tgid, key, t.buf, false);
-		if (st && t.seq_end > st->next_seq)
-			count_gap(bp, st, t.seq_end - st->next_seq);
-		else if (!st && !key_map_get(&bp->forks, &t.tgid, sizeof(t.tgid)))
-			bp->lost += t.seq_end; /* not one of its batches came */
+		for (int i = 0; i < 4; i++) {
+			struct batch_stream *st = t.buf[i] ? stream_get(bp, t.tgid, key, t.buf[i], false) : NULL;
+
+			if (st && t.seq_end[i] > st->next_seq)
+				count_gap(bp, st, t.seq_end[i] - st->next_seq);
+			else if (!st && t.buf[i] && !key_map_get(&bp->forks, &t.tgid, sizeof(t.tgid)))
+				bp->lost += t.seq_end[i]; /* not one of its batches came */
+		}
 	}
 }
 

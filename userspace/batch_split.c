@@ -63,7 +63,7 @@ int64_t batch_split(const void *bytes, size_t n, uint64_t from, uint32_t tgid, u
 	while (off < h.len) {
 		struct batch_event e;
 		uint16_t nlen, alen;
-		unsigned kind, flags, words;
+		unsigned kind, flags, words, mask, small;
 		size_t size;
 		int name_arg, args_arg;
 
@@ -73,11 +73,13 @@ int64_t batch_split(const void *bytes, size_t n, uint64_t from, uint32_t tgid, u
 		memcpy(&e.tsc, data + off, 8);
 		kind = data[off + 8];
 		flags = data[off + 9];
-		words = data[off + 10];
+		mask = data[off + 10];
+		small = data[off + 11];
 		memcpy(&nlen, data + off + 12, 2);
 		memcpy(&alen, data + off + 14, 2);
-		if (kind_words(kind) != (int)words)
+		if (kind_words(kind) < 0 || mask >> kind_words(kind))
 			return -1;
+		words = (unsigned)__builtin_popcount(mask);
 		size = 16 + 8 * (size_t)words + (((size_t)nlen + alen + 7) & ~(size_t)7);
 		if (size > h.len - off)
 			return -1;
@@ -89,7 +91,11 @@ int64_t batch_split(const void *bytes, size_t n, uint64_t from, uint32_t tgid, u
 		e.ev.tgid = tgid;
 		e.ev.tid = tid;
 		e.ev.kind = (uint16_t)kind;
-		memcpy(e.ev.arg, data + off + 16, 8 * words);
+		for (unsigned i = 0, w = 0; i < 4; i++)
+			if (mask >> i & 1)
+				memcpy(&e.ev.arg[i], data + off + 16 + 8 * w++, 8);
+		if (flags & BATCH_SMALL2)
+			e.ev.arg[2] = small;
 		name_arg = record_name_arg(kind);
 		args_arg = record_args_arg(kind);
 		if (kind == CTRACE_KIND_SCOPE_TSC)

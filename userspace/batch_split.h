@@ -21,6 +21,7 @@
 #define BATCH_ARGS_LITERAL 0x2
 #define BATCH_NAME_INLINE 0x4
 #define BATCH_ARGS_INLINE 0x8
+#define BATCH_SMALL2 0x10 /* argument 2 is the event's byte 11 */
 
 struct batch_header {
 	uint32_t magic;
