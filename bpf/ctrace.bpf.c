@@ -660,8 +660,10 @@ int BPF_PROG(ctrace_exit, struct task_struct *p)
  * by address (before an unmap, so in time for whatever is mapped there
  * next) and wakes the loader at once, to attach a new library's probes
  * before its first use instead of at its next look at the maps. Plain and
- * non-sleepable: it reads no user memory.
+ * non-sleepable: it reads the batch buffers with bpf_probe_read_user.
  */
+static __always_inline void batch_rescue(__u64 why);
+
 SEC("uprobe/_dl_debug_state") /* a section of its own in every set: one program order for all */
 int BPF_KPROBE(ctrace_link_map)
 {
@@ -670,6 +672,8 @@ int BPF_KPROBE(ctrace_link_map)
 	if (filter_by_map && !current_traced(tgid))
 		return 0;
 	literal_epoch_bump(tgid);
+	/* This thread's batched events first: their literals are in what is about to be unmapped. */
+	batch_rescue(CTRACE_BATCH_WHY_LINK_MAP);
 	process_record(CTRACE_KIND_LINK_MAP, tgid, 0, 0);
 	return 0;
 }

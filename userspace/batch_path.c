@@ -43,6 +43,16 @@ static void count_gap(struct batch_path *bp, const struct batch_stream *st, uint
 		bp->lost += n;
 }
 
+struct batch_literal {
+	uint32_t tgid;
+	size_t len;
+	bool truncated;
+	char s[];
+};
+
+/* Copies kept at most: past it, all are forgotten (read again). */
+#define LITERAL_COPIES_MAX 65536
+
 struct stream_key {
 	uint32_t tgid, tid;
 	uint64_t buf;
@@ -63,6 +73,7 @@ void batch_path_init(struct batch_path *bp, bool on, const struct tsc_clock *tsc
 	bp->start_ns = start_ns;
 	key_map_init(&bp->streams);
 	key_map_init(&bp->forks);
+	key_map_init(&bp->literal_copies);
 	event_merge_init(&bp->merge, MERGE_MAX_BYTES, model, ctx);
 }
 
@@ -114,35 +125,103 @@ static uint64_t event_ns(const struct split_ctx *c, uint64_t tsc)
 	return c->until && ns > c->until ? c->until : ns;
 }
 
+static void free_literal(const void *key, size_t len, void *value, void *ctx)
+{
+	(void)key;
+	(void)len;
+	(void)ctx;
+	free(value);
+}
+
+struct forget_ctx {
+	uint32_t tgid;
+	uint64_t (*keys)[2];
+	size_t n, cap;
+};
+
+static void collect_tgid(const void *key, size_t len, void *value, void *ctx)
+{
+	struct forget_ctx *f = ctx;
+	const struct batch_literal *l = value;
+
+	if (l->tgid != f->tgid || len != sizeof(f->keys[0]) || f->n == f->cap)
+		return;
+	memcpy(f->keys[f->n++], key, len);
+}
+
+/* The process's objects changed: its literal copies may name another's strings now. */
+static void forget_literals(struct batch_path *bp, uint32_t tgid)
+{
+	struct forget_ctx f = { tgid, NULL, 0, bp->literal_copies.count };
+
+	if (!f.cap)
+		return;
+	f.keys = calloc(f.cap, sizeof(*f.keys));
+	if (!f.keys) {
+		key_map_each(&bp->literal_copies, free_literal, NULL);
+		key_map_free(&bp->literal_copies);
+		key_map_init(&bp->literal_copies);
+		return;
+	}
+	key_map_each(&bp->literal_copies, collect_tgid, &f);
+	for (size_t i = 0; i < f.n; i++)
+		free(key_map_del(&bp->literal_copies, f.keys[i], sizeof(f.keys[i])));
+	free(f.keys);
+}
+
+static void keep_literal(struct batch_path *bp, const uint64_t key[2], const char *s, size_t n,
+			 bool truncated)
+{
+	struct batch_literal *l = malloc(sizeof(*l) + n);
+
+	if (!l)
+		return;
+	if (bp->literal_copies.count >= LITERAL_COPIES_MAX) {
+		key_map_each(&bp->literal_copies, free_literal, NULL);
+		key_map_free(&bp->literal_copies);
+		key_map_init(&bp->literal_copies);
+	}
+	l->tgid = (uint32_t)key[0];
+	l->len = n;
+	l->truncated = truncated;
+	memcpy(l->s, s, n);
+	free(key_map_put(&bp->literal_copies, key, 2 * sizeof(uint64_t), l));
+}
+
+/*
+ * A literal by its address: a copy kept, else the file it is mapped from
+ * (right even once a dlclose() unmapped it), else the process's memory.
+ */
 static void resolve_literal(struct batch_path *bp, const struct batch_event *e, int arg,
 			    const char **s, size_t *len, unsigned *flags, size_t max, char *buf)
 {
+	uint64_t key[2] = { e->ev.tgid, e->ev.arg[arg] };
+	struct batch_literal *l = key_map_get(&bp->literal_copies, key, sizeof(key));
 	const char *str;
 	size_t n;
-	bool truncated;
+	bool truncated = false;
+	ssize_t got;
 
 	bp->stats->literals_by_reference++;
-	if (!literal_cache_get(bp->literals, e->ev.tgid, e->ev.arg[arg], max, &str, &n, &truncated)) {
-		/* The process is gone (its last batch comes after its exit): the file has it. */
-		ssize_t got = bp->files ? file_maps_read_str(bp->files, e->ev.tgid, e->ev.arg[arg], buf,
-							    max, &truncated) : -1;
-
-		if (got < 0) {
-			bp->stats->unreadable_strings++;
-			*s = "";
-			*len = 0;
-			*flags = CTRACE_STR_FAULT;
-			return;
-		}
-		bp->stats->file_string_reads++;
-		literal_cache_put(bp->literals, e->ev.tgid, e->ev.arg[arg], buf, (size_t)got, truncated);
-		*s = buf;
-		*len = (size_t)got;
-		*flags = truncated ? CTRACE_STR_TRUNCATED : 0;
+	if (l) {
+		*s = l->s;
+		*len = l->len < max ? l->len : max;
+		*flags = l->truncated || l->len > max ? CTRACE_STR_TRUNCATED : 0;
 		return;
 	}
-	/* The cache may move it at the next look-up: a copy. */
-	memcpy(buf, str, n);
+	got = bp->files ? file_maps_read_str(bp->files, e->ev.tgid, e->ev.arg[arg], buf, max, &truncated) : -1;
+	if (got >= 0) {
+		n = (size_t)got;
+	} else if (literal_cache_get(bp->literals, e->ev.tgid, e->ev.arg[arg], max, &str, &n, &truncated)) {
+		memcpy(buf, str, n); /* the cache may move it at the next look-up */
+	} else {
+		bp->stats->unreadable_strings++;
+		*s = "";
+		*len = 0;
+		*flags = CTRACE_STR_FAULT;
+		return;
+	}
+	keep_literal(bp, key, buf, n, truncated);
 	*s = buf;
 	*len = n;
 	*flags = truncated ? CTRACE_STR_TRUNCATED : 0;
@@ -289,6 +368,8 @@ void batch_path_push(struct batch_path *bp, const struct ctrace_event *ev)
 	 * batches: the model names a process from /proc at its exec, which a
 	 * short-lived one would have left by the watermark.
 	 */
+	if (ev->kind == CTRACE_KIND_EXEC || ev->kind == CTRACE_KIND_LINK_MAP)
+		forget_literals(bp, (uint32_t)ev->arg[0]);
 	if (ev->kind == CTRACE_KIND_FORK || ev->kind == CTRACE_KIND_EXEC || ev->kind == CTRACE_KIND_LINK_MAP)
 		bp->merge.release(bp->merge.ctx, ev);
 	else
@@ -459,5 +540,7 @@ void batch_path_free(struct batch_path *bp)
 	key_map_each(&bp->streams, free_stream, NULL);
 	key_map_free(&bp->streams);
 	key_map_free(&bp->forks);
+	key_map_each(&bp->literal_copies, free_literal, NULL);
+	key_map_free(&bp->literal_copies);
 	event_merge_free(&bp->merge);
 }

@@ -31,6 +31,13 @@ struct batch_path {
 	bool on;                      /* --no-batch: off, every record goes straight on */
 	struct key_map streams;       /* {tgid, tid, buffer} -> struct batch_stream * */
 	struct key_map forks;         /* child tgid -> CLOCK_MONOTONIC ns of its fork */
+	/*
+	 * Literals of batched events, {tgid, address} -> struct batch_literal *,
+	 * read from the mapped file first (the snapshot of file_maps.c: still
+	 * right after a dlclose() unmapped them), forgotten when the process's
+	 * objects change (dlopen, dlclose, exec) as the BPF side's epochs are.
+	 */
+	struct key_map literal_copies;
 	struct event_merge merge;
 	const struct tsc_clock *tsc;
 	struct literal_cache *literals;

@@ -315,6 +315,8 @@ static int on_record(void *ctx, void *data, size_t size)
 		 */
 		if (!s->stop_ns && targets_has(&s->targets, (int)ev.arg[0]))
 			attach_and_note(s, (int)ev.arg[0]);
+		if (s->bpath.on)
+			batch_path_push(&s->bpath, &ev); /* its batched literals are forgotten */
 		return round_over(s) ? END_OF_ROUND : 0;
 	}
 	if (ev.kind == CTRACE_KIND_EXEC) {
