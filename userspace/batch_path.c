@@ -265,9 +265,6 @@ static void on_event(void *ctx, struct batch_event *e)
 		resolve_literal(bp, e, record_args_arg(e->ev.kind), &e->ev.args, &e->ev.args_len,
 				&e->ev.args_flags, CTRACE_ARGS_MAX, args_buf);
 	bp->stats->batched_events++;
-	if (getenv("CTRACE_DEBUG_BATCH"))
-		fprintf(stderr, "batch ev seq=%llu kind=%u ts=%llu tid=%u name=%.*s\n", (unsigned long long)e->seq,
-			e->ev.kind, (unsigned long long)e->ev.ts_ns, e->ev.tid, (int)e->ev.name_len, e->ev.name);
 	event_merge_push(&bp->merge, &e->ev);
 }
 
@@ -300,9 +297,6 @@ static bool take_copy(struct batch_path *bp, uint32_t tgid, uint32_t tid, uint64
 	if (h.first_seq > st->next_seq) {
 		if (!from_ring && !final && (bp->stopping || ++st->stuck < STUCK_READS))
 			return false; /* the flush of the events before may still be on its way */
-		if (getenv("CTRACE_DEBUG_BATCH"))
-			fprintf(stderr, "GAP tid=%u ring=%d final=%d first=%llu next=%llu len=%u\n", tid, from_ring, final,
-				(unsigned long long)h.first_seq, (unsigned long long)st->next_seq, h.len);
 		count_gap(bp, st, h.first_seq - st->next_seq);
 		st->next_seq = h.first_seq;
 	}
@@ -339,10 +333,6 @@ bool batch_path_record(struct batch_path *bp, const void *data, size_t size)
 	memcpy(&r, data, sizeof(r));
 	if (r.kind != CTRACE_KIND_BATCH)
 		return false;
-	if (getenv("CTRACE_DEBUG_BATCH"))
-		fprintf(stderr, "BATCH tid=%u buf=%llx bytes=%llu why=%llu seq_end=%llu ts=%llu\n", r.tid,
-			(unsigned long long)r.arg[0], (unsigned long long)r.arg[1], (unsigned long long)r.arg[2],
-			(unsigned long long)r.arg[3], (unsigned long long)r.ts_ns);
 	if (r.arg[1] > size - sizeof(r) || r.arg[1] < BATCH_HEADER_BYTES) {
 		/* Unreadable for the kernel side: its events are counted lost by number. */
 		return true;
@@ -449,7 +439,8 @@ void batch_path_stop(struct batch_path *bp, void (*consume)(void *ctx), void *ct
 	if (!bp->on)
 		return;
 	bp->stopping = true;
-	for (int tries = 0; tries < 8; tries++) {
+	/* A few tries: under a flood a buffer may be flushed between any consume and its read. */
+	for (int tries = 0; tries < 3; tries++) {
 		struct each_ctx c = { bp, UINT64_MAX, false, 0, 0 };
 
 		consume(ctx); /* the flushes on their way first: then a buffer's numbers follow on */

@@ -2,6 +2,7 @@
 #include "batch_watch.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <bpf/libbpf.h>
@@ -33,4 +34,34 @@ int batch_watch_deaths(struct ctrace_bpf *skel, bool verbose)
 		}
 	}
 	return missing;
+}
+
+static void *destroy_link(void *link)
+{
+	bpf_link__destroy(*(struct bpf_link **)link);
+	*(struct bpf_link **)link = NULL;
+	return NULL;
+}
+
+void *batch_watch_stop(void *arg)
+{
+	struct ctrace_bpf *skel = arg;
+	struct bpf_link **links[] = {
+		&skel->links.ctrace_batch_signal, &skel->links.ctrace_batch_exit,
+		&skel->links.ctrace_batch_exit_group, &skel->links.ctrace_batch_execve,
+		&skel->links.ctrace_batch_execveat,
+	};
+	enum { N = sizeof(links) / sizeof(links[0]) };
+	pthread_t t[N];
+	bool started[N];
+
+	for (size_t i = 0; i < N; i++) {
+		started[i] = *links[i] && pthread_create(&t[i], NULL, destroy_link, links[i]) == 0;
+		if (!started[i] && *links[i])
+			destroy_link(links[i]);
+	}
+	for (size_t i = 0; i < N; i++)
+		if (started[i])
+			pthread_join(t[i], NULL);
+	return NULL;
 }

@@ -19,4 +19,11 @@ struct ctrace_bpf;
  */
 int batch_watch_deaths(struct ctrace_bpf *skel, bool verbose);
 
+/*
+ * Detaches them, each in a thread of its own (each waits for a grace
+ * period); returns once all are gone. A pthread start routine: arg is the
+ * skeleton.
+ */
+void *batch_watch_stop(void *skel);
+
 #endif

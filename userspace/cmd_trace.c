@@ -25,6 +25,7 @@
 #include <sys/sysmacros.h>
 #include "attach.h"
 #include "batch_path.h"
+#include "batch_watch.h"
 #include "bpf_load.h"
 #include "commands.h"
 #include "file_maps.h"
@@ -566,8 +567,8 @@ int cmd_trace(int argc, char **argv)
 	int out_fd = -1, err, exit_code = 1, first_pid = 0;
 	uint64_t deadline = 0, next_scan = 0, next_flush = 0;
 	bool boosted = false;
-	pthread_t detacher[2];
-	bool detaching[2];
+	pthread_t detacher[3];
+	bool detaching[3];
 
 	memset(&s, 0, sizeof(s));
 	memset(&target, 0, sizeof(target));
@@ -876,12 +877,16 @@ int cmd_trace(int argc, char **argv)
 	detaching[1] = pthread_create(&detacher[1], NULL, detach_probes, &s.att) == 0;
 	if (!detaching[1])
 		detach_probes(&s.att);
+	/* The batch buffers' death watches too (five links): their grace periods overlap the others'. */
+	detaching[2] = pthread_create(&detacher[2], NULL, batch_watch_stop, s.skel) == 0;
+	if (!detaching[2])
+		batch_watch_stop(s.skel);
 	drain(&s, rb, o.duration);
 	/* What is written goes to the disk while the detach waits: the last fsync has only the end. */
 	jw_flush(&w);
 	if (strcmp(o.output, "-"))
 		fdatasync(out_fd);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 3; i++)
 		if (detaching[i])
 			pthread_join(detacher[i], NULL);
 	s.counting_only = s.unread_at_stop > 0;
@@ -890,10 +895,6 @@ int cmd_trace(int argc, char **argv)
 		round_begin(&s, 0);
 	s.counting_only = false;
 	batch_path_finish(&s.bpath, bpf_map__fd(s.skel->maps.batch_threads));
-	if (getenv("CTRACE_DEBUG_BATCH"))
-		fprintf(stderr, "batch: ring-dropped batches %llu, lost events %llu, unread at stop %llu\n",
-			(unsigned long long)s.skel->bss->batch_dropped, (unsigned long long)s.bpath.lost,
-			(unsigned long long)s.unread_at_stop);
 	s.stats.batch_lost = s.bpath.lost;
 	report_drops(&s, first_pid);
 	report_untraced(&s, first_pid);
