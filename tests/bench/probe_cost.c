@@ -20,7 +20,7 @@
  *              bpf_stats while traced), print how many and the thread's CPU
  *              ns per event
  *
- * Prints "key ns_per_event" lines: getppid, burst (instants after 3 ms
+ * Prints "key ns_per_event" lines: getppid, rdtsc (the TSC alone), burst (instants after 3 ms
  * idle), instant, counter, span (begin + end on one thread), scope
  * (CTRACE_SCOPE, or n/a when the header has none), instant_args40 (an
  * instant whose args are 40 bytes of JSON built at run time);
@@ -39,6 +39,17 @@ static NOINLINE void run_getppid(long n)
 {
 	for (long i = 0; i < n; i++)
 		syscall(SYS_getppid);
+}
+
+/* The time stamp counter alone: the floor of a batched event, which reads it once. */
+static NOINLINE void run_rdtsc(long n)
+{
+	for (long i = 0; i < n; i++) {
+		unsigned int lo, hi;
+
+		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+		__asm__ __volatile__("" : : "r"(lo), "r"(hi));
+	}
 }
 
 static NOINLINE void run_instant(long n)
@@ -230,6 +241,7 @@ int main(int argc, char **argv)
 		cases[ncases++] = (struct bench_case){ .key = k, .fn = f };    \
 	} while (0)
 	CASE("getppid", run_getppid, 0);
+	CASE("rdtsc", run_rdtsc, 0);
 	CASE("burst", run_burst, 1);
 	CASE("instant", run_instant, 1);
 	CASE("counter", run_counter, 1);
