@@ -59,15 +59,13 @@ struct stream_key {
 };
 
 void batch_path_init(struct batch_path *bp, bool on, const struct tsc_clock *tsc,
-		     struct literal_cache *literals, struct file_maps *files, struct trace_stats *stats,
+		     struct trace_stats *stats,
 		     const uint64_t *stop_ns, uint64_t start_ns,
 		     void (*model)(void *ctx, const struct ctrace_event *ev), void *ctx)
 {
 	memset(bp, 0, sizeof(*bp));
 	bp->on = on;
 	bp->tsc = tsc;
-	bp->literals = literals;
-	bp->files = files;
 	bp->stats = stats;
 	bp->stop_ns = stop_ns;
 	bp->start_ns = start_ns;
@@ -189,8 +187,8 @@ static void keep_literal(struct batch_path *bp, const uint64_t key[2], const cha
 }
 
 /*
- * A literal by its address: a copy kept, else the file it is mapped from
- * (right even once a dlclose() unmapped it), else the process's memory.
+ * A literal by its address: a copy kept since the process's objects last
+ * changed, else read as a late string is (batch_path.h: read_str).
  */
 static void resolve_literal(struct batch_path *bp, const struct batch_event *e, int arg,
 			    const char **s, size_t *len, unsigned *flags, size_t max, char *buf)
@@ -200,7 +198,6 @@ static void resolve_literal(struct batch_path *bp, const struct batch_event *e, 
 	const char *str;
 	size_t n;
 	bool truncated = false;
-	ssize_t got;
 
 	bp->stats->literals_by_reference++;
 	if (l) {
@@ -209,18 +206,16 @@ static void resolve_literal(struct batch_path *bp, const struct batch_event *e, 
 		*flags = l->truncated || l->len > max ? CTRACE_STR_TRUNCATED : 0;
 		return;
 	}
-	got = bp->files ? file_maps_read_str(bp->files, e->ev.tgid, e->ev.arg[arg], buf, max, &truncated) : -1;
-	if (got >= 0) {
-		n = (size_t)got;
-	} else if (literal_cache_get(bp->literals, e->ev.tgid, e->ev.arg[arg], max, &str, &n, &truncated)) {
-		memcpy(buf, str, n); /* the cache may move it at the next look-up */
-	} else {
-		bp->stats->unreadable_strings++;
+	if (!bp->read_str || !bp->read_str(bp->read_ctx, &e->ev, arg, &str, &n, &truncated, buf, max)) {
+		if (!bp->read_str)
+			bp->stats->unreadable_strings++; /* read_str counts its own */
 		*s = "";
 		*len = 0;
 		*flags = CTRACE_STR_FAULT;
 		return;
 	}
+	if (str != buf)
+		memcpy(buf, str, n);
 	keep_literal(bp, key, buf, n, truncated);
 	*s = buf;
 	*len = n;

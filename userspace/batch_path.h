@@ -9,7 +9,7 @@
  * numbered by the thread: an event numbered below what was taken is a
  * duplicate (dropped, counted), a number skipped is an event lost (counted
  * in dropped_events). The events, converted to CLOCK_MONOTONIC
- * (tsc_clock.c) with their literal strings resolved (literal_cache.c),
+ * (tsc_clock.c) with their literal strings resolved (read_str below),
  * join the per-event records in event_merge.c, which hands them to the
  * model in time order behind the watermark: the time up to which the ring
  * and every live stream are known to be complete.
@@ -21,9 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "event_merge.h"
-#include "file_maps.h"
 #include "key_map.h"
-#include "literal_cache.h"
 #include "trace_file.h"
 #include "tsc_clock.h"
 
@@ -38,10 +36,17 @@ struct batch_path {
 	 * objects change (dlopen, dlclose, exec) as the BPF side's epochs are.
 	 */
 	struct key_map literal_copies;
+	/*
+	 * Reads a string of the process as the per-event path's late reads do
+	 * (cmd_trace.c: the process's memory while its objects are as at the
+	 * point of the ring being read, else the file of that epoch's
+	 * snapshot, else nothing): true with *s and *len set.
+	 */
+	bool (*read_str)(void *ctx, const struct ctrace_event *ev, int arg, const char **s,
+			 size_t *len, bool *truncated, char *buf, size_t max);
+	void *read_ctx;
 	struct event_merge merge;
 	const struct tsc_clock *tsc;
-	struct literal_cache *literals;
-	struct file_maps *files;      /* a literal of a process gone: from its file */
 	struct trace_stats *stats;
 	const uint64_t *stop_ns;      /* 0 while tracing */
 	uint64_t start_ns;            /* the trace's start: older events are an earlier trace's */
@@ -52,7 +57,7 @@ struct batch_path {
 };
 
 void batch_path_init(struct batch_path *bp, bool on, const struct tsc_clock *tsc,
-		     struct literal_cache *literals, struct file_maps *files, struct trace_stats *stats,
+		     struct trace_stats *stats,
 		     const uint64_t *stop_ns, uint64_t start_ns,
 		     void (*model)(void *ctx, const struct ctrace_event *ev), void *ctx);
 /* A ring record: true if it was a BATCH record (taken here), false for any other. */

@@ -226,6 +226,18 @@ static void late_read(struct session *s, struct ctrace_event *ev, int arg,
 	*flags = truncated ? CTRACE_STR_TRUNCATED : 0;
 }
 
+/* A batched event's literal (batch_path.c), read as a late string is. */
+static bool batch_read_str(void *ctx, const struct ctrace_event *ev, int arg, const char **str,
+			   size_t *len, bool *truncated, char *buf, size_t max)
+{
+	struct ctrace_event e = *ev;
+	unsigned flags = CTRACE_STR_FAULT;
+
+	late_read(ctx, &e, arg, str, len, &flags, buf, max);
+	*truncated = flags & CTRACE_STR_TRUNCATED;
+	return !(flags & CTRACE_STR_FAULT);
+}
+
 /* Strings the site passed as literals: the probe sent their address only. */
 static void literal_read(struct session *s, struct ctrace_event *ev, int arg,
 			 const char **str, size_t *len, unsigned *flags, size_t max)
@@ -663,9 +675,11 @@ int cmd_trace(int argc, char **argv)
 		trace_model_traced_from_start(&s.model, (uint32_t)launched.pid);
 	tsc_clock_init(&s.tsc);
 	s.model.tsc = &s.tsc;
-	batch_path_init(&s.bpath, !o.no_batch, &s.tsc, &s.literals, &s.files, &s.stats, &s.stop_ns,
+	batch_path_init(&s.bpath, !o.no_batch, &s.tsc, &s.stats, &s.stop_ns,
 			facts.start_mono_ns, model_event, &s);
 	facts.event_path = o.no_batch ? "per_event" : "batched";
+	s.bpath.read_str = batch_read_str;
+	s.bpath.read_ctx = &s;
 	/* Thread names now: a short-lived program may be gone before its events are read. */
 	for (int i = 0; i < o.n_pids; i++)
 		trace_model_learn_threads(&s.model, (uint32_t)o.pids[i]);
