@@ -231,7 +231,7 @@ static CTRACE__NOINLINE int ctrace__batch_append(unsigned int desc, unsigned lon
 {
 	struct ctrace__batch *b = ctrace__batch_tls;
 	unsigned int words = desc >> 8 & 7u, name_w = desc >> 12 & 7u, args_w = desc >> 16 & 7u;
-	unsigned int flags = 0, nlen = 0, alen = 0, mask = 0, small = 0, len, i;
+	unsigned int flags = 0, nlen = 0, alen = 0, mask = 0, small = 0, len;
 	unsigned long long w[4], head, name_p = 0, args_p = 0;
 	unsigned long n;
 	unsigned char *e, *p;
@@ -291,12 +291,26 @@ static CTRACE__NOINLINE int ctrace__batch_append(unsigned int desc, unsigned lon
 		args_p = w[args_w];
 		w[args_w] = 0;
 	}
-	for (i = 0; i < words; i++) {
-		if (w[i]) {
-			__builtin_memcpy(p, &w[i], 8);
-			p += 8;
-			mask |= 1u << i;
-		}
+	/* Unrolled: each test is one predictable branch a site (its words are constants). */
+	if (words > 0 && w[0]) {
+		__builtin_memcpy(p, &w[0], 8);
+		p += 8;
+		mask |= 1u;
+	}
+	if (words > 1 && w[1]) {
+		__builtin_memcpy(p, &w[1], 8);
+		p += 8;
+		mask |= 2u;
+	}
+	if (words > 2 && w[2]) {
+		__builtin_memcpy(p, &w[2], 8);
+		p += 8;
+		mask |= 4u;
+	}
+	if (words > 3 && w[3]) {
+		__builtin_memcpy(p, &w[3], 8);
+		p += 8;
+		mask |= 8u;
 	}
 	if (nlen)
 		__builtin_memcpy(p, CTRACE__PCAST(const void *, name_p), nlen);
