@@ -31,6 +31,13 @@
  *              CTRACE_STR_FAULT, and the loader reads it from the process
  *              (or the file). 5.8 or later.
  *
+ * The batched path (usdt/ctrace_batch.h) adds, in every set: ctrace_batch
+ * (a uprobe like the others; bpf_ringbuf_reserve/submit, 5.8), the copies
+ * at a thread's death: tp_btf/signal_deliver (5.5) and the syscall
+ * tracepoints sys_enter_exit, _exit_group, _execve, _execveat (optional:
+ * the loader goes on without them, batch_watch.c), and one more use of
+ * the dynamic linker's hook.
+ *
  * Each object declares the same maps and globals (the loader drives all
  * three through one skeleton; the Makefile checks that their skeletons
  * agree). The kfunc is declared only in the copy_str object: libbpf 1.1
