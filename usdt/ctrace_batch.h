@@ -111,7 +111,11 @@ __attribute__((weak, visibility("hidden"))) __thread struct ctrace__batch *ctrac
 extern struct ctrace__batch *volatile ctrace__batch_all;
 __attribute__((weak, visibility("hidden"))) struct ctrace__batch *volatile ctrace__batch_all;
 
-#define CTRACE__NOINLINE __attribute__((noinline, unused))
+/*
+ * nothrow: in C++ a call that may throw would make the compiler copy a
+ * scope's end (a destructor) into a landing pad: a second site.
+ */
+#define CTRACE__NOINLINE __attribute__((noinline, unused, nothrow))
 
 static __inline__ __attribute__((always_inline)) unsigned long long ctrace__batch_rdtsc(void)
 {
