@@ -233,9 +233,34 @@ static bool batch_read_str(void *ctx, const struct ctrace_event *ev, int arg, co
 	struct ctrace_event e = *ev;
 	unsigned flags = CTRACE_STR_FAULT;
 
+	struct session *s = ctx;
+
 	late_read(ctx, &e, arg, str, len, &flags, buf, max);
 	*truncated = flags & CTRACE_STR_TRUNCATED;
-	return !(flags & CTRACE_STR_FAULT);
+	if (!(flags & CTRACE_STR_FAULT))
+		return true;
+	/*
+	 * A forked child gone before its snapshot: while its objects are as
+	 * the batch saw them, its parent's image is its own (literal_cache.c).
+	 */
+	if (live_epoch(s, ev->tgid) != s->known_epoch[epoch_slot(ev->tgid)])
+		return false;
+	if (literal_cache_get(&s->literals, ev->tgid, ev->arg[arg], max, str, len, truncated)) {
+		s->stats.unreadable_strings--; /* late_read counted it */
+		return true;
+	}
+	/* Gone: the last look at its mappings, its objects unchanged since the batch. */
+	{
+		ssize_t n = file_maps_read_str(&s->files, ev->tgid, ev->arg[arg], buf, max, truncated);
+
+		if (n < 0)
+			return false;
+		s->stats.unreadable_strings--;
+		s->stats.file_string_reads++;
+		*str = buf;
+		*len = (size_t)n;
+		return true;
+	}
 }
 
 /* Strings the site passed as literals: the probe sent their address only. */
