@@ -105,12 +105,12 @@ $(BUILD)/ctrace-bpf: $(LOADER_OBJS)
 # Programs that carry probes are built the way users build theirs: the
 # header only, strict warnings, PIE (the distribution default).
 PROG_CFLAGS := -g -O2 $(WARN) -pedantic -std=gnu11 -Iinclude -pthread
-$(BUILD)/examples/%: examples/%.c include/ctrace.h usdt/ctrace_site.h | $(BUILD)
+$(BUILD)/examples/%: examples/%.c include/ctrace.h $(wildcard usdt/*.h) | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(PROG_CFLAGS) $< -o $@ -lm
 
-$(BUILD)/tests/programs/%: tests/programs/%.c $(wildcard tests/programs/*.h) include/ctrace.h usdt/ctrace_site.h | $(BUILD)
+$(BUILD)/tests/programs/%: tests/programs/%.c $(wildcard tests/programs/*.h) include/ctrace.h $(wildcard usdt/*.h) | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(PROG_CFLAGS) $< -o $@ -lm

@@ -31,6 +31,13 @@
  *              CTRACE_STR_FAULT, and the loader reads it from the process
  *              (or the file). 5.8 or later.
  *
+ * The batched path (usdt/ctrace_batch.h) adds, in every set: ctrace_batch
+ * (a uprobe like the others; bpf_ringbuf_reserve/submit, 5.8), the copies
+ * at a thread's death: tp_btf/signal_deliver (5.5) and the syscall
+ * tracepoints sys_enter_exit, _exit_group, _execve, _execveat (optional:
+ * the loader goes on without them, batch_watch.c), and one more use of
+ * the dynamic linker's hook.
+ *
  * Each object declares the same maps and globals (the loader drives all
  * three through one skeleton; the Makefile checks that their skeletons
  * agree). The kfunc is declared only in the copy_str object: libbpf 1.1
@@ -595,6 +602,8 @@ static __always_inline void process_record(__u16 kind, __u64 a0, __u64 a1,
 		__sync_fetch_and_add(&dropped, 1);
 }
 
+static __always_inline void batch_fork(__u32 child_tgid, __u32 child_tid);
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(ctrace_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -607,6 +616,7 @@ int BPF_PROG(ctrace_fork, struct task_struct *parent, struct task_struct *child)
 	if (!trace_process(child_tgid, child))
 		return 0; /* counted: the loader says so */
 	literal_epoch_bump(child_tgid); /* its pid may have been another's */
+	batch_fork(child_tgid, BPF_CORE_READ(child, pid));
 	/* Its name, for a child that may exit before the loader reads /proc. */
 	process_record(CTRACE_KIND_FORK, parent_tgid, child_tgid, child->comm);
 	return 0;
@@ -663,8 +673,10 @@ int BPF_PROG(ctrace_exit, struct task_struct *p)
  * by address (before an unmap, so in time for whatever is mapped there
  * next) and wakes the loader at once, to attach a new library's probes
  * before its first use instead of at its next look at the maps. Plain and
- * non-sleepable: it reads no user memory.
+ * non-sleepable: it reads the batch buffers with bpf_probe_read_user.
  */
+static __always_inline void batch_rescue(__u64 why);
+
 SEC("uprobe/_dl_debug_state") /* a section of its own in every set: one program order for all */
 int BPF_KPROBE(ctrace_link_map)
 {
@@ -673,6 +685,245 @@ int BPF_KPROBE(ctrace_link_map)
 	if (filter_by_map && !current_traced(tgid))
 		return 0;
 	literal_epoch_bump(tgid);
+	/* This thread's batched events first: their literals are in what is about to be unmapped. */
+	batch_rescue(CTRACE_BATCH_WHY_LINK_MAP);
 	process_record(CTRACE_KIND_LINK_MAP, tgid, 0, 0);
 	return 0;
+}
+
+/*
+ * The batched path (usdt/ctrace_batch.h): a thread appends its events to a
+ * buffer of its own and fires ctrace:batch with the buffer once it is full.
+ * This program copies the buffer into the ring as one record and does no
+ * per-event work (one hash lookup per event would cost more than the event).
+ * Not cut off by `stopping`: a batch flushed after the stop may hold events
+ * from before it, and the loader cuts by each event's own time.
+ *
+ * batch_threads: where each thread's buffer is (tid -> buffer, filled at
+ * every flush, a new buffer's first one included), so that the kernel side
+ * can copy it when the thread dies without flushing (a fatal signal,
+ * exit(), exec), and the loader can tell, at the stop, how far each thread
+ * had numbered its events (seq_end): the gaps are what was lost.
+ */
+#define BATCH_SLOTS 4 /* buffers of one thread: one per object (executable, libraries) it traces in */
+struct batch_thread {
+	__u64 buf[BATCH_SLOTS];
+	__u64 seq_end[BATCH_SLOTS]; /* the sequence number after the last event flushed */
+	__u32 tgid;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct batch_thread);
+} batch_threads SEC(".maps");
+
+/* Batches the ring had no room for (their events: the loader counts them by sequence). */
+__u64 batch_dropped = 0;
+
+/* The buffer's header: what the kernel side reads of it (usdt/ctrace_batch.h). */
+struct batch_header {
+	__u32 magic;
+	__u32 tid;
+	__u64 first_seq;
+	__u32 len;
+	__u32 count;
+};
+
+#define BATCH_SMALL 256 /* a hello, or a buffer nearly empty: a small reservation */
+
+static __always_inline long batch_read(void *dst, __u32 size, __u64 src, bool may_sleep)
+{
+#if CTRACE_SLEEPABLE
+	if (may_sleep)
+		return bpf_copy_from_user(dst, size, (const void *)src);
+#endif
+	return bpf_probe_read_user(dst, size, (const void *)src);
+}
+
+/* n, at most max, in a way the verifier sees at the use (the compiler would drop a C bound it knows). */
+#define bounded(n, max) ({                                                     \
+	__u32 b_ = (n);                                                        \
+	asm volatile("if %[b] <= %[m] goto +1; %[b] = %[m]" : [b] "+r"(b_) : [m] "i"(max)); \
+	b_;                                                                    \
+})
+
+static __always_inline void batch_fill(struct ctrace_record *r, __u64 pid_tgid, __u64 buf,
+				       __u64 why, __u64 seq_end, __u64 tsc)
+{
+	r->ts_ns = bpf_ktime_get_ns();
+	r->tgid = pid_tgid >> 32;
+	r->tid = (__u32)pid_tgid;
+	r->kind = CTRACE_KIND_BATCH;
+	r->flags = 0;
+	r->name_len = 0;
+	r->args_len = 0;
+	r->tsc = tsc; /* the site's TSC at the flush (0: a copy by the kernel side) */
+	r->arg[0] = buf;
+	r->arg[2] = why;
+	r->arg[3] = seq_end;
+}
+
+/*
+ * One BATCH record of `bytes` of the buffer at `buf`: a small reservation
+ * for a hello, else the largest (a reservation's size is a constant). Two
+ * paths written apart, so that the verifier sees each copy's bound.
+ */
+static __always_inline void batch_send(__u64 pid_tgid, __u64 buf, __u64 bytes, __u64 why,
+				       __u64 seq_end, __u64 tsc, bool may_sleep)
+{
+	struct ctrace_record *r;
+	__u32 n;
+
+	if (bytes <= BATCH_SMALL) {
+		r = bpf_ringbuf_reserve(&events, sizeof(*r) + BATCH_SMALL, 0);
+		if (!r)
+			goto full;
+		batch_fill(r, pid_tgid, buf, why, seq_end, tsc);
+		n = bounded((__u32)bytes, BATCH_SMALL);
+		if (batch_read(r->data, n, buf, may_sleep))
+			n = 0;
+		r->arg[1] = n; /* 0: unreadable */
+		bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+		return;
+	}
+	r = bpf_ringbuf_reserve(&events, sizeof(*r) + CTRACE_BATCH_BYTES, 0);
+	if (!r)
+		goto full;
+	batch_fill(r, pid_tgid, buf, why, seq_end, tsc);
+	n = bounded(bytes > CTRACE_BATCH_BYTES ? CTRACE_BATCH_BYTES : (__u32)bytes, CTRACE_BATCH_BYTES);
+	if (batch_read(r->data, n, buf, may_sleep))
+		n = 0;
+	r->arg[1] = n;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return;
+full:
+	__sync_fetch_and_add(&batch_dropped, 1);
+}
+
+/* Notes where a thread's buffer is (one lookup per flush, not per event). */
+static __always_inline void batch_note(__u32 tid, __u32 tgid, __u64 buf, __u64 seq_end)
+{
+	struct batch_thread *t = bpf_map_lookup_elem(&batch_threads, &tid);
+	int slot = -1;
+
+	if (!t || t->tgid != tgid) {
+		struct batch_thread fresh = { .tgid = tgid };
+
+		fresh.buf[0] = buf;
+		fresh.seq_end[0] = seq_end;
+		bpf_map_update_elem(&batch_threads, &tid, &fresh, BPF_ANY);
+		return;
+	}
+	for (int i = BATCH_SLOTS - 1; i >= 0; i--)
+		if (t->buf[i] == buf || (slot < 0 && !t->buf[i]))
+			slot = i;
+	for (int i = 0; i < BATCH_SLOTS; i++)
+		if (t->buf[i] == buf)
+			slot = i;
+	if (slot < 0)
+		slot = BATCH_SLOTS - 1; /* a fifth object: the last slot's buffer is no longer copied at death */
+	t->buf[slot & (BATCH_SLOTS - 1)] = buf;
+	t->seq_end[slot & (BATCH_SLOTS - 1)] = seq_end;
+}
+
+SEC(PROBE_SEC)
+int BPF_KPROBE(ctrace_batch, __u64 buf, __u64 bytes, __u64 why, __u64 seq_end)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	if (filter_by_map && !current_traced(pid_tgid >> 32))
+		return 0;
+	batch_note((__u32)pid_tgid, pid_tgid >> 32, buf, seq_end);
+	batch_send(pid_tgid, buf, bytes, why, seq_end, PT_REGS_RC(ctx), true);
+	return 0;
+}
+
+/* The current thread dies (or execs) with events in its buffers: they go now. */
+static __always_inline void batch_rescue(__u64 why)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
+	struct batch_thread *t = bpf_map_lookup_elem(&batch_threads, &tid);
+
+	/* A forked child's entry is its parent's buffers (batch_fork): their headers name the parent. */
+	if (!t || t->tgid != pid_tgid >> 32 || (filter_by_map && !current_traced(pid_tgid >> 32)))
+		return;
+	for (int i = 0; i < BATCH_SLOTS; i++) {
+		struct batch_header h;
+		__u64 buf = t->buf[i];
+
+		if (!buf || bpf_probe_read_user(&h, sizeof(h), (const void *)buf) ||
+		    h.magic != 0x43544231 || !h.len)
+			continue;
+		/* Kept (not deleted): at the stop the loader counts what it never got by seq_end. */
+		t->seq_end[i] = h.first_seq + h.count;
+		batch_send(pid_tgid, buf, 64 + (__u64)h.len, why, h.first_seq + h.count, 0, false);
+	}
+}
+
+/*
+ * A signal delivered: a fatal one (SIGKILL, also what every other thread
+ * gets when one exits the process or crashes, or a default action that
+ * kills) ends the thread without its exit destructor.
+ */
+SEC("tp_btf/signal_deliver")
+int BPF_PROG(ctrace_batch_signal, int sig, struct kernel_siginfo *info, struct k_sigaction *ka)
+{
+	void *handler = BPF_CORE_READ(ka, sa.sa_handler);
+
+	/* SIG_DFL of SIGCHLD, SIGCONT, SIGURG, SIGWINCH ignores; of SIGSTOP & co. stops. */
+	if (sig != 9 && (handler != 0 || sig == 17 || sig == 18 || sig == 19 || sig == 20 ||
+			 sig == 21 || sig == 22 || sig == 23 || sig == 28))
+		return 0;
+	batch_rescue(CTRACE_BATCH_WHY_SIGNAL);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_exit")
+int ctrace_batch_exit(void *ctx)
+{
+	batch_rescue(CTRACE_BATCH_WHY_EXITING);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_exit_group")
+int ctrace_batch_exit_group(void *ctx)
+{
+	batch_rescue(CTRACE_BATCH_WHY_EXITING);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_execve")
+int ctrace_batch_execve(void *ctx)
+{
+	batch_rescue(CTRACE_BATCH_WHY_EXEC);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_execveat")
+int ctrace_batch_execveat(void *ctx)
+{
+	batch_rescue(CTRACE_BATCH_WHY_EXEC);
+	return 0;
+}
+
+/*
+ * The child of a fork has a copy of its parent's buffer (events its parent
+ * will flush too: the loader drops them from the child's stream, by time):
+ * known under the child's tid from the start, for batch_rescue().
+ */
+static __always_inline void batch_fork(__u32 child_tgid, __u32 child_tid)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct batch_thread *t = bpf_map_lookup_elem(&batch_threads, &tid);
+	struct batch_thread c;
+
+	if (!t)
+		return;
+	c = *t;
+	c.tgid = child_tgid;
+	bpf_map_update_elem(&batch_threads, &child_tid, &c, BPF_ANY);
 }

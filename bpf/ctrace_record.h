@@ -40,7 +40,8 @@
 	X(NEW_PID, 6, new_pid, 1, -1)        /* marker, pname* */              \
 	X(DISCARD, 7, discard, -1, -1)       /* marker */                      \
 	X(SCOPE, 8, scope, 1, 2) /* marker, name*, args*, TSC ticks since its start */ \
-	X(SCOPE_TSC, 11, scope_tsc, 1, 2) /* as SCOPE; tsc: the end's TSC (header 0.2+) */
+	X(SCOPE_TSC, 11, scope_tsc, 1, 2) /* as SCOPE; tsc: the end's TSC (header 0.2+) */ \
+	X(BATCH, 13, batch, -1, -1) /* buffer, bytes, why, seq end: events of one thread (header 0.3+, usdt/ctrace_batch.h) */
 
 /*
  * Not probes: what the kernel tells about the traced processes. Their
@@ -119,6 +120,20 @@ struct ctrace_record {
 	__u64 tsc;      /* SCOPE_TSC: the TSC at the scope's end; else not set */
 	char data[];    /* name bytes, then args bytes; no NULs */
 };
+
+/*
+ * A BATCH record: the header above (arg[]: the buffer's address, the bytes
+ * copied, why: CTRACE_BATCH_WHY_*, the thread's sequence number after its
+ * last event) and the buffer's bytes, at most CTRACE_BATCH_BYTES
+ * (usdt/ctrace_batch.h's CTRACE__BATCH_BYTES). userspace/batch_split.c reads it.
+ */
+#define CTRACE_BATCH_BYTES 16384
+#define CTRACE_BATCH_WHY_FULL 0
+#define CTRACE_BATCH_WHY_HELLO 1
+#define CTRACE_BATCH_WHY_SIGNAL 3   /* copied by the kernel side: a fatal signal */
+#define CTRACE_BATCH_WHY_EXITING 4  /* copied by the kernel side: exit() or exit_group() */
+#define CTRACE_BATCH_WHY_EXEC 5     /* copied by the kernel side: execve() */
+#define CTRACE_BATCH_WHY_LINK_MAP 6 /* copied by the kernel side: dlopen(), dlclose() */
 
 #define CTRACE_RECORD_MAX                                                      \
 	(sizeof(struct ctrace_record) + CTRACE_NAME_MAX + CTRACE_ARGS_MAX)

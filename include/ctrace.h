@@ -33,7 +33,7 @@
 #include "../usdt/ctrace_site.h"
 
 #define CTRACE_VERSION_MAJOR 0
-#define CTRACE_VERSION_MINOR 2
+#define CTRACE_VERSION_MINOR 3
 
 /* Scopes of CTRACE_INSTANT: the Chrome trace "s" field. */
 #define CTRACE_SCOPE_GLOBAL 'g'
@@ -52,48 +52,93 @@ struct ctrace_span {
 /* True while a tracer is attached: guard costly argument preparation. */
 #define CTRACE_ENABLED() CTRACE__CAST(int, CTRACE__ARMED())
 
+/*
+ * While a batching tracer is attached (ctrace_batch_semaphore, see
+ * usdt/ctrace_batch.h), an event is appended to the thread's buffer;
+ * otherwise, or when the append declines, the per-event site fires.
+ * desc: kind (bpf/ctrace_record.h's numbers), argument words, which word
+ * is the name and which the args (7: none), literal bits.
+ */
+#define CTRACE__DESC(kind, words, name_w, args_w, lit)                         \
+	CTRACE__CAST(unsigned int, (kind) | (words) << 8 | (name_w) << 12 |    \
+				   (args_w) << 16 | CTRACE__U64(lit) << 20)
+#define CTRACE__BATCHED(desc, a0, a1, a2, a3, tsc)                             \
+	(ctrace_batch_semaphore != 0 &&                                        \
+	 ctrace__batch_append(desc, a0, a1, a2, a3, tsc) == 0)
+
 #define CTRACE_SPAN_BEGIN(marker, span, name, args)                            \
 	CTRACE__WHEN_ARMED(                                                    \
-		CTRACE__SITE4L(span_begin, CTRACE__PTR(marker), CTRACE__PTR(span), \
-			       CTRACE__PTR(name), CTRACE__PTR(args),           \
-			       CTRACE__LIT(name) | CTRACE__LIT(args) << 1);)
+		unsigned long long ctrace__a0 = CTRACE__PTR(marker);           \
+		unsigned long long ctrace__a1 = CTRACE__PTR(span);             \
+		unsigned long long ctrace__a2 = CTRACE__PTR(name);             \
+		unsigned long long ctrace__a3 = CTRACE__PTR(args);             \
+		if (!CTRACE__BATCHED(CTRACE__DESC(1u, 4u, 2u, 3u,              \
+				CTRACE__LIT(name) | CTRACE__LIT(args) << 1),   \
+				ctrace__a0, ctrace__a1, ctrace__a2, ctrace__a3, 0)) \
+			CTRACE__SITE4L(span_begin, ctrace__a0, ctrace__a1,     \
+				       ctrace__a2, ctrace__a3,                 \
+				       CTRACE__LIT(name) | CTRACE__LIT(args) << 1);)
 
 #define CTRACE_SPAN_END(span, args)                                            \
 	CTRACE__WHEN_ARMED(                                                    \
-		CTRACE__SITE2L(span_end, CTRACE__PTR(span), CTRACE__PTR(args), \
-			       CTRACE__LIT(args) << 1);)
+		unsigned long long ctrace__a0 = CTRACE__PTR(span);             \
+		unsigned long long ctrace__a1 = CTRACE__PTR(args);             \
+		if (!CTRACE__BATCHED(CTRACE__DESC(2u, 2u, 7u, 1u,              \
+				CTRACE__LIT(args) << 1),                       \
+				ctrace__a0, ctrace__a1, 0, 0, 0))              \
+			CTRACE__SITE2L(span_end, ctrace__a0, ctrace__a1,       \
+				       CTRACE__LIT(args) << 1);)
 
 #define CTRACE_INSTANT(marker, name, scope, args)                              \
 	CTRACE__WHEN_ARMED(                                                    \
-		CTRACE__SITE4L(instant, CTRACE__PTR(marker), CTRACE__PTR(name),    \
-			       CTRACE__U64(scope), CTRACE__PTR(args),          \
-			       CTRACE__LIT(name) | CTRACE__LIT(args) << 1);)
+		unsigned long long ctrace__a0 = CTRACE__PTR(marker);           \
+		unsigned long long ctrace__a1 = CTRACE__PTR(name);             \
+		unsigned long long ctrace__a2 = CTRACE__U64(scope);            \
+		unsigned long long ctrace__a3 = CTRACE__PTR(args);             \
+		if (!CTRACE__BATCHED(CTRACE__DESC(3u, 4u, 1u, 3u,              \
+				CTRACE__LIT(name) | CTRACE__LIT(args) << 1) |  \
+				CTRACE__BD_SMALL2,                             \
+				ctrace__a0, ctrace__a1, ctrace__a2, ctrace__a3, 0)) \
+			CTRACE__SITE4L(instant, ctrace__a0, ctrace__a1,        \
+				       ctrace__a2, ctrace__a3,                 \
+				       CTRACE__LIT(name) | CTRACE__LIT(args) << 1);)
 
 /*
  * Counter values travel as the IEEE-754 bit pattern of a double (a USDT
  * argument is an integer register; bpftrace shows these bits as an integer).
  */
-#define CTRACE__COUNTER(probe, marker, name, value)                            \
+#define CTRACE__COUNTER(probe, kind, marker, name, value)                      \
 	CTRACE__WHEN_ARMED(                                                    \
 		double ctrace__d = CTRACE__DOUBLE(value);                      \
 		unsigned long long ctrace__bits;                               \
+		unsigned long long ctrace__a0 = CTRACE__PTR(marker);           \
+		unsigned long long ctrace__a1 = CTRACE__PTR(name);             \
 		__builtin_memcpy(&ctrace__bits, &ctrace__d, sizeof(ctrace__bits)); \
-		CTRACE__SITE3L(probe, CTRACE__PTR(marker), CTRACE__PTR(name),  \
-			       ctrace__bits, CTRACE__LIT(name));)
+		if (!CTRACE__BATCHED(CTRACE__DESC(kind, 3u, 1u, 7u, CTRACE__LIT(name)), \
+				ctrace__a0, ctrace__a1, ctrace__bits, 0, 0))   \
+			CTRACE__SITE3L(probe, ctrace__a0, ctrace__a1,          \
+				       ctrace__bits, CTRACE__LIT(name));)
 
 #define CTRACE_COUNTER_SET(marker, name, value)                                \
-	CTRACE__COUNTER(counter_set, marker, name, value)
+	CTRACE__COUNTER(counter_set, 4u, marker, name, value)
 #define CTRACE_COUNTER_ADD(marker, name, value)                                \
-	CTRACE__COUNTER(counter_add, marker, name, value)
+	CTRACE__COUNTER(counter_add, 5u, marker, name, value)
 
 #define CTRACE_NEW_PID(marker, pname)                                          \
 	CTRACE__WHEN_ARMED(                                                    \
-		CTRACE__SITE2L(new_pid, CTRACE__PTR(marker), CTRACE__PTR(pname), \
-			       CTRACE__LIT(pname));)
+		unsigned long long ctrace__a0 = CTRACE__PTR(marker);           \
+		unsigned long long ctrace__a1 = CTRACE__PTR(pname);            \
+		if (!CTRACE__BATCHED(CTRACE__DESC(6u, 2u, 1u, 7u, CTRACE__LIT(pname)), \
+				ctrace__a0, ctrace__a1, 0, 0, 0))              \
+			CTRACE__SITE2L(new_pid, ctrace__a0, ctrace__a1,        \
+				       CTRACE__LIT(pname));)
 
 #define CTRACE_DISCARD(marker)                                                 \
 	CTRACE__WHEN_ARMED(                                                    \
-		CTRACE__SITE1(discard, CTRACE__PTR(marker));)
+		unsigned long long ctrace__a0 = CTRACE__PTR(marker);           \
+		if (!CTRACE__BATCHED(CTRACE__DESC(7u, 1u, 7u, 7u, 0u),         \
+				ctrace__a0, 0, 0, 0, 0))                       \
+			CTRACE__SITE1(discard, ctrace__a0);)
 
 /*
  * CTRACE_SCOPE(marker, name, args): a span from here to the end of the
@@ -116,6 +161,7 @@ struct ctrace_scope {
 	const char *name;
 	const char *args;
 	unsigned long long tsc; /* 0: not traced */
+	unsigned int lit;       /* name, args literal (bits 0, 1): known at the start only */
 };
 
 static __inline__ unsigned long long ctrace__rdtsc(void)
@@ -131,9 +177,10 @@ static __inline__ void ctrace__scope_end(struct ctrace_scope *s)
 	if (__builtin_expect(s->tsc != 0, 0)) {
 		unsigned long long end = ctrace__rdtsc();
 
-
-		CTRACE__SITE5(scope_tsc, CTRACE__PTR(s->marker), CTRACE__PTR(s->name),
-			      CTRACE__PTR(s->args), end - s->tsc, end);
+		if (!CTRACE__BATCHED(CTRACE__DESC(11u, 4u, 1u, 2u, s->lit), CTRACE__PTR(s->marker),
+				     CTRACE__PTR(s->name), CTRACE__PTR(s->args), end - s->tsc, end))
+			CTRACE__SITE5(scope_tsc, CTRACE__PTR(s->marker), CTRACE__PTR(s->name),
+				      CTRACE__PTR(s->args), end - s->tsc, end);
 	}
 }
 
@@ -145,6 +192,8 @@ static __inline__ void ctrace__scope_end(struct ctrace_scope *s)
 			(s).marker = (marker_);                                \
 			(s).name = (name_);                                    \
 			(s).args = (args_);                                    \
+			(s).lit = CTRACE__CAST(unsigned int, CTRACE__LIT(name_) |     \
+					       CTRACE__LIT(args_) << 1);       \
 			(s).tsc = ctrace__rdtsc(););                           \
 	} while (0)
 
@@ -168,7 +217,7 @@ struct ctrace_scope_guard {
 #if defined(__clang__)
 #define CTRACE__SCOPE_ZERO
 #else
-#define CTRACE__SCOPE_ZERO = { 0, 0, 0, 0 }
+#define CTRACE__SCOPE_ZERO = { 0, 0, 0, 0, 0 }
 #endif
 #define CTRACE__SCOPE_VAR(var, marker, name, args)                             \
 	struct ctrace_scope var __attribute__((cleanup(ctrace__scope_end)))   \

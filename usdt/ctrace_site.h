@@ -153,6 +153,7 @@ static __inline__ __attribute__((always_inline)) int ctrace__armed(void)
  */
 #ifdef __cplusplus
 #define CTRACE__CAST(type, x) static_cast<type>(x)
+#define CTRACE__PCAST(type, x) reinterpret_cast<type>(x) /* pointer <-> integer */
 extern "C++" {
 template <typename T>
 static __inline__ __attribute__((always_inline)) unsigned long long ctrace__u64(T v)
@@ -182,6 +183,7 @@ static __inline__ __attribute__((always_inline)) unsigned long long ctrace__ptr(
 #define CTRACE__PTR(p) ctrace__ptr(p)
 #else
 #define CTRACE__CAST(type, x) ((type)(x))
+#define CTRACE__PCAST(type, x) ((type)(x))
 #define CTRACE__U64(x) ((unsigned long long)(x))
 #define CTRACE__DOUBLE(x) ((double)(x))
 #define CTRACE__PTR(p) CTRACE__U64((__UINTPTR_TYPE__)(const volatile void *)(p))
@@ -196,7 +198,9 @@ static __inline__ __attribute__((always_inline)) unsigned long long ctrace__ptr(
  * not allocated, so these are link-time addresses with no run-time relocation.
  * The .stapsdt.base block is emitted once per object file (.ifndef).
  */
-#define CTRACE__SITE_ASM(name, argspec)                                        \
+#define CTRACE__SITE_ASM(name, argspec) CTRACE__SITE_ASM_SEM(name, argspec, "ctrace_semaphore")
+/* The same, with the semaphore `sem` (a symbol's name, as a string) in the note. */
+#define CTRACE__SITE_ASM_SEM(name, argspec, sem)                               \
 	"990:	nop\n"                                                         \
 	"	.pushsection .note.stapsdt,\"?\",\"note\"\n"                   \
 	"	.balign 4\n"                                                   \
@@ -205,7 +209,7 @@ static __inline__ __attribute__((always_inline)) unsigned long long ctrace__ptr(
 	"992:	.balign 4\n"                                                   \
 	"993:	.8byte 990b\n"                                                 \
 	"	.8byte _.stapsdt.base\n"                                       \
-	"	.8byte ctrace_semaphore\n"                                     \
+	"	.8byte " sem "\n"                                              \
 	"	.asciz \"ctrace\"\n"                                           \
 	"	.asciz \"" CTRACE__STR(name) "\"\n"                            \
 	"	.asciz \"" argspec "\"\n"                                      \
@@ -271,6 +275,14 @@ static __inline__ __attribute__((always_inline)) unsigned long long ctrace__ptr(
 	__asm__ __volatile__(                                                  \
 		CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx 8@%%rax") \
 		: : "D"(a0), "S"(a1), "d"(a2), "c"(a3), "a"(lit) : "memory")
+
+/* The batch probe (usdt/ctrace_batch.h): five arguments, its own semaphore. */
+#define CTRACE__SITE5_SEM(name, sem, a0, a1, a2, a3, a4)                       \
+	__asm__ __volatile__(                                                  \
+		CTRACE__SITE_ASM_SEM(name, "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx 8@%%rax", sem) \
+		: : "D"(a0), "S"(a1), "d"(a2), "c"(a3), "a"(a4) : "memory")
+
+#include "ctrace_batch.h"
 
 #endif /* CTRACE_SITE_LAYOUT_ONLY */
 #endif /* CTRACE_SITE_H */

@@ -96,6 +96,7 @@ struct site_set {
 	size_t n[KIND_COUNT], cap[KIND_COUNT];
 	int armer_kind;                /* the site that carries the semaphore */
 	uint64_t armer_offset, armer_sema, armer_cookie;
+	uint64_t batch_sema;           /* ctrace:batch's own (usdt/ctrace_batch.h) */
 };
 
 static void site_set_free(struct site_set *s)
@@ -166,6 +167,14 @@ static int collect_sites(const struct mapped_object *obj, struct attachment *a,
 			if (a->verbose)
 				fprintf(stderr, "ctrace-bpf: %s: skipping ctrace:%s at 0x%llx (not a site this version knows)\n",
 					obj->path, n->name, (unsigned long long)n->site_vaddr);
+			continue;
+		}
+		if (kind == kind_of("batch")) {
+			/* Its own semaphore: raised with its last site (attach_object). */
+			if (!a->no_batch && n->sema_offset) {
+				set->batch_sema = n->sema_offset;
+				ret = site_set_add(set, kind, offset, n->site_vaddr);
+			}
 			continue;
 		}
 		if (n->sema_offset && offset > set->armer_offset) {
@@ -372,9 +381,24 @@ static int attach_object(struct ctrace_bpf *skel, int pid,
 	int err;
 
 	err = collect_sites(obj, a, &set);
-	for (int k = 0; k < KIND_COUNT && !err; k++)
+	for (int k = 0; k < KIND_COUNT && !err; k++) {
+		bool batch = k == kind_of("batch");
+
+		/* Perf uprobes: the semaphore apart, once the programs are bound (see perf_arm). */
 		err = attach_sites(skel, pid, obj, k, set.offsets[k], set.cookies[k],
-				   set.n[k], 0, a);
+				   set.n[k], batch && a->multi ? set.batch_sema : 0, a);
+		if (!err && batch && set.n[k] && !a->multi) {
+			/* At a batch site's other nop: .init is ctrace_semaphore's (one ref_ctr a uprobe). */
+			uint64_t other = set.offsets[k][0] + (a->fast ? -(uint64_t)CTRACE_SITE_NOP5_OFFSET :
+							       CTRACE_SITE_NOP5_OFFSET);
+
+			err = perf_arm(obj->host_path, other, set.batch_sema, pid, a);
+		}
+		if (!err && batch) { /* not a probe the user placed */
+			a->sites -= (unsigned)set.n[k];
+			a->batch_sites += (unsigned)set.n[k];
+		}
+	}
 	if (!err && set.armer_kind >= 0 && a->multi)
 		err = attach_sites(skel, pid, obj, set.armer_kind, &set.armer_offset,
 				   &set.armer_cookie, 1, set.armer_sema, a);
@@ -699,12 +723,13 @@ void attachment_free(struct attachment *a)
 	free(a->link_fds);
 	key_map_free_with_values(&a->seen);
 	{
-		bool global = a->global, fast = a->fast, cookies = a->cookies;
+		bool global = a->global, fast = a->fast, cookies = a->cookies, no_batch = a->no_batch;
 
 		attachment_init(a, a->multi, a->verbose);
 		a->global = global;
 		a->fast = fast;
 		a->cookies = cookies;
+		a->no_batch = no_batch;
 	}
 }
 

@@ -50,6 +50,14 @@ struct attachment {
 	 * perf events (before 5.15): then none is passed.
 	 */
 	bool cookies;
+	/*
+	 * no_batch (--no-batch): ctrace:batch is not attached, so its
+	 * semaphore stays down and every site fires its own probe. Else each
+	 * object's batch sites are attached with ctrace_batch_semaphore, and
+	 * counted in batch_sites, not in sites.
+	 */
+	bool no_batch;
+	unsigned batch_sites;
 	struct bpf_link **links; /* perf-event uprobes */
 	size_t n_links, cap_links;
 	int *link_fds;           /* uprobe_multi links */

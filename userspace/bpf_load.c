@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "bpf_load.h"
+#include "batch_watch.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -232,10 +233,14 @@ static int load_set(const struct trace_options *o, const struct stat *exe,
 				strerror(-err));
 			return err;
 		}
+		/* Before any probe: a thread may crash or exec with events in its buffer at once. */
+		if (!o->no_batch)
+			batch_watch_deaths(*t->skel, o->verbose);
 		attachment_init(t->att, multi, o->verbose);
 		t->att->global = global;
 		t->att->fast = c->fast;
 		t->att->cookies = c->cookies;
+		t->att->no_batch = o->no_batch;
 		err = t->attach_targets(t->ctx);
 		if (err == -EOPNOTSUPP && multi) {
 			add_why(c, "no uprobe_multi links");

@@ -179,6 +179,17 @@ void chrome_trace_end(struct chrome_trace *tf, const struct trace_facts *facts,
 	write_kv_u64(w, "ends_of_evicted_spans", s->ends_of_evicted_spans);
 	write_memory(w, s);
 	write_kv_u64(w, "records_unread_at_stop", s->records_unread_at_stop);
+	if (facts->event_path) {
+		write_kv_str(w, "event_path", facts->event_path, true);
+		jw_lit(w, ",\"batch\":{\"events\":");
+		jw_u64(w, s->batched_events);
+		write_kv_u64(w, "threads", s->batch_threads);
+		write_kv_u64(w, "lost_events", s->batch_lost);
+		write_kv_u64(w, "before_tracing", s->batch_before_tracing);
+		write_kv_u64(w, "inherited_at_fork", s->batch_inherited_at_fork);
+		write_kv_u64(w, "out_of_order", s->merge_forced);
+		jw_lit(w, "}");
+	}
 	jw_lit(w, "}}\n");
 }
 

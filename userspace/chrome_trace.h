@@ -42,6 +42,7 @@ struct trace_facts {
 	const char *probe_links;      /* "uprobe_multi" or "perf_uprobe" */
 	bool bpf_cookies;
 	bool fast_nop5;               /* --fast took effect */
+	const char *event_path;       /* "batched" or "per_event" (--no-batch); NULL: not written */
 	struct kernel_feature kernel_features[KERNEL_FEATURE_COUNT];
 };
 
@@ -65,6 +66,13 @@ struct trace_stats {
 	const struct table_bound *bounds[TRACE_BOUNDS_MAX]; /* the tables it was split into */
 	unsigned n_bounds;
 	uint64_t records_unread_at_stop; /* left in the ring buffer when the drain ran out of time (in dropped) */
+	/* The batched path (userspace/batch_path.c). */
+	uint64_t batched_events;   /* events that came in threads' buffers */
+	uint64_t batch_threads;    /* buffers seen: one per thread and object */
+	uint64_t batch_lost;       /* numbered by a thread, never seen (in dropped) */
+	uint64_t batch_before_tracing;    /* left in a buffer by an earlier trace: left out */
+	uint64_t batch_inherited_at_fork; /* a child's copy of its parent's events: left out */
+	uint64_t merge_forced;     /* handed on before the watermark, for want of memory */
 	uint64_t stop_mono_ns;
 	const char *stop_reason;
 };

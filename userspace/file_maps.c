@@ -149,6 +149,16 @@ int file_maps_snapshot(struct file_maps *fm, int pid)
 	}
 	free(line);
 	fclose(f);
+	if (!p->n && key_map_get(&fm->procs, &key, sizeof(key))) {
+		/*
+		 * An exited process (a zombie) has an empty maps file: what it
+		 * mapped is what the last look saw (its batched events, and
+		 * their literals, may still be on their way).
+		 */
+		free(p->v);
+		free(p);
+		return -ESRCH;
+	}
 	p->key = key;
 	old = key_map_put(&fm->procs, &p->key, sizeof(p->key), p);
 	if (old) {

@@ -101,6 +101,17 @@ static void late_read(struct record_strings *rs, struct ctrace_event *ev, int ar
 	*flags = truncated ? CTRACE_STR_TRUNCATED : 0;
 }
 
+bool record_strings_read_late(struct record_strings *rs, const struct ctrace_event *ev, int arg,
+			      const char **str, size_t *len, bool *truncated, char *buf, size_t max)
+{
+	struct ctrace_event e = *ev;
+	unsigned flags = CTRACE_STR_FAULT;
+
+	late_read(rs, &e, arg, str, len, &flags, buf, max);
+	*truncated = flags & CTRACE_STR_TRUNCATED;
+	return !(flags & CTRACE_STR_FAULT);
+}
+
 /* Strings the site passed as literals: the probe sent their address only. */
 static void literal_read(struct record_strings *rs, struct ctrace_event *ev, int arg,
 			 const char **str, size_t *len, unsigned *flags, size_t max)

@@ -60,4 +60,11 @@ void record_strings_snapshot(struct record_strings *rs, int pid);
  */
 void record_strings_resolve(struct record_strings *rs, struct ctrace_event *ev);
 
+/*
+ * A batched event's literal at ev->arg[arg] (batch_path.c), read as a late
+ * string is, into buf: false when it cannot be read (counted).
+ */
+bool record_strings_read_late(struct record_strings *rs, const struct ctrace_event *ev, int arg,
+			      const char **str, size_t *len, bool *truncated, char *buf, size_t max);
+
 #endif

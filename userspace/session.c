@@ -74,6 +74,7 @@ static void begin_model(struct session *s)
 		trace_model_traced_from_start(&s->model, (uint32_t)s->launched.pid);
 	tsc_clock_init(&s->tsc);
 	s->model.tsc = &s->tsc;
+	session_begin_batches(s);
 	/* Thread names now: a short-lived program may be gone before its events are read. */
 	for (int i = 0; i < o->n_pids; i++)
 		model_facts_threads(&s->model, (uint32_t)o->pids[i]);
@@ -227,6 +228,7 @@ int session_end(struct session *s, int code)
 		trace_model_finish(&s->model, 0); /* frees */
 	targets_free(&s->targets);
 	free(s->pending);
+	batch_path_free(&s->bpath);
 	record_strings_free(&s->strings);
 	tsc_clock_free(&s->tsc);
 	proc_facts_free(&s->target);

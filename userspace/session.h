@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include "attach.h"
+#include "batch_path.h"
 #include "bpf_load.h"
 #include "launch.h"
 #include "link_map_watch.h"
@@ -64,8 +65,9 @@ struct session {
 	uint64_t untraced_reported; /* processes left out of the full table, said so far */
 	uint64_t untraced_by_loader; /* of those, the ones the loader could not put in */
 
-	/* An event's way: record_decode -> strings -> model. */
+	/* An event's way: record_decode -> strings -> (batch_path: time order) -> model. */
 	struct record_strings strings;
+	struct batch_path bpath; /* threads' buffers, and the merge by time (batch_path.h) */
 	struct trace_model model;
 	bool model_live;  /* begun, not yet finished */
 	struct tsc_clock tsc;
@@ -130,6 +132,7 @@ int session_end(struct session *s, int code);
 
 /* session_loop.c */
 /* The ring buffer's callback: one record, decoded, its strings resolved, modelled. */
+void session_begin_batches(struct session *s);
 int session_take_record(void *session, void *data, size_t size);
 /* Traces until a stop: a signal, -d, every target gone, an error. */
 void session_run(struct session *s);

@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 #include <bpf/libbpf.h>
 #include "ctrace.skel.h"
+#include "batch_watch.h"
 #include "model_facts.h"
 #include "traced_set.h"
 
@@ -77,16 +78,50 @@ static bool note_process_change(struct session *s, const struct ctrace_event *ev
 	return true;
 }
 
+/* The merge hands events on in time order: to the model. */
+static void model_event(void *session, const struct ctrace_event *ev)
+{
+	struct session *s = session;
+
+	if (ev->kind == CTRACE_KIND_LINK_MAP)
+		return; /* for the session and the batches' literals only */
+	model_facts_event(&s->model, ev);
+	trace_model_event(&s->model, ev);
+}
+
+/* A batched event's literal, read as a late string is. */
+static bool batch_read_str(void *session, const struct ctrace_event *ev, int arg, const char **str,
+			   size_t *len, bool *truncated, char *buf, size_t max)
+{
+	struct session *s = session;
+
+	return record_strings_read_late(&s->strings, ev, arg, str, len, truncated, buf, max);
+}
+
+void session_begin_batches(struct session *s)
+{
+	batch_path_init(&s->bpath, !s->o->no_batch, &s->tsc, &s->stats, &s->stop_ns,
+			s->out->facts.start_mono_ns, model_event, s);
+	s->out->facts.event_path = s->o->no_batch ? "per_event" : "batched";
+	s->bpath.read_str = batch_read_str;
+	s->bpath.read_ctx = s;
+}
+
 int session_take_record(void *session, void *data, size_t size)
 {
 	struct session *s = session;
 	struct ctrace_event ev;
+	bool shown;
 
 	if (s->counting_only) {
-		s->unread_at_stop++;
+		/* A batch's events are counted lost by their numbers (batch_path_finish). */
+		if (!s->bpath.on || !batch_path_record_kind(data, size))
+			s->unread_at_stop++;
 		return 0;
 	}
 	s->stats.records++;
+	if (s->bpath.on && batch_path_record(&s->bpath, data, size))
+		return round_over(s) ? END_OF_ROUND : 0;
 	if (record_decode(data, size, &ev) < 0) {
 		s->stats.bad_records++;
 		return round_over(s) ? END_OF_ROUND : 0;
@@ -96,10 +131,11 @@ int session_take_record(void *session, void *data, size_t size)
 		return round_over(s) ? END_OF_ROUND : 0;
 	}
 	record_strings_resolve(&s->strings, &ev);
-	if (note_process_change(s, &ev)) {
-		model_facts_event(&s->model, &ev);
-		trace_model_event(&s->model, &ev);
-	}
+	shown = note_process_change(s, &ev);
+	if (s->bpath.on)
+		batch_path_push(&s->bpath, &ev); /* in time order; a LINK_MAP forgets batched literals */
+	else if (shown)
+		model_event(s, &ev);
 	/* This record is taken (libbpf moved past it before calling us). */
 	return round_over(s) ? END_OF_ROUND : 0;
 }
@@ -107,6 +143,7 @@ int session_take_record(void *session, void *data, size_t size)
 /* A round of records: 0, or -errno when the ring buffer cannot be read (said). */
 static int take_records(struct session *s)
 {
+	uint64_t round_start = session_now_ns(CLOCK_MONOTONIC);
 	int err;
 
 	round_begin(s, s->deadline_ns);
@@ -117,6 +154,8 @@ static int take_records(struct session *s)
 	 */
 	if (err >= 0 || err == -EINTR)
 		err = ring_buffer__consume(s->rb);
+	/* Idle buffers read, and what is behind the watermark handed on. */
+	batch_path_tick(&s->bpath, session_now_ns(CLOCK_MONOTONIC), err == END_OF_ROUND ? 0 : round_start);
 	if (err == END_OF_ROUND)
 		err = 0; /* more may be waiting: the next round takes it */
 	if (err < 0 && err != -EINTR) {
@@ -130,7 +169,7 @@ static int take_records(struct session *s)
 static void report_drops(struct session *s)
 {
 	/* Records left unread at the end of the drain are lost too, and said so. */
-	uint64_t total = s->skel->bss->dropped + s->unread_at_stop;
+	uint64_t total = s->skel->bss->dropped + s->unread_at_stop + s->bpath.lost;
 	uint64_t now = session_now_ns(CLOCK_MONOTONIC);
 
 	if (total == s->drops_reported)
@@ -313,11 +352,16 @@ static void *detach_probes(void *arg)
 	return NULL;
 }
 
+static void consume_ring(void *rb)
+{
+	ring_buffer__consume(rb);
+}
+
 void session_stop(struct session *s)
 {
 	struct trace_facts *facts = &s->out->facts;
-	pthread_t detacher[2];
-	bool detaching[2];
+	pthread_t detacher[3];
+	bool detaching[3];
 
 	/*
 	 * The stop is now: spans still open end here. Then detach, so that
@@ -327,6 +371,7 @@ void session_stop(struct session *s)
 	s->stop_ns = s->stats.stop_mono_ns;
 	s->skel->bss->stopping = true;
 	stop_at_high_priority(s);
+	batch_path_stop(&s->bpath, consume_ring, s->rb); /* every buffer up to the stop, before the detach */
 	/* Every probe attached in the course of the trace (libraries loaded later too). */
 	facts->probes_attached = s->att.sites;
 	facts->objects_with_probes = s->att.objects_with_probes;
@@ -343,9 +388,13 @@ void session_stop(struct session *s)
 	detaching[1] = pthread_create(&detacher[1], NULL, detach_probes, &s->att) == 0;
 	if (!detaching[1])
 		detach_probes(&s->att);
+	/* The batch buffers' death watches too (five links): their grace periods overlap the others'. */
+	detaching[2] = pthread_create(&detacher[2], NULL, batch_watch_stop, s->skel) == 0;
+	if (!detaching[2])
+		batch_watch_stop(s->skel);
 	drain(s, s->o->duration);
 	output_flush_to_disk(s->out);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 3; i++)
 		if (detaching[i])
 			pthread_join(detacher[i], NULL);
 	s->counting_only = s->unread_at_stop > 0;
@@ -353,10 +402,12 @@ void session_stop(struct session *s)
 	while (ring_buffer__consume(s->rb) == END_OF_ROUND)
 		round_begin(s, 0);
 	s->counting_only = false;
+	batch_path_finish(&s->bpath, bpf_map__fd(s->skel->maps.batch_threads));
+	s->stats.batch_lost = s->bpath.lost;
 	report_drops(s);
 	report_untraced(s);
 	s->stats.records_unread_at_stop = s->unread_at_stop;
-	s->stats.dropped = s->skel->bss->dropped + s->unread_at_stop;
+	s->stats.dropped = s->skel->bss->dropped + s->unread_at_stop + s->bpath.lost;
 	trace_model_finish(&s->model, s->stats.stop_mono_ns);
 	s->model_live = false;
 }

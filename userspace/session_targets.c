@@ -163,8 +163,11 @@ static int trace_exe(struct session *s, const char *exe_path, const struct stat 
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 		if (stat(path, &st) == 0 && st.st_ino == exe->st_ino && st.st_dev == exe->st_dev &&
-		    targets_add(&s->targets, pid) > 0)
+		    targets_add(&s->targets, pid) > 0) {
 			mark_traced(s, pid);
+			/* Before it is armed: its batched literals may come after its exit. */
+			file_maps_snapshot(&s->strings.files, pid);
+		}
 	}
 	if (proc)
 		closedir(proc);

@@ -43,6 +43,10 @@ static const char usage_text[] =
 	"                       parent's probes fired); on older kernels no faster, so\n"
 	"                       ignored (said); default: the int3 of the note's 1-byte\n"
 	"                       nop, safe on every kernel\n"
+	"  --no-batch           one probe hit per event, as before 0.3 (and for\n"
+	"                       programs built with an older header); default: a\n"
+	"                       thread's events come in batches from its buffer\n"
+	"                       (also CTRACE_NO_BATCH=1 in the environment)\n"
 	"  -v, --verbose        say what is attached; show libbpf's messages\n"
 	"  -h, --help           this text\n"
 	"  -V, --version        the version\n"
@@ -231,6 +235,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "fast", no_argument, NULL, 'F' },
+		{ "no-batch", no_argument, NULL, 'N' },
 		{ "max-memory", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -284,6 +289,9 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		case 'F':
 			o->fast = true;
 			break;
+		case 'N':
+			o->no_batch = true;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			exit(0);
@@ -320,4 +328,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		exit(2);
 	}
 	check_fast(o);
+	/* The whole integration suite runs per event with it (CI). */
+	if (getenv("CTRACE_NO_BATCH") && !strcmp(getenv("CTRACE_NO_BATCH"), "1"))
+		o->no_batch = true;
 }

@@ -14,6 +14,7 @@ struct trace_options {
 	char **command;           /* -- CMD ARGS... (launch mode), NULL-terminated */
 	bool follow;              /* -f: children of traced processes too */
 	bool fast;                /* --fast: attach at the guarded nop5 */
+	bool no_batch;            /* --no-batch (or CTRACE_NO_BATCH=1): per-event probes only */
 	const char *output;
 	double duration;
 	unsigned long buffer_size;

@@ -20,9 +20,10 @@
  *              bpf_stats while traced), print how many and the thread's CPU
  *              ns per event
  *
- * Prints "key ns_per_event" lines: getppid, burst (instants after 3 ms
+ * Prints "key ns_per_event" lines: getppid, rdtsc (the TSC alone), burst (instants after 3 ms
  * idle), instant, counter, span (begin + end on one thread), scope
- * (CTRACE_SCOPE, or n/a when the header has none);
+ * (CTRACE_SCOPE, or n/a when the header has none), instant_args40 (an
+ * instant whose args are 40 bytes of JSON built at run time);
  * then "hits" (probe hits timed) and, with --cpu, "irq_work_per_hit".
  */
 #include "bench.h"
@@ -38,6 +39,17 @@ static NOINLINE void run_getppid(long n)
 {
 	for (long i = 0; i < n; i++)
 		syscall(SYS_getppid);
+}
+
+/* The time stamp counter alone: the floor of a batched event, which reads it once. */
+static NOINLINE void run_rdtsc(long n)
+{
+	for (long i = 0; i < n; i++) {
+		unsigned int lo, hi;
+
+		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+		__asm__ __volatile__("" : : "r"(lo), "r"(hi));
+	}
 }
 
 static NOINLINE void run_instant(long n)
@@ -93,6 +105,8 @@ static const char name63[] =
 static const char args64[] =
 	"{\"bytes\":4096,\"file\":\"/var/lib/app/data/segment-0001.bin\"}";
 static char name255[256];
+/* 40 bytes of JSON built at run time: not a literal (the batched path copies it inline). */
+static char args40[41];
 
 static NOINLINE void run_instant_noname(long n)
 {
@@ -110,6 +124,12 @@ static NOINLINE void run_instant_name255(long n)
 {
 	for (long i = 0; i < n; i++)
 		CTRACE_INSTANT(NULL, name255, CTRACE_SCOPE_THREAD, NULL);
+}
+
+static NOINLINE void run_instant_args40(long n)
+{
+	for (long i = 0; i < n; i++)
+		CTRACE_INSTANT(NULL, "tick", CTRACE_SCOPE_THREAD, args40);
 }
 
 static NOINLINE void run_instant_args64(long n)
@@ -203,6 +223,7 @@ int main(int argc, char **argv)
 		}
 	}
 	memset(name255, 'n', sizeof(name255) - 1);
+	snprintf(args40, sizeof(args40), "{\"bytes\":%d,\"file\":\"segment-%02d.bin\"}", 4096, 1);
 	bench_pin(cpu);
 	if (wait)
 		wait_for_tracer();
@@ -220,6 +241,7 @@ int main(int argc, char **argv)
 		cases[ncases++] = (struct bench_case){ .key = k, .fn = f };    \
 	} while (0)
 	CASE("getppid", run_getppid, 0);
+	CASE("rdtsc", run_rdtsc, 0);
 	CASE("burst", run_burst, 1);
 	CASE("instant", run_instant, 1);
 	CASE("counter", run_counter, 1);
@@ -227,6 +249,7 @@ int main(int argc, char **argv)
 #ifdef CTRACE_SCOPE
 	CASE("scope", run_scope, 1);
 #endif
+	CASE("instant_args40", run_instant_args40, 1);
 	if (breakdown) {
 		CASE("instant_noname", run_instant_noname, 1);
 		CASE("instant_name63", run_instant_name63, 1);

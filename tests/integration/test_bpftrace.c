@@ -27,7 +27,7 @@ static int free_all(void **state)
 
 static const char *const probes[] = { "span_begin", "span_end", "instant",
 				      "counter_set", "counter_add", "new_pid",
-				      "discard" };
+				      "discard", "batch" };
 
 /* How many lines of text are exactly `line`. */
 static int count_lines(const char *text, const char *line)
@@ -66,7 +66,7 @@ static void test_list_probes(void **state)
 
 		for (const char *p = c.out; *p; p++)
 			lines += *p == '\n';
-		assert_int_equal(lines, 7);
+		assert_int_equal(lines, 8);
 	}
 }
 

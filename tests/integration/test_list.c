@@ -280,16 +280,17 @@ static size_t check_against_readelf(const struct listed *v, size_t n,
 	return k;
 }
 
+/* The 7 macros' probes, and the batch probe their batched path fires (header 0.3). */
 static const char *const ctrace_names[] = {
 	"span_begin", "span_end", "instant", "counter_set",
-	"counter_add", "new_pid", "discard",
+	"counter_add", "new_pid", "discard", "batch",
 };
 
-/* Each of the 7 ctrace probe names is listed (for `shown`) exactly `times`. */
+/* Each of the 8 ctrace probe names is listed (for `shown`) exactly `times`. */
 static void check_all_names(const struct listed *v, size_t n, const char *shown,
 			    size_t times)
 {
-	for (size_t j = 0; j < 7; j++) {
+	for (size_t j = 0; j < 8; j++) {
 		size_t seen = 0;
 
 		for (size_t i = 0; i < n; i++)
@@ -317,9 +318,9 @@ static void test_file_ctrace(void **state)
 	assert_int_equal(c.exit, 0);
 	assert_string_equal(c.err, "");
 	n = parse_output(c.out, v, 64);
-	assert_int_equal(n, 7);
+	assert_int_equal(n, 8);
 	check_all_names(v, n, path, 1);
-	assert_int_equal(check_against_readelf(v, n, path, path), 7);
+	assert_int_equal(check_against_readelf(v, n, path, path), 8);
 }
 
 /* every_macro has many sites of each: all listed, all ctrace. */
@@ -487,9 +488,9 @@ static void test_process(void **state)
 	run_list(NULL, "-p", pid, NULL);
 	assert_int_equal(c.exit, 0);
 	n = parse_output(c.out, v, 64);
-	assert_int_equal(n, 8);
+	assert_int_equal(n, 9);
 	assert_int_equal(check_against_readelf(v, n, prog, prog), 1);
-	assert_int_equal(check_against_readelf(v, n, lib, lib), 7);
+	assert_int_equal(check_against_readelf(v, n, lib, lib), 8);
 	check_all_names(v, n, lib, 1);
 	assert_non_null(strstr(c.out, ":app:started "));
 }

@@ -311,6 +311,8 @@ static const struct {
 	{ "counter_add", "8@%rdi 8@%rsi 8@%rdx 8@%rcx" },
 	{ "new_pid", "8@%rdi 8@%rsi 8@%rdx" },
 	{ "discard", "8@%rdi" },
+	/* The batched path's flush (usdt/ctrace_batch.h): its own semaphore. */
+	{ "batch", "8@%rdi 8@%rsi 8@%rdx 8@%rcx 8@%rax" },
 };
 #define N_PROBES (sizeof(ctrace_probes) / sizeof(ctrace_probes[0]))
 
@@ -366,9 +368,17 @@ static void check_ctrace_file(const char *file, int elf_type)
 		assert_true(usdt_is_ctrace_site(fd, n->site_offset));
 		assert_false(usdt_is_ctrace_site(fd, n->site_offset + 1));
 
-		/* The semaphore is ctrace_semaphore, at its file offset. */
-		assert_int_equal(n->sema_vaddr, sema_sym);
-		assert_int_equal(n->sema_offset, sema_off);
+		/* The semaphore is ctrace_semaphore (the batch probe's: ctrace_batch_semaphore), at its file offset. */
+		if (!strcmp(n->name, "batch")) {
+			uint64_t batch_sym = symbol_value(path, "ctrace_batch_semaphore");
+
+			assert_int_equal(n->sema_vaddr, batch_sym);
+			assert_int_equal(n->sema_offset, section_offset(path, batch_sym, sec, sizeof(sec)));
+			assert_string_equal(sec, ".probes");
+		} else {
+			assert_int_equal(n->sema_vaddr, sema_sym);
+			assert_int_equal(n->sema_offset, sema_off);
+		}
 	}
 	for (size_t k = 0; k < N_PROBES; k++)
 		assert_true(seen[k] >= 1);

@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_batch - the batched path (usdt/ctrace_batch.h, userspace/batch_path.c)
+ * with tests/programs/batched, traced by the real tracer, the trace read
+ * back event by event: batching is the default (and --no-batch is not);
+ * the events of an idle thread reach the file within a second; the last
+ * events of a thread that returns and of a process that crashes are in the
+ * trace; a forked child's copy of its parent's unflushed events is not
+ * shown twice; a signal handler's site in the middle of an append corrupts
+ * nothing; a span ended on another thread pairs; a long non-literal string
+ * takes the per-event path and a short one is copied inline.
+ *
+ * (kept + dropped == emitted under a flood with a 64 KiB ring is
+ * test_flood's, which runs batched by default.)
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include "trace_run.h"
+
+/* Runs `batched SCENARIO` under the tracer (extra tracer arguments or NULL); fails on error. */
+static void run_scenario(struct trace_run *r, const char *scenario, const char *const *tracer_args)
+{
+	const char *const prog_args[] = { scenario, NULL };
+
+	tr_require_root();
+	if (tr_run(r, "batched", prog_args, tracer_args) < 0)
+		fail_msg("%s", r->error);
+}
+
+static cJSON *metadata(const struct trace_run *r)
+{
+	cJSON *m = cJSON_GetObjectItem(r->trace, "metadata");
+
+	if (!m)
+		fail_msg("no metadata in the trace");
+	return m;
+}
+
+static size_t count_named(const struct trace_run *r, const char *ph, const char *name)
+{
+	const cJSON *ev;
+	size_t n = 0;
+
+	cJSON_ArrayForEach(ev, r->events)
+		n += tr_str(ev, "ph") && tr_str(ev, "name") && !strcmp(tr_str(ev, "ph"), ph) &&
+		     !strcmp(tr_str(ev, "name"), name);
+	return n;
+}
+
+/* The suite's per-event run (CI: CTRACE_NO_BATCH=1): the same guarantees, one probe per event. */
+static bool per_event_run(void)
+{
+	return getenv("CTRACE_NO_BATCH") && !strcmp(getenv("CTRACE_NO_BATCH"), "1");
+}
+
+/* The events of a thread that returned with its buffer not full: batched, on that thread. */
+static void test_default_is_batched(void **state)
+{
+	struct trace_run r;
+	cJSON *m, *batch;
+
+	(void)state;
+	run_scenario(&r, "thread", NULL);
+	m = metadata(&r);
+	assert_string_equal(tr_str(m, "event_path"), per_event_run() ? "per_event" : "batched");
+	batch = cJSON_GetObjectItem(m, "batch");
+	assert_non_null(batch);
+	if (!per_event_run())
+		assert_true(tr_num(batch, "events") >= 10);
+	for (int i = 0; i < 10; i++) {
+		char name[32];
+		cJSON *ev;
+
+		snprintf(name, sizeof(name), "thread-%d", i);
+		ev = tr_find(&r, "I", name);
+		if (!ev)
+			fail_msg("%s (before the thread returned) is not in the trace", name);
+		assert_true(tr_num(ev, "tid") != (double)r.main_tid); /* its own thread's */
+	}
+	assert_int_equal((int)tr_num(m, "dropped_events"), 0);
+	tr_free(&r);
+}
+
+static void test_no_batch(void **state)
+{
+	const char *const args[] = { "--no-batch", NULL };
+	struct trace_run r;
+	cJSON *m;
+
+	(void)state;
+	run_scenario(&r, "thread", args);
+	m = metadata(&r);
+	assert_string_equal(tr_str(m, "event_path"), "per_event");
+	assert_int_equal((int)tr_num(cJSON_GetObjectItem(m, "batch"), "events"), 0);
+	for (int i = 0; i < 10; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "thread-%d", i);
+		assert_non_null(tr_find(&r, "I", name));
+	}
+	tr_free(&r);
+}
+
+static double ms_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* Three events, then 3 s asleep: they are in the file (flushed every 50 ms) within 1 s. */
+static void test_idle_thread_within_a_second(void **state)
+{
+	const char *const prog_args[] = { "idle", NULL };
+	struct trace_run r;
+	double done, waited = -1;
+
+	(void)state;
+	tr_require_root();
+	if (tr_init(&r) < 0 || tr_start_program(&r, "batched", prog_args) < 0 ||
+	    tr_wait_line(&r, "ready", 10000) < 0 || tr_start_tracer(&r, NULL) < 0 ||
+	    tr_wait_line(&r, "done", 10000) < 0)
+		fail_msg("%s", r.error);
+	done = ms_now();
+	while (ms_now() - done < 1000) {
+		char *text = tr_read_file(r.trace_path, NULL);
+		bool found = text && strstr(text, "\"idle-2\"");
+
+		free(text);
+		if (found) {
+			waited = ms_now() - done;
+			break;
+		}
+		usleep(10 * 1000);
+	}
+	if (waited < 0)
+		fail_msg("the idle thread's events were not in the trace 1 s after they were emitted");
+	print_message("idle events in the file %.0f ms after they were emitted\n", waited);
+	if (tr_wait(&r, TR_TIMEOUT_MS) < 0 || tr_load_trace(&r) < 0)
+		fail_msg("%s", r.error);
+	assert_int_equal(count_named(&r, "I", "idle-0"), 1);
+	assert_int_equal(count_named(&r, "I", "idle-2"), 1);
+	tr_free(&r);
+}
+
+/* SIGSEGV right after five events: the kernel side copies the buffer at the fatal signal. */
+static void test_crash_keeps_last_events(void **state)
+{
+	struct trace_run r;
+
+	(void)state;
+	run_scenario(&r, "segv", NULL);
+	assert_int_equal(r.prog_exit, 128 + 11);
+	for (int i = 0; i < 5; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "crash-%d", i);
+		if (count_named(&r, "I", name) != 1)
+			fail_msg("%s (emitted before the crash) is %zu times in the trace, not once", name,
+				 count_named(&r, "I", name));
+	}
+	tr_free(&r);
+}
+
+/* The child's copy of "pre-fork" (its parent's, unflushed at the fork) is not shown. */
+static void test_fork_no_duplicates(void **state)
+{
+	const char *const args[] = { "-f", NULL };
+	struct trace_run r;
+	cJSON *pre, *child, *m;
+	const char *done;
+	int child_pid;
+
+	(void)state;
+	run_scenario(&r, "fork", args);
+	done = strstr(r.prog_stdout, "done child=");
+	assert_non_null(done);
+	child_pid = atoi(done + strlen("done child="));
+	assert_int_equal(count_named(&r, "I", "pre-fork"), 1);
+	pre = tr_find(&r, "I", "pre-fork");
+	assert_int_equal((int)tr_num(pre, "pid"), (int)r.pid);
+	assert_int_equal(count_named(&r, "I", "child-event"), 1);
+	child = tr_find(&r, "I", "child-event");
+	assert_int_equal((int)tr_num(child, "pid"), child_pid);
+	assert_int_equal(count_named(&r, "I", "post-fork"), 1);
+	m = metadata(&r);
+	assert_int_equal((int)tr_num(m, "dropped_events"), 0);
+	tr_free(&r);
+}
+
+/* A handler's site hit in the middle of an append takes the per-event path: every event, once. */
+static void test_signal_handler_during_append(void **state)
+{
+	struct trace_run r;
+	const char *done;
+	long main_n = -1, handler_n = -1;
+	cJSON *m;
+
+	(void)state;
+	run_scenario(&r, "signal", NULL);
+	done = strstr(r.prog_stdout, "done main=");
+	assert_non_null(done);
+	assert_int_equal(sscanf(done, "done main=%ld handler=%ld", &main_n, &handler_n), 2);
+	assert_true(handler_n > 100);
+	m = metadata(&r);
+	assert_int_equal((int)tr_num(m, "dropped_events"), 0);
+	assert_int_equal((int)tr_num(m, "bad_records"), 0);
+	assert_int_equal((long)count_named(&r, "I", "main"), main_n);
+	assert_int_equal((long)count_named(&r, "I", "handler"), handler_n);
+	tr_free(&r);
+}
+
+/* Begun on a thread that stays idle, ended on main: a b/e pair, not an end without a begin. */
+static void test_span_ended_on_another_thread(void **state)
+{
+	struct trace_run r;
+	cJSON *b, *e, *m;
+
+	(void)state;
+	run_scenario(&r, "cross", NULL);
+	b = tr_find(&r, "b", "cross");
+	e = tr_find(&r, "e", "cross");
+	assert_non_null(b);
+	assert_non_null(e);
+	assert_true(tr_num(b, "tid") != tr_num(e, "tid"));
+	assert_true(tr_num(b, "ts") < tr_num(e, "ts"));
+	assert_null(tr_find(&r, "I", "ctrace: span end without begin"));
+	m = metadata(&r);
+	assert_int_equal((int)tr_num(m, "unmatched_span_ends"), 0);
+	assert_int_equal((int)tr_num(m, "spans_begun_before_tracing"), 0);
+	tr_free(&r);
+}
+
+/* 2000 bytes of args: per event, kept whole; 7 bytes built at run time: inline. */
+static void test_long_and_short_strings(void **state)
+{
+	struct trace_run r;
+	cJSON *lng, *shrt, *raw, *k;
+
+	(void)state;
+	run_scenario(&r, "long", NULL);
+	lng = tr_find(&r, "I", "long-args");
+	shrt = tr_find(&r, "I", "short-args");
+	assert_non_null(lng);
+	assert_non_null(shrt);
+	raw = tr_arg(lng, "raw");
+	assert_non_null(raw);
+	assert_true(cJSON_IsString(raw));
+	assert_int_equal(strlen(raw->valuestring), 2000);
+	k = tr_arg(shrt, "k");
+	assert_non_null(k);
+	assert_true(cJSON_IsNumber(k) && k->valuedouble == 2);
+	tr_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_default_is_batched),
+		cmocka_unit_test(test_no_batch),
+		cmocka_unit_test(test_idle_thread_within_a_second),
+		cmocka_unit_test(test_crash_keeps_last_events),
+		cmocka_unit_test(test_fork_no_duplicates),
+		cmocka_unit_test(test_signal_handler_during_append),
+		cmocka_unit_test(test_span_ended_on_another_thread),
+		cmocka_unit_test(test_long_and_short_strings),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * batch_path.h - the loader's side of the batched path (usdt/ctrace_batch.h).
+ *
+ * A thread's events come as copies of its buffer: BATCH records (its own
+ * flushes, or the kernel side's copy when it dies or execs) and the
+ * loader's own reads of an idle thread's buffer (process_vm_readv, every
+ * 100 ms and at the stop). Each buffer is one stream {tgid, tid, buffer}
+ * numbered by the thread: an event numbered below what was taken is a
+ * duplicate (dropped, counted), a number skipped is an event lost (counted
+ * in dropped_events). The events, converted to CLOCK_MONOTONIC
+ * (tsc_clock.c) with their literal strings resolved (read_str below),
+ * join the per-event records in event_merge.c, which hands them to the
+ * model in time order behind the watermark: the time up to which the ring
+ * and every live stream are known to be complete.
+ */
+#ifndef CTRACE_BATCH_PATH_H
+#define CTRACE_BATCH_PATH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "event_merge.h"
+#include "key_map.h"
+#include "chrome_trace.h"
+#include "tsc_clock.h"
+
+struct batch_path {
+	bool on;                      /* --no-batch: off, every record goes straight on */
+	struct key_map streams;       /* {tgid, tid, buffer} -> struct batch_stream * */
+	struct key_map forks;         /* child tgid -> CLOCK_MONOTONIC ns of its fork */
+	/*
+	 * Literals of batched events, {tgid, address} -> struct batch_literal *,
+	 * read from the mapped file first (the snapshot of file_maps.c: still
+	 * right after a dlclose() unmapped them), forgotten when the process's
+	 * objects change (dlopen, dlclose, exec) as the BPF side's epochs are.
+	 */
+	struct key_map literal_copies;
+	/*
+	 * Reads a string of the process as the per-event path's late reads do
+	 * (cmd_trace.c: the process's memory while its objects are as at the
+	 * point of the ring being read, else the file of that epoch's
+	 * snapshot, else nothing): true with *s and *len set.
+	 */
+	bool (*read_str)(void *ctx, const struct ctrace_event *ev, int arg, const char **s,
+			 size_t *len, bool *truncated, char *buf, size_t max);
+	void *read_ctx;
+	struct event_merge merge;
+	const struct tsc_clock *tsc;
+	struct trace_stats *stats;
+	const uint64_t *stop_ns;      /* 0 while tracing */
+	uint64_t start_ns;            /* the trace's start: older events are an earlier trace's */
+	uint64_t ring_ns;             /* per-event records stamped before it are all in */
+	uint64_t next_read_ns;        /* the next look at idle buffers */
+	uint64_t lost;                /* events numbered but never seen: in dropped_events */
+	bool stopping;                /* batch_path_stop() under way */
+};
+
+void batch_path_init(struct batch_path *bp, bool on, const struct tsc_clock *tsc,
+		     struct trace_stats *stats,
+		     const uint64_t *stop_ns, uint64_t start_ns,
+		     void (*model)(void *ctx, const struct ctrace_event *ev), void *ctx);
+/* A ring record: true if it was a BATCH record (taken here), false for any other. */
+bool batch_path_record(struct batch_path *bp, const void *data, size_t size);
+/* Is this ring record a BATCH record? */
+bool batch_path_record_kind(const void *data, size_t size);
+/* A decoded per-event or process record, its strings resolved: into the merge. */
+void batch_path_push(struct batch_path *bp, const struct ctrace_event *ev);
+/*
+ * The loop's chore: every 100 ms reads idle buffers; then hands on what
+ * the watermark passed. ring_drained_at: when the last round that emptied
+ * the ring began (0: none yet).
+ */
+void batch_path_tick(struct batch_path *bp, uint64_t now, uint64_t ring_drained_at);
+/*
+ * At the stop, before the probes detach: takes what the ring holds, then
+ * reads every buffer whole (again while a flush was on its way), so that
+ * every event up to the stop is in; what a stream numbers after that is
+ * after the stop (the detach may lose it: not counted as lost).
+ */
+void batch_path_stop(struct batch_path *bp, void (*consume)(void *ctx), void *ctx);
+/*
+ * At the stop, the probes detached and the ring drained: reads every
+ * buffer a last time, counts what the kernel side saw numbered and never
+ * arrived (batch_threads_fd: the BPF map), hands everything on.
+ */
+void batch_path_finish(struct batch_path *bp, int batch_threads_fd);
+void batch_path_free(struct batch_path *bp);
+
+#endif

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT
+#include "event_merge.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct merge_item {
+	struct ctrace_event ev; /* name and args point into bytes[] */
+	uint64_t arrival;
+	size_t size;
+	char bytes[];
+};
+
+void event_merge_init(struct event_merge *m, size_t max_bytes,
+		      void (*release)(void *ctx, const struct ctrace_event *ev), void *ctx)
+{
+	memset(m, 0, sizeof(*m));
+	m->max_bytes = max_bytes;
+	m->release = release;
+	m->ctx = ctx;
+}
+
+static bool before(const struct merge_item *a, const struct merge_item *b)
+{
+	return a->ev.ts_ns < b->ev.ts_ns || (a->ev.ts_ns == b->ev.ts_ns && a->arrival < b->arrival);
+}
+
+static void sift_up(struct event_merge *m, size_t i)
+{
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		struct merge_item *t;
+
+		if (!before(m->heap[i], m->heap[parent]))
+			break;
+		t = m->heap[i];
+		m->heap[i] = m->heap[parent];
+		m->heap[parent] = t;
+		i = parent;
+	}
+}
+
+static void sift_down(struct event_merge *m, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, least = i;
+		struct merge_item *t;
+
+		if (l < m->n && before(m->heap[l], m->heap[least]))
+			least = l;
+		if (r < m->n && before(m->heap[r], m->heap[least]))
+			least = r;
+		if (least == i)
+			return;
+		t = m->heap[i];
+		m->heap[i] = m->heap[least];
+		m->heap[least] = t;
+		i = least;
+	}
+}
+
+static struct merge_item *pop(struct event_merge *m)
+{
+	struct merge_item *top = m->heap[0];
+
+	m->heap[0] = m->heap[--m->n];
+	if (m->n)
+		sift_down(m, 0);
+	m->bytes -= top->size;
+	return top;
+}
+
+static void hand_on(struct event_merge *m, struct merge_item *it)
+{
+	m->release(m->ctx, &it->ev);
+	free(it);
+}
+
+void event_merge_push(struct event_merge *m, const struct ctrace_event *ev)
+{
+	size_t size = sizeof(struct merge_item) + ev->name_len + ev->args_len;
+	struct merge_item *it;
+
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 1024;
+		struct merge_item **h = realloc(m->heap, cap * sizeof(*h));
+
+		if (!h) {
+			/* No room to hold it: in order as far as it goes. */
+			m->release(m->ctx, ev);
+			m->forced++;
+			return;
+		}
+		m->heap = h;
+		m->cap = cap;
+	}
+	it = malloc(size);
+	if (!it) {
+		m->release(m->ctx, ev);
+		m->forced++;
+		return;
+	}
+	it->ev = *ev;
+	it->size = size;
+	it->arrival = m->arrivals++;
+	memcpy(it->bytes, ev->name, ev->name_len);
+	memcpy(it->bytes + ev->name_len, ev->args, ev->args_len);
+	it->ev.name = it->bytes;
+	it->ev.args = it->bytes + ev->name_len;
+	m->heap[m->n++] = it;
+	m->bytes += size;
+	sift_up(m, m->n - 1);
+	/* Bounded: past the budget, the oldest go on now (counted: their order may be off). */
+	while (m->max_bytes && m->bytes > m->max_bytes && m->n) {
+		hand_on(m, pop(m));
+		m->forced++;
+	}
+}
+
+void event_merge_release(struct event_merge *m, uint64_t watermark)
+{
+	while (m->n && m->heap[0]->ev.ts_ns <= watermark)
+		hand_on(m, pop(m));
+}
+
+uint64_t event_merge_oldest(const struct event_merge *m)
+{
+	return m->n ? m->heap[0]->ev.ts_ns : UINT64_MAX;
+}
+
+void event_merge_free(struct event_merge *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->heap[i]);
+	free(m->heap);
+	memset(m, 0, sizeof(*m));
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * event_merge.h - puts decoded events back in time order before the model
+ * sees them.
+ *
+ * With the batched path (usdt/ctrace_batch.h) a thread's events reach the
+ * loader in batches, late and in another order than other threads' (a span
+ * begun on one thread may arrive after its end on another). Every event
+ * (per-event records too) is held here, its strings copied, and handed on
+ * in time order once the watermark passes it: the time up to which every
+ * source (the ring buffer, each thread's buffer) is known to be complete
+ * (userspace/batch_path.c computes it).
+ */
+#ifndef CTRACE_EVENT_MERGE_H
+#define CTRACE_EVENT_MERGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "record_decode.h"
+
+struct merge_item;
+
+struct event_merge {
+	struct merge_item **heap; /* a binary min-heap by (ts_ns, arrival) */
+	size_t n, cap;
+	uint64_t arrivals;        /* ties in time keep their arrival order */
+	size_t bytes;             /* held: what the cap below bounds */
+	size_t max_bytes;         /* past it, the oldest go out before the watermark */
+	uint64_t forced;          /* events handed on early for want of room */
+	void (*release)(void *ctx, const struct ctrace_event *ev);
+	void *ctx;
+};
+
+void event_merge_init(struct event_merge *m, size_t max_bytes,
+		      void (*release)(void *ctx, const struct ctrace_event *ev), void *ctx);
+/* Holds a copy of ev (and of its strings). */
+void event_merge_push(struct event_merge *m, const struct ctrace_event *ev);
+/* Hands on, in time order, every event stamped at or before `watermark`. */
+void event_merge_release(struct event_merge *m, uint64_t watermark);
+/* The time of the oldest event held, UINT64_MAX if none. */
+uint64_t event_merge_oldest(const struct event_merge *m);
+void event_merge_free(struct event_merge *m);
+
+#endif
