@@ -307,6 +307,13 @@ static bool known_comm(struct trace_model *m, uint32_t tgid, uint32_t tid,
 	return true;
 }
 
+/* A shown thread was forgotten: trace_model_shows_thread() must not answer from its caches. */
+static void forget_shown_recently(struct trace_model *m)
+{
+	memset(m->shown_recently, 0, sizeof(m->shown_recently));
+	m->pseudo_tgid = m->pseudo_tid = 0;
+}
+
 /* The tid to show for real thread `tid` of `tgid` in process `pid`. */
 static uint32_t shown_tid(struct trace_model *m, uint32_t pid, uint32_t tgid,
 			  uint32_t tid)
@@ -329,7 +336,7 @@ static uint32_t shown_tid(struct trace_model *m, uint32_t pid, uint32_t tgid,
 	       tb_alloc_cost(sizeof(*t)) + tb_slot_cost(sizeof(t->key)));
 	while (tb_over(&m->b_threads)) {
 		free(tb_evict(&m->b_threads, &m->threads));
-		memset(m->shown_recently, 0, sizeof(m->shown_recently));
+		forget_shown_recently(m);
 	}
 	if (pid == tgid)
 		m->shown_recently[tid % 8] = (uint64_t)tgid << 32 | tid;
@@ -363,6 +370,9 @@ static void resolve(struct trace_model *m, uint32_t tgid, uint32_t tid,
 	if (!c) {
 		m->last_tgid = tgid;
 		m->last_tid = tid;
+	} else {
+		m->pseudo_tgid = tgid;
+		m->pseudo_tid = tid;
 	}
 }
 
@@ -760,7 +770,7 @@ void trace_model_finish(struct trace_model *m, uint64_t stop_ns)
 	key_map_free(&m->contexts);
 	key_map_each(&m->threads, free_value, NULL);
 	key_map_free(&m->threads);
-	memset(m->shown_recently, 0, sizeof(m->shown_recently));
+	forget_shown_recently(m);
 	key_map_each(&m->counters, free_value, NULL);
 	key_map_free(&m->counters);
 	key_map_each(&m->procs, free_value, NULL);

@@ -69,6 +69,14 @@ struct trace_model {
 	uint32_t next_pseudo;
 	uint32_t last_tgid, last_tid; /* the real thread named last (0: none) */
 	/*
+	 * The real thread of the last event shown in a pseudo-process: seen,
+	 * though not shown in its own process. Without it each event of a
+	 * thread that only ever sends to a pseudo-process would have its name
+	 * read from /proc again (a flood of them outran the ring). Emptied
+	 * with shown_recently.
+	 */
+	uint32_t pseudo_tgid, pseudo_tid;
+	/*
 	 * Real threads shown in their own process, {tgid, tid} by tid's low
 	 * bits, for trace_model_shows_thread(), asked before each event: the
 	 * few threads of a busy process take no lookup. Emptied when a thread
@@ -120,7 +128,8 @@ bool trace_model_shows_thread_lookup(const struct trace_model *m, uint32_t tgid,
 static inline bool trace_model_shows_thread(const struct trace_model *m, uint32_t tgid,
 					    uint32_t tid)
 {
-	if (tgid == m->last_tgid && tid == m->last_tid)
+	if ((tgid == m->last_tgid && tid == m->last_tid) ||
+	    (tgid == m->pseudo_tgid && tid == m->pseudo_tid))
 		return true;
 	if (m->shown_recently[tid % 8] == ((uint64_t)tgid << 32 | tid))
 		return true;
