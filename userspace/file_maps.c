@@ -24,6 +24,12 @@ struct file_range {
 	 * are then not those the process had mapped.
 	 */
 	uint64_t ident[3];
+	/*
+	 * Mapped from the process's executable: no dlopen() or dlclose() can
+	 * put another object at these addresses (only an exec, which forgets
+	 * the snapshot), so a string here is readable whatever changed since.
+	 */
+	bool program;
 };
 
 /* What tells the contents apart under one inode (see file_range). */
@@ -126,6 +132,11 @@ int file_maps_snapshot(struct file_maps *fm, int pid)
 
 	if (!p)
 		return -ENOMEM;
+	struct stat exe;
+	bool have_exe;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	have_exe = stat(path, &exe) == 0;
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	f = fopen(path, "re");
 	if (!f) {
@@ -144,16 +155,20 @@ int file_maps_snapshot(struct file_maps *fm, int pid)
 			continue;
 		if (GROW_ARRAY(p->v, n_cap, p->n, 32))
 			break;
-		p->v[p->n] = (struct file_range){ e.start, e.end, e.offset, fd, { 0 } };
+		p->v[p->n] = (struct file_range){ e.start, e.end, e.offset, fd, { 0 },
+						  have_exe && e.inode == exe.st_ino &&
+							  e.dev_major == major(exe.st_dev) &&
+							  e.dev_minor == minor(exe.st_dev) };
 		file_ident(fd, p->v[p->n++].ident);
 	}
 	free(line);
 	fclose(f);
-	if (!p->n && key_map_get(&fm->procs, &key, sizeof(key))) {
+	if (!p->n) {
 		/*
 		 * An exited process (a zombie) has an empty maps file: what it
-		 * mapped is what the last look saw (its batched events, and
-		 * their literals, may still be on their way).
+		 * mapped is what the last look saw, or (a child never looked
+		 * at) its parent's (its batched events, and their literals, may
+		 * still be on their way). A live process maps its program.
 		 */
 		free(p->v);
 		free(p);
@@ -217,8 +232,8 @@ static const struct file_maps_proc *find_proc(const struct file_maps *fm, uint32
 	return NULL;
 }
 
-ssize_t file_maps_read_str(const struct file_maps *fm, uint32_t tgid, uint64_t addr,
-			   char *buf, size_t max, bool *truncated)
+static ssize_t read_str(const struct file_maps *fm, uint32_t tgid, uint64_t addr,
+			char *buf, size_t max, bool *truncated, bool program_only)
 {
 	const struct file_maps_proc *p = find_proc(fm, tgid);
 	const struct file_range *r = NULL;
@@ -228,7 +243,7 @@ ssize_t file_maps_read_str(const struct file_maps *fm, uint32_t tgid, uint64_t a
 	for (size_t i = 0; p && i < p->n && !r; i++)
 		if (addr >= p->v[i].start && addr < p->v[i].end)
 			r = &p->v[i];
-	if (!r)
+	if (!r || (program_only && !r->program))
 		return -1;
 	{
 		uint64_t now[3];
@@ -272,4 +287,16 @@ ssize_t file_maps_read_str(const struct file_maps *fm, uint32_t tgid, uint64_t a
 	/* No NUL before the mapping's end: cut there, and said so. */
 	*truncated = true;
 	return (ssize_t)got;
+}
+
+ssize_t file_maps_read_str(const struct file_maps *fm, uint32_t tgid, uint64_t addr,
+			   char *buf, size_t max, bool *truncated)
+{
+	return read_str(fm, tgid, addr, buf, max, truncated, false);
+}
+
+ssize_t file_maps_read_program_str(const struct file_maps *fm, uint32_t tgid, uint64_t addr,
+				   char *buf, size_t max, bool *truncated)
+{
+	return read_str(fm, tgid, addr, buf, max, truncated, true);
 }

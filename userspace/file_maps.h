@@ -54,5 +54,12 @@ void file_maps_exec(struct file_maps *fm, uint32_t tgid);
  */
 ssize_t file_maps_read_str(const struct file_maps *fm, uint32_t tgid, uint64_t addr,
 			   char *buf, size_t max, bool *truncated);
+/*
+ * The same, only where the process maps its own executable: those
+ * addresses hold the same bytes for the life of the image, whatever
+ * libraries came and went since the snapshot.
+ */
+ssize_t file_maps_read_program_str(const struct file_maps *fm, uint32_t tgid, uint64_t addr,
+				   char *buf, size_t max, bool *truncated);
 
 #endif

@@ -87,9 +87,16 @@ static void late_read(struct record_strings *rs, struct ctrace_event *ev, int ar
 	if (n >= 0) {
 		rs->stats->late_string_reads++;
 	} else {
-		/* The process is gone, or has changed: a string of a read-only file mapping is the file's. */
+		/*
+		 * The process is gone, or has changed: a string of a read-only
+		 * file mapping is the file's, if the snapshot is of the event's
+		 * epoch; the program's own mappings are, whatever the epoch (a
+		 * short-lived child's literals, read after its exit, are in
+		 * them: its snapshot may be older than its last dlopen()).
+		 */
 		n = unchanged || (uintptr_t)key_map_get(&rs->snapshot_epochs, &key, sizeof(key)) == epoch + 1ull ?
-			    file_maps_read_str(&rs->files, ev->tgid, ev->arg[arg], buf, max, &truncated) : -1;
+			    file_maps_read_str(&rs->files, ev->tgid, ev->arg[arg], buf, max, &truncated) :
+			    file_maps_read_program_str(&rs->files, ev->tgid, ev->arg[arg], buf, max, &truncated);
 		if (n < 0) {
 			rs->stats->unreadable_strings++;
 			return;
@@ -145,9 +152,22 @@ void record_strings_resolve(struct record_strings *rs, struct ctrace_event *ev)
 	if (ev->kind == CTRACE_KIND_LINK_MAP)
 		return; /* a dlopen() under way: no strings */
 	if (ev->kind == CTRACE_KIND_EXEC) {
+		uint64_t key = (uint32_t)ev->arg[0];
+		uintptr_t note = (uintptr_t)key_map_get(&rs->snapshot_epochs, &key, sizeof(key));
+
 		/* A new image: the old one's literals and mappings are no longer its. */
 		literal_cache_exec(&rs->literals, (uint32_t)ev->arg[0]);
-		file_maps_exec(&rs->files, (uint32_t)ev->arg[0]);
+		/*
+		 * Unless the snapshot is of the new image: taken in the exec's
+		 * epoch or later (a child attached from its fork record after
+		 * it had exec()d). Forgotten, it could not be taken again once
+		 * the process is gone, and its batched literals, which come at
+		 * its exit, would be unreadable.
+		 */
+		if (!note || note - 1 < (uint32_t)ev->arg[2]) {
+			file_maps_exec(&rs->files, (uint32_t)ev->arg[0]);
+			key_map_del(&rs->snapshot_epochs, &key, sizeof(key));
+		}
 	} else if (ev->kind == CTRACE_KIND_FORK) {
 		literal_cache_fork(&rs->literals, (uint32_t)ev->arg[0], (uint32_t)ev->arg[1]);
 		file_maps_fork(&rs->files, (uint32_t)ev->arg[0], (uint32_t)ev->arg[1]);
