@@ -102,4 +102,51 @@ static inline void bench_rounds(struct bench_case *c, int ncases, int rounds,
 	}
 }
 
+/*
+ * main() of a peer (sdt_peer, lttng_peer): the same instant as
+ * probe_cost's through another tracer, timed next to getppid.
+ *
+ *   NAME [--wait] [--cpu C] [-n N] [-r ROUNDS]
+ *
+ * --wait: until traced() says the peer's tracer is on (20 s at most).
+ * Prints each case's "key ns" and "still_traced 0|1".
+ */
+static inline int bench_peer_main(int argc, char **argv, const char *name, struct bench_case *c,
+				  int ncases, int (*traced)(void))
+{
+	int rounds = 15, cpu = -1, wait = 0;
+	long n = 20000;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--wait"))
+			wait = 1;
+		else if (!strcmp(argv[i], "--cpu") && i + 1 < argc)
+			cpu = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "-n") && i + 1 < argc)
+			n = atol(argv[++i]);
+		else if (!strcmp(argv[i], "-r") && i + 1 < argc)
+			rounds = atoi(argv[++i]);
+		else {
+			fprintf(stderr, "usage: %s [--wait] [--cpu C] [-n N] [-r ROUNDS]\n", name);
+			return 2;
+		}
+	}
+	bench_pin(cpu);
+	for (int i = 0; wait && !traced(); i++) {
+		if (i > 20000) {
+			fprintf(stderr, "%s: its tracer did not come within 20 s\n", name);
+			return 3;
+		}
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+	}
+	for (int i = 0; i < ncases; i++)
+		c[i].fn(1000); /* warm up, as probe_cost does */
+	bench_rounds(c, ncases, rounds, n);
+	for (int i = 0; i < ncases; i++)
+		printf("%s %.1f\n", c[i].key, c[i].median);
+	printf("still_traced %d\n", traced());
+	return 0;
+}
+
 #endif /* CTRACE_BENCH_H */

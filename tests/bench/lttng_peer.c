@@ -47,37 +47,7 @@ int main(int argc, char **argv)
 		{ .key = "getppid", .fn = run_getppid },
 		{ .key = "lttng_instant", .fn = run_lttng_instant },
 	};
-	int rounds = 15, cpu = -1, wait = 0;
-	long n = 20000;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--wait"))
-			wait = 1;
-		else if (!strcmp(argv[i], "--cpu") && i + 1 < argc)
-			cpu = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "-n") && i + 1 < argc)
-			n = atol(argv[++i]);
-		else if (!strcmp(argv[i], "-r") && i + 1 < argc)
-			rounds = atoi(argv[++i]);
-		else {
-			fputs("usage: lttng_peer [--wait] [--cpu C] [-n N] [-r ROUNDS]\n", stderr);
-			return 2;
-		}
-	}
-	bench_pin(cpu);
 	/* The session daemon enables the event shortly after the library registers. */
-	for (int i = 0; wait && !enabled(); i++) {
-		if (i > 20000) {
-			fputs("lttng_peer: bench:instant not enabled within 20 s (is lttng-sessiond running?)\n", stderr);
-			return 3;
-		}
-		usleep(1000);
-	}
-	for (int i = 0; i < 2; i++)
-		c[i].fn(1000); /* warm up, as probe_cost does */
-	bench_rounds(c, 2, rounds, n);
-	for (int i = 0; i < 2; i++)
-		printf("%s %.1f\n", c[i].key, c[i].median);
-	printf("still_traced %d\n", enabled());
-	return 0;
+	return bench_peer_main(argc, argv, "lttng_peer", c, 2, enabled);
 }

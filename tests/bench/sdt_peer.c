@@ -47,42 +47,17 @@ static NOINLINE void run_sdt_instant(long n)
 			DTRACE_PROBE4(bench, instant, (void *)0, "tick", 't', (void *)0);
 }
 
+static int sdt_traced(void)
+{
+	return bench_instant_semaphore != 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct bench_case c[] = {
 		{ .key = "getppid", .fn = run_getppid },
 		{ .key = "sdt_instant", .fn = run_sdt_instant },
 	};
-	int rounds = 15, cpu = -1, wait = 0;
-	long n = 20000;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--wait"))
-			wait = 1;
-		else if (!strcmp(argv[i], "--cpu") && i + 1 < argc)
-			cpu = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "-n") && i + 1 < argc)
-			n = atol(argv[++i]);
-		else if (!strcmp(argv[i], "-r") && i + 1 < argc)
-			rounds = atoi(argv[++i]);
-		else {
-			fputs("usage: sdt_peer [--wait] [--cpu C] [-n N] [-r ROUNDS]\n", stderr);
-			return 2;
-		}
-	}
-	bench_pin(cpu);
-	for (int i = 0; wait && !bench_instant_semaphore; i++) {
-		if (i > 20000) {
-			fputs("sdt_peer: no tracer attached within 20 s\n", stderr);
-			return 3;
-		}
-		usleep(1000);
-	}
-	for (int i = 0; i < 2; i++)
-		c[i].fn(1000); /* warm up, as probe_cost does */
-	bench_rounds(c, 2, rounds, n);
-	for (int i = 0; i < 2; i++)
-		printf("%s %.1f\n", c[i].key, c[i].median);
-	printf("still_traced %d\n", bench_instant_semaphore != 0);
-	return 0;
+	return bench_peer_main(argc, argv, "sdt_peer", c, 2, sdt_traced);
 }
