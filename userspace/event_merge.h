@@ -29,6 +29,7 @@ struct event_merge {
 	uint64_t forced;          /* events handed on early for want of room */
 	void (*release)(void *ctx, const struct ctrace_event *ev);
 	void *ctx;
+	struct merge_item *free_items; /* handed on, kept for reuse (event_merge.c) */
 };
 
 void event_merge_init(struct event_merge *m, size_t max_bytes,
