@@ -200,6 +200,7 @@ static int load_set(const struct trace_options *o, const struct stat *exe,
 	int first = env_on("CTRACE_NO_MULTI") ? 0 : 1;
 
 	for (int multi = first; multi >= 0; multi--) {
+		bool no_batch;
 		int err;
 
 		*t->skel = load_programs(o, set, multi, global, exe, load_err);
@@ -233,14 +234,21 @@ static int load_set(const struct trace_options *o, const struct stat *exe,
 				strerror(-err));
 			return err;
 		}
-		/* Before any probe: a thread may crash or exec with events in its buffer at once. */
-		if (!o->no_batch)
+		/*
+		 * Batches only with uprobe_multi links: with perf uprobes (kernels
+		 * before 6.6) Debian's 6.1 locked up (soft lockups of the tracer
+		 * and of a forking target) under -f; not understood yet, so those
+		 * kernels keep one probe per event. Before any probe: a thread
+		 * may crash or exec with events in its buffer at once.
+		 */
+		no_batch = o->no_batch || !multi;
+		if (!no_batch)
 			batch_watch_deaths(*t->skel, o->verbose);
 		attachment_init(t->att, multi, o->verbose);
 		t->att->global = global;
 		t->att->fast = c->fast;
 		t->att->cookies = c->cookies;
-		t->att->no_batch = o->no_batch;
+		t->att->no_batch = no_batch;
 		err = t->attach_targets(t->ctx);
 		if (err == -EOPNOTSUPP && multi) {
 			add_why(c, "no uprobe_multi links");
