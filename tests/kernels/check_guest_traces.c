@@ -196,32 +196,6 @@ static bool arg_str_is(const cJSON *ev, const char *key, const char *want)
 	return cJSON_IsString(v) && !strcmp(v->valuestring, want);
 }
 
-static int by_ts(const void *a, const void *b)
-{
-	double x = tr_num(*(cJSON *const *)a, "ts"), y = tr_num(*(cJSON *const *)b, "ts");
-
-	return x < y ? -1 : x > y;
-}
-
-/* The values of counter `name` in process pid, in time order. */
-static size_t counter_values(struct gcase *c, const char *name, double pid, double *out, size_t max)
-{
-	cJSON *all[32], *mine[32];
-	size_t n = tr_find_all(&c->r, "C", name, all, 32), k = 0;
-
-	for (size_t i = 0; i < n; i++)
-		if (tr_num(all[i], "pid") == pid)
-			mine[k++] = all[i];
-	qsort(mine, k, sizeof(mine[0]), by_ts);
-	for (size_t i = 0; i < k && i < max; i++)
-		out[i] = tr_num(cJSON_GetObjectItem(mine[i], "args"), "value");
-	return k;
-}
-
-static double meta_num(const struct gcase *c, const char *key)
-{
-	return tr_num(cJSON_GetObjectItem(c->r.trace, "metadata"), key);
-}
 
 /* every_macro: every event kind, the scenario of tests/programs/every_macro.c. */
 static void check_every_macro(struct gcase *c)
@@ -232,7 +206,7 @@ static void check_every_macro(struct gcase *c)
 
 	NEED(c, c->prog_exit == 0, "every_macro exited %d", c->prog_exit);
 	NEED(c, pid > 0 && worker > 0, "no \"ready pid= main_tid= worker_tid=\" line");
-	NEED(c, meta_num(c, "dropped_events") == 0, "metadata.dropped_events is not 0");
+	NEED(c, tr_meta_num(&c->r, "dropped_events") == 0, "metadata.dropped_events is not 0");
 	NEED(c, tr_count(&c->r, "X") == 4 && tr_count(&c->r, "I") == 5 && tr_count(&c->r, "C") == 6 &&
 			tr_count(&c->r, "b") == 1 && tr_count(&c->r, "e") == 1,
 	     "events X/I/C/b/e: %zu/%zu/%zu/%zu/%zu, want 4/5/6/1/1", tr_count(&c->r, "X"),
@@ -272,7 +246,7 @@ static void check_every_macro(struct gcase *c)
 		     "%s: not on main, or its scope is not \"%s\"", names[i], scopes[i]);
 	}
 	/* Counters: set 5, add 2.5, add -1, and 0.25 after the discard. */
-	n = counter_values(c, "c", pid, v, 8);
+	n = tr_counter_values(&c->r, "c", pid, v, 8);
 	NEED(c, n == 4 && v[0] == 5 && v[1] == 7.5 && v[2] == 6.5 && v[3] == 6.75,
 	     "counter c in the process: %zu values, want 5, 7.5, 6.5, 6.75", n);
 	/* CTRACE_NEW_PID: a pseudo-process with its own events and counter. */
@@ -282,19 +256,19 @@ static void check_every_macro(struct gcase *c)
 			pseudo = tr_num(m[i], "pid");
 	NEED(c, pseudo >= PSEUDO_BASE, "no pseudo-process \"pseudo A\"");
 	NEED(c, one(c, "I", "pseudo-instant", pseudo) && one(c, "X", "pseudo-span", pseudo), "-");
-	n = counter_values(c, "c", pseudo, v, 8);
+	n = tr_counter_values(&c->r, "c", pseudo, v, 8);
 	NEED(c, n == 2 && v[0] == 1 && v[1] == 2, "counter c in \"pseudo A\": %zu values, want 1, 2", n);
 	/* CTRACE_DISCARD: the marker is the real process again. */
 	NEED(c, (ev = one(c, "I", "after-discard", pid)) && on(ev, pid, main),
 	     "after-discard is not on the real main thread");
 	/* The span never ended, and the end never begun, are said so. */
 	NEED(c, (ev = one(c, "X", "never-ended", pid)) && cJSON_IsTrue(tr_arg(ev, "unfinished")) &&
-			meta_num(c, "unfinished_spans") == 1,
+			tr_meta_num(&c->r, "unfinished_spans") == 1,
 	     "never-ended is not marked unfinished (or metadata.unfinished_spans != 1)");
 	/* Traced with -p, the end never begun may be of a span begun before the tracer came: counted. */
 	NEED(c, !tr_find(&c->r, "I", "ctrace: span end without begin") &&
-			meta_num(c, "unmatched_span_ends") == 0 &&
-			meta_num(c, "spans_begun_before_tracing") == 1,
+			tr_meta_num(&c->r, "unmatched_span_ends") == 0 &&
+			tr_meta_num(&c->r, "spans_begun_before_tracing") == 1,
 	     "the end without begin is shown, or not counted in metadata.spans_begun_before_tracing");
 }
 
@@ -338,8 +312,8 @@ static void check_launch(struct gcase *c)
 	c->r.pid = pid;
 	NEED(c, (ev = one(c, "I", "main-first", pid)) && on(ev, pid, tid),
 	     "main-first (main's first statement) is not in the trace on the main thread");
-	NEED(c, counter_values(c, "uid", pid, v, 4) == 1 && v[0] == 0, "counter uid is not one 0");
-	NEED(c, counter_values(c, "gid", pid, v, 4) == 1 && v[0] == 0, "counter gid is not one 0");
+	NEED(c, tr_counter_values(&c->r, "uid", pid, v, 4) == 1 && v[0] == 0, "counter uid is not one 0");
+	NEED(c, tr_counter_values(&c->r, "gid", pid, v, 4) == 1 && v[0] == 0, "counter gid is not one 0");
 	n = tr_find_all(&c->r, "I", "thread-hello", th, 4);
 	NEED(c, n == 2, "%zu thread-hello, want 2", n);
 	for (int k = 0; k < 2; k++) {
