@@ -195,6 +195,16 @@ static int collect_sites(const struct mapped_object *obj, struct attachment *a,
 	return ret;
 }
 
+/*
+ * Every process is pid -1 for perf_event_open but 0 for a uprobe_multi
+ * link, which refuses -1 with EINVAL: a refusal that used to send every
+ * -f/--exe trace to one perf uprobe per site, and so per-event probes.
+ */
+static __u32 multi_link_pid(int pid)
+{
+	return pid < 0 ? 0 : (__u32)pid;
+}
+
 static int link_multi(struct ctrace_bpf *skel, int kind, const char *path,
 		      const uint64_t *offsets, const uint64_t *ref_ctrs,
 		      const uint64_t *cookies, size_t cnt, int pid)
@@ -209,7 +219,7 @@ static int link_multi(struct ctrace_bpf *skel, int kind, const char *path,
 	attr.ref_ctr_offsets = (uintptr_t)ref_ctrs;
 	attr.cookies = (uintptr_t)cookies;
 	attr.cnt = (__u32)cnt;
-	attr.pid = (__u32)pid;
+	attr.pid = multi_link_pid(pid);
 	return (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 }
 
@@ -744,7 +754,7 @@ int attach_multi_one(const struct bpf_program *prog, const char *path, uint64_t 
 	attr.path = (uintptr_t)path;
 	attr.offsets = (uintptr_t)&offset;
 	attr.cnt = 1;
-	attr.pid = (__u32)pid;
+	attr.pid = multi_link_pid(pid);
 	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 	return fd < 0 ? -errno : fd;
 }

@@ -2,7 +2,8 @@
 /*
  * test_batch - the batched path (usdt/ctrace_batch.h, userspace/batch_path.c)
  * with tests/programs/batched, traced by the real tracer, the trace read
- * back event by event: batching is the default (and --no-batch is not);
+ * back event by event: batching is the default (and --no-batch is not),
+ * with -f too;
  * the events of an idle thread reach the file within a second; the last
  * events of a thread that returns and of a process that crashes are in the
  * trace; a forked child's copy of its parent's unflushed events is not
@@ -90,6 +91,27 @@ static void test_default_is_batched(void **state)
 	}
 	assert_int_equal((int)tr_num(m, "dropped_events"), 0);
 	tr_free(&r);
+}
+
+/*
+ * -f attaches for every process that maps the program (filtered in BPF):
+ * it gets the same links and the same path as -p. Every process was pid -1
+ * in the uprobe_multi link too, which the kernel refuses (EINVAL): -f fell
+ * back to one perf uprobe per site and so to one probe per event.
+ */
+static void test_followed_like_one_process(void **state)
+{
+	const char *const follow[] = { "-f", NULL };
+	struct trace_run one, followed;
+
+	(void)state;
+	run_scenario(&one, "thread", NULL);
+	run_scenario(&followed, "thread", follow);
+	assert_string_equal(tr_str(metadata(&followed), "probe_links"), tr_str(metadata(&one), "probe_links"));
+	assert_string_equal(tr_str(metadata(&followed), "event_path"), tr_str(metadata(&one), "event_path"));
+	assert_non_null(tr_find(&followed, "I", "thread-9"));
+	tr_free(&one);
+	tr_free(&followed);
 }
 
 static void test_no_batch(void **state)
@@ -269,6 +291,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_default_is_batched),
+		cmocka_unit_test(test_followed_like_one_process),
 		cmocka_unit_test(test_no_batch),
 		cmocka_unit_test(test_idle_thread_within_a_second),
 		cmocka_unit_test(test_crash_keeps_last_events),
