@@ -117,7 +117,7 @@ void session_add_pending(struct session *s, int pid);
 int session_attach_targets(void *session);
 /* Attaches a target's objects not attached yet, its mappings looked at first (record_strings.c). */
 int session_attach_process(struct session *s, int pid);
-/* Makes a process a target: traced for the BPF side, its linker hooked, its objects attached. */
+/* Makes a process in the kernel's table of traced processes a target: its linker hooked, its objects attached. */
 int session_add_target(struct session *s, int pid);
 
 /* session.c */

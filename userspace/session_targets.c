@@ -135,7 +135,6 @@ int session_add_target(struct session *s, int pid)
 
 	if (err < 0)
 		return err;
-	mark_traced(s, pid);
 	/* Before its probes rise: it may dlopen() the moment they do. */
 	link_map_watch_process(&s->dl, s->skel->progs.ctrace_link_map, s->att.multi, pid);
 	err = session_attach_process(s, pid);
@@ -191,6 +190,14 @@ int session_attach_targets(void *session)
 	if (o->exe)
 		err = trace_exe(s, o->exe, s->exe);
 	for (int i = 0; i < o->n_pids && err >= 0; i++) {
+		/*
+		 * The kernel puts in the table the processes that came later (a
+		 * followed fork, an exec of --exe's program) and takes each out
+		 * at its exit: only the loader's own targets are its to put in.
+		 * Put in again when the loader read a child's fork notice, a
+		 * child already exiting stayed in the table for good.
+		 */
+		mark_traced(s, o->pids[i]);
 		err = session_add_target(s, o->pids[i]);
 		if (err == 0 && !targets_has(&s->targets, o->pids[i]))
 			err = -ESRCH;

@@ -9,15 +9,21 @@
 #include <bpf/bpf.h>
 #include "chrome_trace.h"
 
+#define PF_EXITING 0x00000004 /* include/linux/sched.h: not in the uapi headers */
+
 /*
- * Fields 3 (state) and 22 (starttime) of /proc/PID/stat; false when it is
- * gone. A leader that exited while other threads run shows as a zombie:
- * its state is then 'R' here (field 20, num_threads, counts it and them).
+ * Fields 3 (state), 9 (flags) and 22 (starttime) of /proc/PID/stat; false
+ * when it is gone. A leader that exited while other threads run shows as a
+ * zombie: its state is then 'R' here (field 20, num_threads, counts it and
+ * them). A process inside its exit (PF_EXITING, its last thread) is 'X':
+ * its exit notice may have gone by, and on 6.18 freeing its memory comes
+ * after that notice and lasts milliseconds.
  */
 static bool read_stat(int pid, char *state, uint64_t *ticks)
 {
 	char path[64], buf[1024], *p;
 	unsigned long long start;
+	unsigned int flags;
 	long threads;
 	FILE *f;
 	size_t n;
@@ -31,11 +37,13 @@ static bool read_stat(int pid, char *state, uint64_t *ticks)
 	buf[n] = 0;
 	/* comm may hold spaces and ')': the fields after it start at the last ')'. */
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld %*d %llu",
-			 state, &threads, &start) != 3)
+	if (!p || sscanf(p + 2, "%c %*d %*d %*d %*d %*d %u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld %*d %llu",
+			 state, &flags, &threads, &start) != 4)
 		return false;
 	if (*state == 'Z' && threads > 1)
 		*state = 'R';
+	else if ((flags & PF_EXITING) && threads <= 1)
+		*state = 'X';
 	*ticks = start;
 	return true;
 }

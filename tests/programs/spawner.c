@@ -12,6 +12,13 @@
  *   spawner reuse         forks one child, which emits "child" and exits;
  *                         prints "child pid=C" once it is reaped, then waits
  *                         (up to 10 s) for SIGUSR1, emits "parent-end", exits.
+ *   spawner bigexit N MB  prints "armed" once traced, waits (up to 10 s) for
+ *                         SIGUSR1, then forks N children one after the
+ *                         other, printing "child pid=C" for each. The first
+ *                         touches MB MiB before its "child" {"pid":C}, so
+ *                         that its exit lasts (the kernel frees its memory
+ *                         after the exit notice, on 6.18); prints
+ *                         "bigexit n=N" and exits 0.
  *   spawner stranger S    not traced: emits "stranger" {"secret":"S"} 5 times
  *                         over 100 ms, prints "stranger pid=P enabled=E", exits.
  *
@@ -23,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -97,6 +105,50 @@ static int serial(int n)
 	return 0;
 }
 
+/* `mb` MiB of memory of its own, in small pages: freeing them at the exit takes a while. */
+static void hold_memory(size_t mb)
+{
+	size_t n = mb << 20;
+	char *m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		return;
+	madvise(m, n, MADV_NOHUGEPAGE);
+	memset(m, 1, n);
+}
+
+static int bigexit(int n, int mb)
+{
+	struct sigaction sa = { 0 };
+
+	sa.sa_handler = on_usr1;
+	sigaction(SIGUSR1, &sa, NULL);
+	wait_armed();
+	puts("armed");
+	fflush(stdout);
+	for (int i = 0; i < 1000 && !go_on; i++)
+		usleep(10000);
+	for (int i = 0; i < n; i++) {
+		pid_t pid = fork();
+		int status;
+
+		if (pid == 0) {
+			if (i == 0)
+				hold_memory((size_t)mb);
+			hello("child", NULL, NULL);
+			_exit(0);
+		}
+		printf("child pid=%d\n", (int)pid);
+		fflush(stdout);
+		if (pid < 0 || waitpid(pid, &status, 0) != pid) {
+			perror("fork");
+			return 1;
+		}
+	}
+	printf("bigexit n=%d\n", n);
+	return 0;
+}
+
 static int reuse(void)
 {
 	struct sigaction sa = { 0 };
@@ -138,6 +190,8 @@ int main(int argc, char **argv)
 		return burst(atoi(argv[2]), atoi(argv[3]));
 	if (argc == 3 && !strcmp(argv[1], "serial"))
 		return serial(atoi(argv[2]));
+	if (argc == 4 && !strcmp(argv[1], "bigexit"))
+		return bigexit(atoi(argv[2]), atoi(argv[3]));
 	if (argc == 2 && !strcmp(argv[1], "reuse"))
 		return reuse();
 	if (argc == 3 && !strcmp(argv[1], "stranger"))
