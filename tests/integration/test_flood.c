@@ -193,8 +193,18 @@ static void test_loader_memory_flat(void **state)
 		peak = rss_kib[i] > peak ? rss_kib[i] : peak;
 	print_message("loader RSS: %ld KiB at 1/4 of the flood, peak %ld KiB after (%zu samples)\n",
 		      base, peak, n_rss);
+#ifdef __SANITIZE_ADDRESS__
+	/*
+	 * ASan holds every freed block in its quarantine (256 MiB by default)
+	 * before reuse: the RSS of an ASan loader grows with what it frees.
+	 * The plain build checks the bound (as test_memory_bounds does its
+	 * ceiling); this one checks that the flood is clean.
+	 */
+	print_message("(ASan build: the 2 MiB bound is checked by the plain build)\n");
+#else
 	if (peak - base > 2048)
 		fail_msg("the loader grew by %ld KiB during the flood", peak - base);
+#endif
 }
 
 /* The whole file is strict JSON and UTF-8 (tr_load_trace checked RFC 8259). */
