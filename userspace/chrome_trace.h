@@ -81,6 +81,12 @@ struct chrome_trace {
 	struct json_writer *w;
 	bool first_event;
 	uint64_t events;
+	/*
+	 * The category (categories.h's number; 0 and 1: "ctrace") of the
+	 * program's events written next: the model sets it (trace_model.c).
+	 * ctrace's own notices are always "ctrace".
+	 */
+	unsigned cat;
 };
 
 void chrome_trace_begin(struct chrome_trace *ct, struct json_writer *w,

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * categories.h - the categories of a trace (include/ctrace.h's
+ * CTRACE_CATEGORY): which ones --categories selects, and the small
+ * numbers that stand for their names on the way from a uprobe to the
+ * trace's "cat" field.
+ *
+ * A site's category travels as its uprobe's BPF cookie's top byte (bits
+ * 48-55, above any user address; the site's address stays below), which
+ * the BPF program copies into the record's flags (bits 8-15). 0: not
+ * known (no BPF cookies on this kernel, or a batched event, which only
+ * the default category's sites make): written as the default.
+ */
+#ifndef CTRACE_CATEGORIES_H
+#define CTRACE_CATEGORIES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CATEGORY_DEFAULT "ctrace"
+#define CATEGORY_DEFAULT_ID 1
+#define CATEGORY_IDS_MAX 255
+#define CATEGORY_COOKIE_SHIFT 48
+
+/*
+ * --categories LIST: names to trace, or names prefixed with '-' to leave
+ * out (all others traced). Both in one list: the named ones, less the
+ * left-out ones.
+ */
+struct category_filter {
+	bool any_included; /* some names without '-': only those */
+	char *list;        /* the option's text, NUL-separated names */
+	unsigned n;
+};
+
+/* 0, or -EINVAL with a one-line reason in err. An empty list is refused. */
+int category_filter_parse(struct category_filter *f, const char *text, char *err, size_t errlen);
+/* True if sites of category `name` are to be traced (no filter: all). */
+bool category_filter_traces(const struct category_filter *f, const char *name);
+void category_filter_free(struct category_filter *f);
+
+/*
+ * The number that stands for a category's name in this trace (1: the
+ * default), given out in the order categories are first attached; 0 once
+ * CATEGORY_IDS_MAX are taken (their events are then written with the
+ * default and counted, see chrome_trace.c).
+ */
+unsigned category_id(const char *name);
+/* A number's name; the default's for 0 and for numbers not given out. */
+const char *category_name(unsigned id);
+
+#endif
