@@ -94,6 +94,7 @@ void attachment_init(struct attachment *a, bool multi, bool verbose)
 struct armer {
 	int kind;
 	uint64_t offset, sema, cookie;
+	bool is_default; /* ctrace_semaphore: raised after the others */
 };
 
 /* One object's attachable sites, grouped by kind. */
@@ -136,7 +137,7 @@ static int site_set_add(struct site_set *s, int kind, uint64_t offset, uint64_t 
  * semaphore's highest offset so far (the previous armer an ordinary site).
  */
 static int site_set_add_armed(struct site_set *s, int kind, uint64_t offset, uint64_t sema,
-			      uint64_t cookie)
+			      uint64_t cookie, bool is_default)
 {
 	struct armer *ar = NULL;
 
@@ -146,7 +147,7 @@ static int site_set_add_armed(struct site_set *s, int kind, uint64_t offset, uin
 	if (!ar) {
 		if (GROW_ARRAY(s->armers, s->cap_armers, s->n_armers, 4))
 			return -ENOMEM;
-		s->armers[s->n_armers++] = (struct armer){ kind, offset, sema, cookie };
+		s->armers[s->n_armers++] = (struct armer){ kind, offset, sema, cookie, is_default };
 		return 0;
 	}
 	if (offset < ar->offset)
@@ -154,7 +155,7 @@ static int site_set_add_armed(struct site_set *s, int kind, uint64_t offset, uin
 	{
 		struct armer old = *ar;
 
-		*ar = (struct armer){ kind, offset, sema, cookie };
+		*ar = (struct armer){ kind, offset, sema, cookie, is_default };
 		return site_set_add(s, old.kind, old.offset, old.cookie);
 	}
 }
@@ -193,6 +194,7 @@ static int collect_sites(const struct mapped_object *obj, struct attachment *a,
 		const struct usdt_note *n = &notes.v[i];
 		uint64_t offset = n->site_offset + (a->fast ? CTRACE_SITE_NOP5_OFFSET : 0);
 		uint64_t cookie;
+		bool is_default;
 		int kind;
 
 		if (strcmp(n->provider, "ctrace"))
@@ -221,10 +223,10 @@ static int collect_sites(const struct mapped_object *obj, struct attachment *a,
 		}
 		/* The category's number rides in the cookie's top bits (categories.h). */
 		cookie = n->site_vaddr | (uint64_t)category_id(n->category) << CATEGORY_COOKIE_SHIFT;
-		if (strcmp(n->category, CATEGORY_DEFAULT))
-			a->other_categories = true;
+		is_default = !strcmp(n->category, CATEGORY_DEFAULT);
+		a->other_categories |= !is_default;
 		if (n->sema_offset)
-			ret = site_set_add_armed(set, kind, offset, n->sema_offset, cookie);
+			ret = site_set_add_armed(set, kind, offset, n->sema_offset, cookie, is_default);
 		else
 			ret = site_set_add(set, kind, offset, cookie);
 	}
@@ -449,6 +451,18 @@ static int attach_object(struct ctrace_bpf *skel, int pid,
 			a->batch_sites += (unsigned)set.n[k];
 		}
 	}
+	/*
+	 * The default category's semaphore last: once CTRACE_ENABLED() of the
+	 * default is true, every category of the object that is traced is.
+	 */
+	for (size_t i = 0; i + 1 < set.n_armers; i++)
+		if (set.armers[i].is_default) {
+			struct armer t = set.armers[i];
+
+			set.armers[i] = set.armers[set.n_armers - 1];
+			set.armers[set.n_armers - 1] = t;
+			break;
+		}
 	for (size_t i = 0; i < set.n_armers && !err; i++) {
 		struct armer *ar = &set.armers[i];
 

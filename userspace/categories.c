@@ -70,19 +70,29 @@ void category_filter_free(struct category_filter *f)
 /* [0] unused; [1] the default. */
 static char names[CATEGORY_IDS_MAX + 1][USDT_CATEGORY_MAX] = { "", CATEGORY_DEFAULT };
 static unsigned n_names = 2;
+static bool overflowed; /* a category got no number: 0, unknown */
 
 unsigned category_id(const char *name)
 {
 	for (unsigned i = 1; i < n_names; i++)
 		if (!strcmp(names[i], name))
 			return i;
-	if (n_names > CATEGORY_IDS_MAX)
+	if (n_names > CATEGORY_IDS_MAX) {
+		overflowed = true;
 		return 0;
+	}
 	snprintf(names[n_names], sizeof(names[n_names]), "%s", name);
 	return n_names++;
 }
 
 const char *category_name(unsigned id)
 {
+	if (id == CATEGORY_UNKNOWN_ID)
+		return CATEGORY_UNKNOWN;
 	return id > 0 && id < n_names ? names[id] : CATEGORY_DEFAULT;
+}
+
+bool category_others_attached(void)
+{
+	return n_names > 2 || overflowed;
 }

@@ -8,8 +8,8 @@
  * A site's category travels as its uprobe's BPF cookie's top byte (bits
  * 48-55, above any user address; the site's address stays below), which
  * the BPF program copies into the record's flags (bits 8-15). 0: not
- * known (no BPF cookies on this kernel, or a batched event, which only
- * the default category's sites make): written as the default.
+ * known: no BPF cookies on this kernel. Batched events are of the
+ * default category (only its sites batch: include/ctrace.h).
  */
 #ifndef CTRACE_CATEGORIES_H
 #define CTRACE_CATEGORIES_H
@@ -20,6 +20,13 @@
 
 #define CATEGORY_DEFAULT "ctrace"
 #define CATEGORY_DEFAULT_ID 1
+/*
+ * An event whose site's category is not known (no cookies) while sites of
+ * other categories than the default are attached: written as "(unknown)"
+ * and counted in metadata.events_of_unknown_category.
+ */
+#define CATEGORY_UNKNOWN_ID 256
+#define CATEGORY_UNKNOWN "(unknown)"
 #define CATEGORY_IDS_MAX 255
 #define CATEGORY_COOKIE_SHIFT 48
 
@@ -43,11 +50,12 @@ void category_filter_free(struct category_filter *f);
 /*
  * The number that stands for a category's name in this trace (1: the
  * default), given out in the order categories are first attached; 0 once
- * CATEGORY_IDS_MAX are taken (their events are then written with the
- * default and counted, see chrome_trace.c).
+ * CATEGORY_IDS_MAX are taken: their events are then of unknown category.
  */
 unsigned category_id(const char *name);
-/* A number's name; the default's for 0 and for numbers not given out. */
+/* A number's name: CATEGORY_UNKNOWN's for CATEGORY_UNKNOWN_ID, the default's for 0 and numbers not given out. */
 const char *category_name(unsigned id);
+/* True once a category other than the default has a number (its sites are attached). */
+bool category_others_attached(void);
 
 #endif

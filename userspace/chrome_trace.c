@@ -178,6 +178,7 @@ void chrome_trace_end(struct chrome_trace *tf, const struct trace_facts *facts,
 	write_kv_u64(w, "spans_begun_before_tracing", s->spans_begun_before_tracing);
 	write_kv_u64(w, "untraced_processes", s->untraced_processes);
 	write_kv_u64(w, "ends_of_evicted_spans", s->ends_of_evicted_spans);
+	write_kv_u64(w, "events_of_unknown_category", s->events_of_unknown_category);
 	write_memory(w, s);
 	write_kv_u64(w, "records_unread_at_stop", s->records_unread_at_stop);
 	if (facts->event_path) {

@@ -62,6 +62,7 @@ struct trace_stats {
 	uint64_t spans_begun_before_tracing; /* ENDs of spans never begun in the trace */
 	uint64_t untraced_processes; /* left out: the table of traced processes was full */
 	uint64_t ends_of_evicted_spans; /* ENDs of spans evicted (written unfinished) before */
+	uint64_t events_of_unknown_category; /* no BPF cookies to tell it: cat "(unknown)" (categories.h) */
 	uint64_t max_memory;       /* --max-memory, bytes (0: not written) */
 	const struct table_bound *bounds[TRACE_BOUNDS_MAX]; /* the tables it was split into */
 	unsigned n_bounds;

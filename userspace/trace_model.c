@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "trace_model.h"
+#include "categories.h"
 
 #include <stddef.h>
 #include <inttypes.h>
@@ -410,7 +411,7 @@ static void span_begin(struct trace_model *m, const struct ctrace_event *ev)
 	s->key = (struct pair_key){ ev->tgid, ev->arg[1] };
 	s->ts_ns = ev->ts_ns;
 	s->real_tid = ev->tid;
-	s->cat = ev->cat;
+	s->cat = m->out->cat; /* as trace_model_event() resolved it */
 	resolve(m, ev->tgid, ev->tid, ev->arg[0], &s->pid, &s->tid);
 	text_copy(&s->args, text_copy(&s->name, s->bytes, ev->name, ev->name_len, ev->name_flags),
 		  ev->args, ev->args_len, ev->args_flags);
@@ -709,7 +710,13 @@ void trace_model_event(struct trace_model *m, const struct ctrace_event *ev)
 {
 	m->now_ns = ev->ts_ns;
 	m->now_tgid = ev->tgid;
-	m->out->cat = ev->cat; /* the site's category, for what this event writes */
+	/* The site's category, for what this event writes. */
+	m->out->cat = ev->cat;
+	if (!ev->cat && ev->kind != CTRACE_KIND_FORK && ev->kind != CTRACE_KIND_EXEC &&
+	    ev->kind != CTRACE_KIND_LINK_MAP && category_others_attached()) {
+		m->out->cat = CATEGORY_UNKNOWN_ID;
+		m->stats->events_of_unknown_category++;
+	}
 	switch (ev->kind) {
 	case CTRACE_KIND_SPAN_BEGIN: span_begin(m, ev); break;
 	case CTRACE_KIND_SPAN_END: span_end(m, ev); break;
