@@ -115,6 +115,7 @@ void chrome_trace_begin(struct chrome_trace *tf, struct json_writer *w,
 	tf->w = w;
 	tf->first_event = true;
 	tf->events = 0;
+	tf->cat = 0;
 	jw_lit(w, "{\"context\":{");
 	write_facts(w, facts);
 	jw_lit(w, "},\n\"traceEvents\":[\n");

@@ -22,6 +22,7 @@
  * and counted in metadata.events_of_unknown_category, never another name.
  */
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -255,6 +256,29 @@ static void test_list_shows_categories(void **state)
 	tr_cmd_free(&c);
 }
 
+/* A --categories that names none of the process's categories says so (not "no probes"). */
+static void test_none_of_the_named_categories(void **state)
+{
+	const char *const prog_args[] = { "net", NULL }; /* waits for net, which never comes */
+	const char *const tracer_args[] = { "--categories", "nte", "-d", "0.5", NULL };
+	struct trace_run r;
+
+	(void)state;
+	need_program();
+	tr_require_root();
+	if (tr_init(&r) || tr_start_program(&r, program, prog_args) || tr_wait_line(&r, "ready", 10000) ||
+	    tr_start_tracer(&r, tracer_args) || tr_wait_tracer(&r, 20000))
+		fail_msg("%s", r.error);
+	if (!strstr(r.tracer_stderr, "none of the categories --categories names"))
+		fail_msg("stderr: %s", r.tracer_stderr);
+	assert_int_equal(r.tracer_exit, 0);
+	kill(r.prog.pid, SIGTERM);
+	tr_wait(&r, 20000);
+	/* Killed while waiting: it never saw net armed, so it reported nothing. */
+	assert_null(strstr(r.prog_stdout ? r.prog_stdout : "", "cat net armed=1"));
+	tr_free(&r);
+}
+
 static void test_bad_categories_option(void **state)
 {
 	static const char *const bad[] = { "", "net,,db", "-", "n-et", "9lives" };
@@ -282,6 +306,7 @@ int main(void)
 		cmocka_unit_test(test_all_but_the_excluded_category),
 		cmocka_unit_test(test_library_and_default_per_event),
 		cmocka_unit_test(test_list_shows_categories),
+		cmocka_unit_test(test_none_of_the_named_categories),
 		cmocka_unit_test(test_bad_categories_option),
 	};
 
