@@ -4,67 +4,71 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include "usdt_notes.h"
 
+/* Calls each(name, len, left_out, ctx) for the names of a list, until it returns false. */
+static bool each_name(const char *list, bool (*each)(const char *, size_t, bool, void *), void *ctx)
+{
+	for (const char *p = list;;) {
+		size_t len = strcspn(p, ",");
+		bool out = *p == '-';
+
+		if (!each(p + out, len - out, out, ctx))
+			return false;
+		if (!p[len])
+			return true;
+		p += len + 1;
+	}
+}
+
+static bool check_name(const char *name, size_t len, bool out, void *ctx)
+{
+	struct category_filter *f = ctx;
+
+	f->any_included |= !out;
+	return usdt_category_valid(name, len);
+}
+
 int category_filter_parse(struct category_filter *f, const char *text, char *err, size_t errlen)
 {
-	size_t len = strlen(text);
-	char *p;
-
 	memset(f, 0, sizeof(*f));
-	f->list = malloc(len + 1);
-	if (!f->list) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
+	if (!each_name(text, check_name, f)) {
+		snprintf(err, errlen,
+			 "--categories takes names (letters, digits, _) separated by commas, "
+			 "each optionally after '-' to leave it out, e.g. net,db or -verbose; not '%s'",
+			 text);
+		memset(f, 0, sizeof(*f));
+		return -EINVAL;
 	}
-	memcpy(f->list, text, len + 1);
-	for (p = f->list;; p++) {
-		char *end = strchr(p, ',');
-		bool out = *p == '-';
-		const char *name = p + out;
-
-		if (end)
-			*end = '\0';
-		if (!usdt_category_valid(name, strlen(name))) {
-			snprintf(err, errlen,
-				 "--categories takes names (letters, digits, _) separated by commas, "
-				 "each optionally after '-' to leave it out, e.g. net,db or -verbose; not '%s'",
-				 text);
-			category_filter_free(f);
-			return -EINVAL;
-		}
-		f->any_included |= !out;
-		f->n++;
-		if (!end)
-			break;
-		p = end;
-	}
+	f->list = text;
 	return 0;
+}
+
+struct lookup {
+	const char *name;
+	bool named, left_out;
+};
+
+static bool match_name(const char *name, size_t len, bool out, void *ctx)
+{
+	struct lookup *l = ctx;
+
+	if (strlen(l->name) == len && !memcmp(l->name, name, len)) {
+		l->named |= !out;
+		l->left_out |= out;
+	}
+	return true;
 }
 
 bool category_filter_traces(const struct category_filter *f, const char *name)
 {
-	bool named = false;
-	const char *p;
+	struct lookup l = { name, false, false };
 
 	if (!f || !f->list)
 		return true;
-	p = f->list;
-	for (unsigned i = 0; i < f->n; i++, p += strlen(p) + 1) {
-		if (p[0] == '-' && !strcmp(p + 1, name))
-			return false;
-		if (p[0] != '-' && !strcmp(p, name))
-			named = true;
-	}
-	return named || !f->any_included;
-}
-
-void category_filter_free(struct category_filter *f)
-{
-	free(f->list);
-	memset(f, 0, sizeof(*f));
+	each_name(f->list, match_name, &l);
+	return !l.left_out && (l.named || !f->any_included);
 }
 
 /* [0] unused; [1] the default. */

@@ -37,15 +37,16 @@
  */
 struct category_filter {
 	bool any_included; /* some names without '-': only those */
-	char *list;        /* the option's text, NUL-separated names */
-	unsigned n;
+	const char *list;  /* the option's text (kept, not copied: argv lives as long) */
 };
 
-/* 0, or -EINVAL with a one-line reason in err. An empty list is refused. */
+/*
+ * 0, or -EINVAL with a one-line reason in err (f is then no filter). An
+ * empty list or name is refused. `text` must outlive f.
+ */
 int category_filter_parse(struct category_filter *f, const char *text, char *err, size_t errlen);
 /* True if sites of category `name` are to be traced (no filter: all). */
 bool category_filter_traces(const struct category_filter *f, const char *name);
-void category_filter_free(struct category_filter *f);
 
 /*
  * The number that stands for a category's name in this trace (1: the

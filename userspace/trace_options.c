@@ -290,7 +290,6 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		case 'C': {
 			char err[300];
 
-			category_filter_free(&o->categories);
 			if (category_filter_parse(&o->categories, optarg, err, sizeof(err))) {
 				fprintf(stderr, "ctrace-bpf: %s\n", err);
 				exit(2);
