@@ -161,6 +161,7 @@ void chrome_trace_end(struct chrome_trace *tf, const struct trace_facts *facts,
 	/* Known once attached, after "context" was written. */
 	write_kv_u64(w, "probes_attached", facts->probes_attached);
 	write_kv_u64(w, "objects_with_probes", facts->objects_with_probes);
+	write_kv_str(w, "categories", facts->categories ? facts->categories : "", true);
 	write_programs(w, facts);
 	write_kv_str(w, "stop_reason", s->stop_reason ? s->stop_reason : "", true);
 	write_kv_u64(w, "trace_stop_monotonic_ns", s->stop_mono_ns);

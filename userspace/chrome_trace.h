@@ -35,6 +35,7 @@ struct trace_facts {
 	uint64_t target_start_mono_ns;
 	unsigned probes_attached;
 	unsigned objects_with_probes;
+	const char *categories;       /* --categories as given; NULL: every category */
 	/* The BPF programs (bpf_load.c): which set, attached how, and why. */
 	const char *program_set;      /* NULL: none loaded (not written) */
 	const char *program_set_why;  /* why better ones were not taken */

@@ -204,6 +204,7 @@ int session_start(struct session *s, struct trace_output *out)
 	s->started = true;
 	name_and_hook_targets(s);
 	facts->probes_attached = s->att.sites;
+	facts->categories = o->categories.list;
 	bpf_choice_facts(&s->programs, facts);
 	facts->objects_with_probes = s->att.objects_with_probes;
 

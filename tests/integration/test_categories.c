@@ -127,6 +127,7 @@ static void report_of(const struct trace_run *r, const char *cat, int *armed, un
  */
 static void run_and_check(const char *traced, const char *const *tracer_args, bool devtools)
 {
+	const char *filter = "";
 	const char *const prog_args[] = { traced, NULL };
 	struct trace_run r;
 	bool cookies, batched;
@@ -135,9 +136,15 @@ static void run_and_check(const char *traced, const char *const *tracer_args, bo
 	size_t n_unknown = 0;
 
 	need_program();
+	for (size_t i = 0; tracer_args && tracer_args[i]; i++)
+		if (!strcmp(tracer_args[i], "--categories"))
+			filter = tracer_args[i + 1];
 	tr_run_ok(&r, program, prog_args, tracer_args);
 	meta = tr_meta(&r);
 	assert_non_null(meta);
+	/* The trace says which categories were asked for ("": all). */
+	assert_non_null(tr_str(meta, "categories"));
+	assert_string_equal(tr_str(meta, "categories"), filter);
 	cookies = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(meta, "bpf_cookies"));
 	batched = tr_str(meta, "event_path") && !strcmp(tr_str(meta, "event_path"), "batched");
 
