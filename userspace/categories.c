@@ -5,7 +5,17 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "usdt_notes.h"
+
+bool category_name_valid(const char *s, size_t len)
+{
+	if (len == 0 || len >= CATEGORY_NAME_MAX || (s[0] >= '0' && s[0] <= '9'))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	return true;
+}
 
 /* Calls each(name, len, left_out, ctx) for the names of a list, until it returns false. */
 static bool each_name(const char *list, bool (*each)(const char *, size_t, bool, void *), void *ctx)
@@ -27,7 +37,7 @@ static bool check_name(const char *name, size_t len, bool out, void *ctx)
 	struct category_filter *f = ctx;
 
 	f->any_included |= !out;
-	return usdt_category_valid(name, len);
+	return category_name_valid(name, len);
 }
 
 int category_filter_parse(struct category_filter *f, const char *text, char *err, size_t errlen)
@@ -72,7 +82,7 @@ bool category_filter_traces(const struct category_filter *f, const char *name)
 }
 
 /* [0] unused; [1] the default. */
-static char names[CATEGORY_IDS_MAX + 1][USDT_CATEGORY_MAX] = { "", CATEGORY_DEFAULT };
+static char names[CATEGORY_IDS_MAX + 1][CATEGORY_NAME_MAX] = { "", CATEGORY_DEFAULT };
 static unsigned n_names = 2;
 static bool overflowed; /* a category got no number: 0, unknown */
 

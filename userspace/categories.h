@@ -19,6 +19,8 @@
 #include <stdint.h>
 
 #define CATEGORY_DEFAULT "ctrace"
+/* Longest name, its NUL included. */
+#define CATEGORY_NAME_MAX 64
 #define CATEGORY_DEFAULT_ID 1
 /*
  * An event whose site's category is not known (no cookies) while sites of
@@ -29,6 +31,9 @@
 #define CATEGORY_UNKNOWN "(unknown)"
 #define CATEGORY_IDS_MAX 255
 #define CATEGORY_COOKIE_SHIFT 48
+
+/* True for a name the header can make: [A-Za-z_][A-Za-z0-9_]*, shorter than CATEGORY_NAME_MAX. */
+bool category_name_valid(const char *s, size_t len);
 
 /*
  * --categories LIST: names to trace, or names prefixed with '-' to leave

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "categories.h"
 #include "grow_array.h"
 
 #define STAPSDT_NOTE_TYPE 3
@@ -44,6 +45,7 @@
 #define CATEGORY_NOTE_SECTION ".note.ctrace"
 #define CATEGORY_OWNER "ctrace"
 #define CATEGORY_NOTE_TYPE 1
+_Static_assert(USDT_CATEGORY_MAX == CATEGORY_NAME_MAX, "one limit for category names");
 /* More categories than this in one file is a hostile file. */
 #define CATEGORIES_MAX 1000
 /* Three 64-bit addresses, then three strings of at least their NUL. */
@@ -267,17 +269,6 @@ static int read_note_section(const struct elf_file *f, Elf_Scn *scn,
 	return 0;
 }
 
-bool usdt_category_valid(const char *s, size_t len)
-{
-	if (len == 0 || len >= USDT_CATEGORY_MAX || (s[0] >= '0' && s[0] <= '9'))
-		return false;
-	for (size_t i = 0; i < len; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-			return false;
-	return true;
-}
-
 /*
  * Reads the category notes of one .note.ctrace section. Under LTO one
  * category may be described once per partition: the same address and
@@ -307,7 +298,7 @@ static int read_category_section(struct elf_file *f, Elf_Scn *scn, char *err, si
 		    memcmp((const char *)data->d_buf + name_off, CATEGORY_OWNER, sizeof(CATEGORY_OWNER)))
 			continue;
 		if (nh.n_descsz < 10 || !(nul = memchr(name, '\0', nh.n_descsz - 8)) ||
-		    !usdt_category_valid(name, (size_t)(nul - name))) {
+		    !category_name_valid(name, (size_t)(nul - name))) {
 			set_err(err, errlen, "category note without a valid name");
 			return -EINVAL;
 		}

@@ -23,7 +23,7 @@
 #define USDT_NAME_MAX 64
 #define USDT_ARGS_MAX 256
 /* A category's name (include/ctrace.h's CTRACE_CATEGORY): an identifier. */
-#define USDT_CATEGORY_MAX 64
+#define USDT_CATEGORY_MAX 64 /* categories.h: CATEGORY_NAME_MAX */
 #define USDT_DEFAULT_CATEGORY "ctrace"
 
 struct usdt_note {
@@ -47,9 +47,6 @@ struct usdt_note_list {
 	size_t n;
 	int elf_type; /* ET_EXEC or ET_DYN (PIE executables and libraries) */
 };
-
-/* True for a category name the header can make: [A-Za-z_][A-Za-z0-9_]*, shorter than USDT_CATEGORY_MAX. */
-bool usdt_category_valid(const char *s, size_t len);
 
 /*
  * Reads every stapsdt note of the file at `path` into *out (which it
