@@ -136,7 +136,8 @@ static struct ctrace_bpf *open_set(enum program_set set)
  * perf-event uprobe per site. Returns NULL with *err set.
  */
 static struct ctrace_bpf *load_programs(const struct trace_options *o, enum program_set set,
-					bool multi, bool global, const struct stat *exe, int *err)
+					bool multi, bool global, const struct stat *exe, bool cookies,
+					int *err)
 {
 	struct ctrace_bpf *skel = open_set(set);
 
@@ -155,6 +156,8 @@ static struct ctrace_bpf *load_programs(const struct trace_options *o, enum prog
 	skel->rodata->wakeup_bytes = bpf_map__max_entries(skel->maps.events) / 8;
 	skel->rodata->filter_by_map = global;
 	skel->rodata->follow_forks = o->follow;
+	/* Each site's cookie tells its category (categories.h). */
+	skel->rodata->site_categories = cookies;
 	{
 		/* CTRACE_TRACED_MAX=N: a smaller table of traced processes (the tests fill it). */
 		const char *max = getenv("CTRACE_TRACED_MAX");
@@ -203,7 +206,7 @@ static int load_set(const struct trace_options *o, const struct stat *exe,
 		bool no_batch;
 		int err;
 
-		*t->skel = load_programs(o, set, multi, global, exe, load_err);
+		*t->skel = load_programs(o, set, multi, global, exe, c->cookies, load_err);
 		if (!*t->skel) {
 			if (multi) {
 				/* Perhaps only the uprobe_multi attach type is unknown. */
@@ -251,6 +254,7 @@ static int load_set(const struct trace_options *o, const struct stat *exe,
 		t->att->fast = c->fast;
 		t->att->cookies = c->cookies;
 		t->att->no_batch = no_batch;
+		t->att->categories = &o->categories;
 		err = t->attach_targets(t->ctx);
 		if (err == -EOPNOTSUPP && multi) {
 			add_why(c, "uprobe_multi links refused at the first attach");

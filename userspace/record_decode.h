@@ -17,6 +17,7 @@ struct ctrace_event {
 	uint64_t ts_ns;
 	uint32_t tgid, tid;
 	uint16_t kind; /* enum ctrace_kind */
+	uint8_t cat;   /* the site's category number (categories.h); 0: not known */
 	uint64_t arg[4];
 	uint64_t tsc; /* SCOPE_TSC: the TSC at the scope's end */
 	const char *name; /* not NUL-terminated; may hold any bytes */

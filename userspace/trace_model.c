@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "trace_model.h"
+#include "categories.h"
 
 #include <stddef.h>
 #include <inttypes.h>
@@ -50,6 +51,7 @@ struct open_span {
 	uint64_t ts_ns;
 	uint32_t pid, tid;   /* as shown */
 	uint32_t real_tid;
+	unsigned cat;        /* the begin's category: the span's */
 	struct ct_text name, args; /* in bytes[]: one allocation a span */
 	char bytes[];
 };
@@ -389,6 +391,7 @@ static uint64_t dur_to(const struct open_span *s, uint64_t end_ns)
 static void write_unfinished(struct trace_model *m, struct open_span *s,
 			     uint64_t stop_ns, const char *why)
 {
+	m->out->cat = s->cat;
 	chrome_trace_unfinished(m->out, s->pid, s->tid, s->ts_ns, dur_to(s, stop_ns), &s->name,
 				&s->args, why);
 	m->stats->unfinished_spans++;
@@ -408,6 +411,7 @@ static void span_begin(struct trace_model *m, const struct ctrace_event *ev)
 	s->key = (struct pair_key){ ev->tgid, ev->arg[1] };
 	s->ts_ns = ev->ts_ns;
 	s->real_tid = ev->tid;
+	s->cat = m->out->cat; /* as trace_model_event() resolved it */
 	resolve(m, ev->tgid, ev->tid, ev->arg[0], &s->pid, &s->tid);
 	text_copy(&s->args, text_copy(&s->name, s->bytes, ev->name, ev->name_len, ev->name_flags),
 		  ev->args, ev->args_len, ev->args_flags);
@@ -510,6 +514,7 @@ static void span_end(struct trace_model *m, const struct ctrace_event *ev)
 
 	tb_remove(&m->b_spans, &s->e);
 	remember_ended(m, &key);
+	m->out->cat = s->cat;
 	if (s->real_tid == ev->tid) {
 		chrome_trace_complete(m->out, s->pid, s->tid, s->ts_ns, dur_to(s, ev->ts_ns), &s->name,
 				      &s->args, &end_args);
@@ -705,6 +710,13 @@ void trace_model_event(struct trace_model *m, const struct ctrace_event *ev)
 {
 	m->now_ns = ev->ts_ns;
 	m->now_tgid = ev->tgid;
+	/* The site's category, for what this event writes. */
+	m->out->cat = ev->cat;
+	if (!ev->cat && ev->kind != CTRACE_KIND_FORK && ev->kind != CTRACE_KIND_EXEC &&
+	    ev->kind != CTRACE_KIND_LINK_MAP && category_others_attached()) {
+		m->out->cat = CATEGORY_UNKNOWN_ID;
+		m->stats->events_of_unknown_category++;
+	}
 	switch (ev->kind) {
 	case CTRACE_KIND_SPAN_BEGIN: span_begin(m, ev); break;
 	case CTRACE_KIND_SPAN_END: span_end(m, ev); break;

@@ -47,6 +47,9 @@ static const char usage_text[] =
 	"                       programs built with an older header); default: a\n"
 	"                       thread's events come in batches from its buffer\n"
 	"                       (also CTRACE_NO_BATCH=1 in the environment)\n"
+	"  --categories LIST    only the sites of these categories (CTRACE_CATEGORY),\n"
+	"                       e.g. net,db; -NAME leaves one out (-verbose: all\n"
+	"                       others); sites left out stay as cheap as untraced\n"
 	"  -v, --verbose        say what is attached; show libbpf's messages\n"
 	"  -h, --help           this text\n"
 	"  -V, --version        the version\n"
@@ -237,6 +240,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		{ "fast", no_argument, NULL, 'F' },
 		{ "no-batch", no_argument, NULL, 'N' },
 		{ "max-memory", required_argument, NULL, 'M' },
+		{ "categories", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
@@ -283,6 +287,15 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 				exit(2);
 			}
 			break;
+		case 'C': {
+			char err[300];
+
+			if (category_filter_parse(&o->categories, optarg, err, sizeof(err))) {
+				fprintf(stderr, "ctrace-bpf: %s\n", err);
+				exit(2);
+			}
+			break;
+		}
 		case 'v':
 			o->verbose = true;
 			break;

@@ -4,6 +4,7 @@
 #define CTRACE_TRACE_OPTIONS_H
 
 #include <stdbool.h>
+#include "categories.h"
 
 #define TRACE_MAX_PIDS 64
 
@@ -20,6 +21,7 @@ struct trace_options {
 	unsigned long buffer_size;
 	unsigned long long max_memory; /* --max-memory, bytes (default TRACE_MEMORY_DEFAULT) */
 	bool verbose;
+	struct category_filter categories; /* --categories (none: every category) */
 };
 
 /* Parses argv; on a usage error prints one line and exits 2; --help, --version exit 0. */
