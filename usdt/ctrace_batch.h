@@ -219,16 +219,22 @@ static __inline__ __attribute__((always_inline)) unsigned long ctrace__batch_str
 }
 
 /*
- * Appends one event; 0 when done, else the caller fires the per-event site.
  * desc: kind | words << 8 | name word << 12 | args word << 16 (7: none) |
  * literal bits << 20 (bit 0 name, bit 1 args: __builtin_constant_p at the
- * site) | CTRACE__BD_SMALL2 (word 2 fits a byte: an instant's scope). tsc:
- * 0, or the TSC the event carries (CTRACE_SCOPE's end). Words that are 0
- * (a NULL marker or args) and inline strings' pointers are not stored: the
- * event's mask says which are.
+ * site) | CTRACE__BD_SMALL2 (word 2 fits a byte: an instant's scope).
  */
 #define CTRACE__BD_SMALL2 (1u << 24)
 
+/* Argument word i (a constant at every site) of an event. */
+#define CTRACE__BATCH_WORD(i, a0, a1, a2, a3) ((i) == 0 ? (a0) : (i) == 1 ? (a1) : (i) == 2 ? (a2) : (a3))
+
+/*
+ * The shared append (ctrace__batch_append below, with desc decoded at run
+ * time): for a site whose name or args is not a literal. Its strings are
+ * measured and copied inline, which needs calls (memchr, memcpy) that,
+ * inlined, would make the compiler save registers on the site's function's
+ * untraced path.
+ */
 static CTRACE__NOINLINE int ctrace__batch_append_any(unsigned int desc, unsigned long long a0,
 						 unsigned long long a1, unsigned long long a2,
 						 unsigned long long a3, unsigned long long tsc)
@@ -335,21 +341,21 @@ per_event:
 	return 1;
 }
 
-/* Argument word i (a constant at every site) of an event. */
-#define CTRACE__BATCH_WORD(i, a0, a1, a2, a3) ((i) == 0 ? (a0) : (i) == 1 ? (a1) : (i) == 2 ? (a2) : (a3))
-
 /*
  * Appends one event; 0 when done, else the caller fires the per-event site.
+ * tsc: 0, or the TSC the event carries (CTRACE_SCOPE's end). Words that are
+ * 0 (a NULL marker or args) and inline strings' pointers are not stored:
+ * the event's mask says which are.
+ *
  * Inlined into the site's out-of-line block (never on the untraced path):
  * there desc is a constant and most words are known (a NULL marker, a
  * literal name, an instant's scope), so what is left is a few stores next
  * to the TSC read. On this project's AMD VM rdtsc takes 12-13 ns and the
  * instructions around it hardly overlap it, so every instruction of the
- * shared ctrace__batch_append_any (which decodes desc at run time: 90 of
- * them) showed: 29 ns an instant there, 15 ns here. The unusual cases go
- * to ctrace__batch_append_any: the thread's first event (no buffer yet), a
- * signal handler's event in the middle of an append (busy), a full buffer
- * (the flush), a non-literal string to copy inline.
+ * shared function, which decodes desc at run time (about 90), showed: 29
+ * ns an instant that way, 13.5 ns inlined. Each word is stored, and kept (p
+ * moves on) only if it is not 0: no branch on an argument's value. A site
+ * whose name or args is not a literal calls ctrace__batch_append_any.
  */
 static __inline__ __attribute__((always_inline)) int ctrace__batch_append(unsigned int desc, unsigned long long a0,
 									    unsigned long long a1, unsigned long long a2,
@@ -357,20 +363,32 @@ static __inline__ __attribute__((always_inline)) int ctrace__batch_append(unsign
 {
 	struct ctrace__batch *b = ctrace__batch_tls;
 	unsigned int name_w = desc >> 12 & 7u, args_w = desc >> 16 & 7u;
-	unsigned int name_on = name_w < 4 && CTRACE__BATCH_WORD(name_w, a0, a1, a2, a3) != 0;
-	unsigned int args_on = args_w < 4 && CTRACE__BATCH_WORD(args_w, a0, a1, a2, a3) != 0;
-	unsigned int mask, flags, small = 0, len;
+	unsigned long long name_p = name_w < 4 ? CTRACE__BATCH_WORD(name_w, a0, a1, a2, a3) : 0;
+	unsigned long long args_p = args_w < 4 ? CTRACE__BATCH_WORD(args_w, a0, a1, a2, a3) : 0;
+	unsigned int flags, mask, small = 0, len;
 	unsigned long long head;
 	unsigned char *e, *p;
 
-	if ((name_on && !(desc >> 20 & 1u)) || (args_on && !(desc >> 21 & 1u)) || __builtin_expect(!b, 0) ||
-	    b->busy || __builtin_expect((len = b->len) > sizeof(b->data) - 48u, 0))
+	/* A string that is not a literal (known at the site): the shared append copies it. */
+	if ((name_w < 4 && !(desc >> 20 & 1u)) || (args_w < 4 && !(desc >> 21 & 1u)))
 		return ctrace__batch_append_any(desc, a0, a1, a2, a3, tsc);
+	flags = CTRACE__CAST(unsigned int, name_p != 0) * CTRACE__BF_NAME_LITERAL |
+		CTRACE__CAST(unsigned int, args_p != 0) * CTRACE__BF_ARGS_LITERAL;
+	if (__builtin_expect(!b, 0) && !(b = ctrace__batch_start()))
+		return 1;
+	if (b->busy)
+		return 1; /* a signal handler's site in the middle of an append */
 	b->busy = 1;
 	__asm__ __volatile__("" ::: "memory");
+	/* Read with busy set: a signal handler's event cannot take the same place. */
+	len = b->len;
+	/* The most this event can take: the header and four words. */
+	if (__builtin_expect(len > sizeof(b->data) - 48u, 0)) {
+		ctrace__batch_flush(b, CTRACE__BATCH_FULL);
+		len = 0;
+	}
 	if (!tsc)
 		tsc = ctrace__batch_rdtsc();
-	flags = name_on * CTRACE__BF_NAME_LITERAL | args_on * CTRACE__BF_ARGS_LITERAL;
 	if ((desc & CTRACE__BD_SMALL2) && a2 < 256u) {
 		small = CTRACE__CAST(unsigned int, a2);
 		flags |= CTRACE__BF_SMALL2;
@@ -378,7 +396,6 @@ static __inline__ __attribute__((always_inline)) int ctrace__batch_append(unsign
 	}
 	mask = CTRACE__CAST(unsigned int, a0 != 0) | CTRACE__CAST(unsigned int, a1 != 0) << 1 |
 	       CTRACE__CAST(unsigned int, a2 != 0) << 2 | CTRACE__CAST(unsigned int, a3 != 0) << 3;
-	/* Each word is stored, and kept (p moves on) only if it is not 0: no branch. */
 	e = b->data + len;
 	p = e + 16;
 	__builtin_memcpy(p, &a0, 8);
