@@ -20,9 +20,9 @@
 
 struct merge_item;
 
-/* The heap holds each item's key next to it: a comparison reads no item. */
+/* The heap holds each item's time next to it: a comparison reads no item but on a tie. */
 struct merge_slot {
-	uint64_t ts_ns, arrival;
+	uint64_t ts_ns;
 	struct merge_item *item;
 };
 
