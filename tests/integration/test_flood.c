@@ -20,6 +20,7 @@
 #include <cmocka.h>
 #include "group_run.h"
 #include "target_check.h"
+#include "batch_path.h"
 #include "trace_run.h"
 
 #define FLOOD_MS "400"
@@ -178,7 +179,9 @@ static void test_drops_on_stderr(void **state)
 /*
  * The loader's memory does not grow with the events it handles: after the
  * first quarter of the flood (buffers allocated, pages touched), it stays
- * within 2 MiB of where it was.
+ * within 2 MiB of where it was, plus what the batched path's merge may hold
+ * by design (MERGE_MAX_BYTES: events behind the watermark, more of them the
+ * later a loaded machine lets the watermark move; up to 3 MiB was seen).
  */
 static void test_loader_memory_flat(void **state)
 {
@@ -202,8 +205,9 @@ static void test_loader_memory_flat(void **state)
 	 */
 	print_message("(ASan build: the 2 MiB bound is checked by the plain build)\n");
 #else
-	if (peak - base > 2048)
-		fail_msg("the loader grew by %ld KiB during the flood", peak - base);
+	if (peak - base > 2048 + (long)(MERGE_MAX_BYTES >> 10))
+		fail_msg("the loader grew by %ld KiB during the flood (bound %ld KiB)", peak - base,
+			 2048 + (long)(MERGE_MAX_BYTES >> 10));
 #endif
 }
 
