@@ -264,6 +264,9 @@ static __inline__ __attribute__((always_inline)) unsigned long long ctrace__ptr(
  * function returning a value computed before the site one `mov`.
  */
 #define CTRACE__LIT(s) CTRACE__CAST(unsigned long long, __builtin_constant_p(s))
+#define CTRACE__SITE1L(name, a0, lit)                                          \
+	__asm__ __volatile__(CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi")         \
+			     : : "D"(a0), "S"(lit) : "memory")
 #define CTRACE__SITE2L(name, a0, a1, lit)                                      \
 	__asm__ __volatile__(CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi 8@%%rdx") \
 			     : : "D"(a0), "S"(a1), "d"(lit) : "memory")

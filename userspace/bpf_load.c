@@ -228,6 +228,11 @@ static int load_set(const struct trace_options *o, const struct stat *exe,
 		(*t->skel)->links.ctrace_exit = bpf_program__attach((*t->skel)->progs.ctrace_exit);
 		if (o->follow)
 			*t->fork_link = bpf_program__attach((*t->skel)->progs.ctrace_fork);
+		/* Thread renames; without them, the loader's looks at /proc still rename (later). */
+		(*t->skel)->links.ctrace_rename = bpf_program__attach((*t->skel)->progs.ctrace_rename);
+		if (!(*t->skel)->links.ctrace_rename && o->verbose)
+			fprintf(stderr, "ctrace-bpf: cannot watch task_rename (%s): thread renames are seen at the next look at /proc\n",
+				strerror(errno));
 		if (!*t->exec_link || (o->follow && !*t->fork_link) || !(*t->skel)->links.ctrace_exit) {
 			err = -errno;
 			fprintf(stderr, "ctrace-bpf: cannot watch the sched_process tracepoints: %s\n",

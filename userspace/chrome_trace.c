@@ -179,6 +179,17 @@ void chrome_trace_end(struct chrome_trace *tf, const struct trace_facts *facts,
 	write_kv_u64(w, "ends_of_evicted_spans", s->ends_of_evicted_spans);
 	write_memory(w, s);
 	write_kv_u64(w, "records_unread_at_stop", s->records_unread_at_stop);
+	if (s->flows) {
+		jw_lit(w, ",\"flows\":{\"sent\":");
+		jw_u64(w, s->flows->sent);
+		write_kv_u64(w, "taken_in", s->flows->taken_in);
+		write_kv_u64(w, "never_taken_in", s->flows->never_taken_in);
+		write_kv_u64(w, "in_never_sent", s->flows->in_never_sent);
+		write_kv_u64(w, "outside_span", s->flows->outside_span);
+		write_kv_u64(w, "evicted", s->flows->evicted);
+		jw_lit(w, "}");
+	}
+	write_kv_u64(w, "thread_renames", s->thread_renames);
 	if (facts->event_path) {
 		write_kv_str(w, "event_path", facts->event_path, true);
 		jw_lit(w, ",\"batch\":{\"events\":");
@@ -401,6 +412,49 @@ static void complete_head(struct chrome_trace *ct, uint32_t pid, uint32_t tid, u
 	te_name(ct, name->s, name->n, name->flags);
 	jw_lit(ct->w, ",\"cat\":\"ctrace\",\"dur\":");
 	jw_ts_us(ct->w, dur_ns);
+	if (ct->bind.id) {
+		char hex[32];
+
+		snprintf(hex, sizeof(hex), ",\"bind_id\":\"0x%" PRIx64 "\"", ct->bind.id);
+		jw_lit(ct->w, hex);
+		if (ct->bind.out)
+			jw_lit(ct->w, ",\"flow_out\":true");
+		if (ct->bind.in)
+			jw_lit(ct->w, ",\"flow_in\":true");
+		ct->bind.id = 0;
+	}
+}
+
+void chrome_trace_bind_next(struct chrome_trace *ct, const struct ct_flow_bind *b)
+{
+	ct->bind = *b;
+}
+
+void chrome_trace_flow_phase(struct chrome_trace *ct, char ph, uint32_t pid, uint32_t tid,
+			     uint64_t ts_ns, uint64_t id)
+{
+	char hex[48];
+
+	te_begin(ct, ph == 's' ? "s" : "f", pid, tid, ts_ns);
+	snprintf(hex, sizeof(hex), ",\"id\":\"0x%" PRIx64 "\"", id);
+	jw_lit(ct->w, ",\"name\":\"flow\",\"cat\":\"ctrace\"");
+	jw_lit(ct->w, hex);
+	if (ph != 's')
+		jw_lit(ct->w, ",\"bp\":\"e\"");
+	te_end(ct);
+}
+
+void chrome_trace_sort_index(struct chrome_trace *ct, uint32_t pid, uint32_t tid, bool thread,
+			     int64_t n)
+{
+	char num[32];
+
+	te_begin(ct, "M", pid, tid, UINT64_MAX);
+	te_name(ct, thread ? "thread_sort_index" : "process_sort_index", thread ? 17 : 18, 0);
+	snprintf(num, sizeof(num), "%" PRId64, n);
+	jw_lit(ct->w, ",\"args\":{\"sort_index\":");
+	jw_lit(ct->w, num);
+	jw_lit(ct->w, "}}");
 }
 
 void chrome_trace_complete(struct chrome_trace *ct, uint32_t pid, uint32_t tid, uint64_t ts_ns,
