@@ -114,6 +114,8 @@ void chrome_trace_begin(struct chrome_trace *tf, struct json_writer *w,
 	tf->w = w;
 	tf->first_event = true;
 	tf->events = 0;
+	tf->bind.id = 0;
+	tf->aside_ready = false;
 	jw_lit(w, "{\"context\":{");
 	write_facts(w, facts);
 	jw_lit(w, "},\n\"traceEvents\":[\n");
@@ -187,6 +189,7 @@ void chrome_trace_end(struct chrome_trace *tf, const struct trace_facts *facts,
 		write_kv_u64(w, "in_never_sent", s->flows->in_never_sent);
 		write_kv_u64(w, "outside_span", s->flows->outside_span);
 		write_kv_u64(w, "evicted", s->flows->evicted);
+		write_kv_u64(w, "out_of_order", s->flows->out_of_order);
 		jw_lit(w, "}");
 	}
 	write_kv_u64(w, "thread_renames", s->thread_renames);
@@ -202,6 +205,10 @@ void chrome_trace_end(struct chrome_trace *tf, const struct trace_facts *facts,
 		jw_lit(w, "}");
 	}
 	jw_lit(w, "}}\n");
+	if (tf->aside_ready) {
+		jw_free(&tf->aside);
+		tf->aside_ready = false;
+	}
 }
 
 /*
@@ -423,6 +430,50 @@ static void complete_head(struct chrome_trace *ct, uint32_t pid, uint32_t tid, u
 			jw_lit(ct->w, ",\"flow_in\":true");
 		ct->bind.id = 0;
 	}
+}
+
+void chrome_trace_capture_begin(struct chrome_trace *ct)
+{
+	if (!ct->aside_ready) {
+		/* No file behind it: fd -1, and a buffer no span with its flows outgrows. */
+		if (jw_init(&ct->aside, -1, CHROME_TRACE_ASIDE_MAX)) {
+			fputs("ctrace-bpf: out of memory\n", stderr);
+			abort();
+		}
+		ct->aside_ready = true;
+	}
+	ct->aside.len = 0;
+	ct->aside.err = 0;
+	ct->file_w = ct->w;
+	ct->file_first_event = ct->first_event;
+	ct->w = &ct->aside;
+	ct->first_event = true; /* no separator before the first event aside */
+}
+
+char *chrome_trace_capture_end(struct chrome_trace *ct, size_t *len)
+{
+	char *json;
+
+	ct->w = ct->file_w;
+	ct->first_event = ct->file_first_event;
+	*len = ct->aside.len;
+	if (ct->aside.err || !ct->aside.len)
+		return NULL;
+	json = malloc(ct->aside.len);
+	if (!json) {
+		fputs("ctrace-bpf: out of memory\n", stderr);
+		abort();
+	}
+	memcpy(json, ct->aside.buf, ct->aside.len);
+	return json;
+}
+
+void chrome_trace_release(struct chrome_trace *ct, const char *json, size_t len)
+{
+	if (!ct->first_event)
+		jw_lit(ct->w, ",\n");
+	ct->first_event = false;
+	jw_raw(ct->w, json, len);
 }
 
 void chrome_trace_bind_next(struct chrome_trace *ct, const struct ct_flow_bind *b)

@@ -91,6 +91,9 @@ struct chrome_trace {
 	bool first_event;
 	uint64_t events;
 	struct ct_flow_bind bind; /* for the next X only (chrome_trace_bind_next()) */
+	/* Events written aside (chrome_trace_capture_begin()): the file's writer meanwhile. */
+	struct json_writer *file_w, aside;
+	bool aside_ready, file_first_event;
 };
 
 void chrome_trace_begin(struct chrome_trace *ct, struct json_writer *w,
@@ -164,6 +167,19 @@ void chrome_trace_async(struct chrome_trace *ct, uint32_t pid, const struct ct_t
 void chrome_trace_bind_next(struct chrome_trace *ct, const struct ct_flow_bind *b);
 void chrome_trace_flow_phase(struct chrome_trace *ct, char ph, uint32_t pid, uint32_t tid,
 			     uint64_t ts_ns, uint64_t id);
+
+/*
+ * Events written aside, for the model to put in the file later (a span
+ * that took in a flow whose sender's span is not written yet: see
+ * trace_flows.h). Between begin and end every event goes into memory;
+ * end returns it (malloc()ed, *len bytes; NULL if it did not fit in
+ * CHROME_TRACE_ASIDE_MAX, more than a span and its 4096 flow phase events
+ * can take). chrome_trace_release() writes such bytes as the next events.
+ */
+#define CHROME_TRACE_ASIDE_MAX (1u << 20)
+void chrome_trace_capture_begin(struct chrome_trace *ct);
+char *chrome_trace_capture_end(struct chrome_trace *ct, size_t *len);
+void chrome_trace_release(struct chrome_trace *ct, const char *json, size_t len);
 
 /* "M" process_sort_index of pid, or thread_sort_index of tid in pid: args {"sort_index": n}. */
 void chrome_trace_sort_index(struct chrome_trace *ct, uint32_t pid, uint32_t tid, bool thread,

@@ -17,14 +17,25 @@ struct flow_thread {
 };
 
 /*
- * A flow between its OUT and the writing of its 'f': whether its 's' is
- * written, and an 'f' waiting for it.
+ * A flow from its OUT until both its spans are in the file: whether the
+ * sender's is (its 's' with it), whether the receiver's is, and the
+ * receiver's span held back for it, if any.
  */
 struct flow_link {
 	uint64_t trace_id; /* the key */
-	bool s_written, f_waiting;
-	uint32_t f_pid, f_tid;
-	uint64_t f_ts_ns;
+	bool s_in_file, in_written;
+	struct held_span *waiter;
+};
+
+/* A span written aside: its JSON, what it waits for, its ends (for what waits for it). */
+struct held_span {
+	struct held_span *next;
+	char *json;
+	size_t len;
+	size_t waits;       /* flows whose 's' is not in the file yet */
+	bool released;
+	size_t n;
+	struct flow_end ends[];
 };
 
 static void *must(void *p)
@@ -36,9 +47,10 @@ static void *must(void *p)
 	return p;
 }
 
-void trace_flows_init(struct trace_flows *f)
+void trace_flows_init(struct trace_flows *f, const struct flow_output *out)
 {
 	memset(f, 0, sizeof(*f));
+	f->out = *out;
 	key_map_init(&f->threads);
 	key_map_init(&f->outs);
 	key_map_init(&f->links);
@@ -142,27 +154,33 @@ bool trace_flows_in(struct trace_flows *f, uint32_t tgid, uint32_t tid, uint64_t
 }
 
 const struct flow_end *trace_flows_claim(struct trace_flows *f, uint32_t tgid, uint32_t tid,
-					 uint64_t begin_ns, uint64_t end_ns, size_t *n)
+					 uint64_t begin_ns, uint64_t end_ns, size_t *n, bool *hold)
 {
 	struct thread_key key = { tgid, tid };
 	struct flow_thread *t;
 	size_t kept = 0;
 
 	*n = 0;
+	*hold = false;
 	if (!f->waiting)
 		return NULL; /* the common case: a program without flows */
 	t = key_map_get(&f->threads, &key, sizeof(key));
 	if (!t || !t->n)
 		return NULL;
 	for (size_t i = 0; i < t->n; i++) {
+		struct flow_link *l;
+
 		if (t->v[i].ts_ns < begin_ns || t->v[i].ts_ns > end_ns) {
 			t->v[kept++] = t->v[i];
 			continue;
 		}
 		f->waiting--;
 		/* Given up since (sent again, evicted): counted then, nothing to bind. */
-		if (!key_map_get(&f->links, &t->v[i].trace_id, sizeof(t->v[i].trace_id)))
+		l = key_map_get(&f->links, &t->v[i].trace_id, sizeof(t->v[i].trace_id));
+		if (!l)
 			continue;
+		if (!t->v[i].out && !l->s_in_file)
+			*hold = true;
 		if (*n == f->claimed_cap) {
 			f->claimed_cap = f->claimed_cap ? f->claimed_cap * 2 : 8;
 			f->claimed = must(realloc(f->claimed, f->claimed_cap * sizeof(*f->claimed)));
@@ -173,35 +191,110 @@ const struct flow_end *trace_flows_claim(struct trace_flows *f, uint32_t tgid, u
 	return f->claimed;
 }
 
-void trace_flows_bind(struct trace_flows *f, const struct flow_end *ends, size_t n,
-		      uint32_t pid, uint32_t tid, uint64_t x_ts_ns,
-		      void (*phase)(void *ctx, char ph, uint32_t pid, uint32_t tid, uint64_t ts_ns,
-				    uint64_t trace_id),
-		      void *ctx)
+void trace_flows_phases(struct trace_flows *f, const struct flow_end *ends, size_t n,
+			uint32_t pid, uint32_t tid, uint64_t x_ts_ns)
+{
+	for (size_t i = 0; i < n; i++)
+		f->out.phase(f->out.ctx, ends[i].out ? 's' : 'f', pid, tid, x_ts_ns, ends[i].trace_id);
+}
+
+static void link_done(struct trace_flows *f, struct flow_link *l)
+{
+	if (l->s_in_file && l->in_written)
+		free(key_map_del(&f->links, &l->trace_id, sizeof(l->trace_id)));
+}
+
+static void release(struct trace_flows *f, struct held_span *h);
+
+/* A span with these ends is in the file now: what waited for its flows may follow. */
+static void in_file(struct trace_flows *f, const struct flow_end *ends, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		uint64_t id = ends[i].trace_id;
-		struct flow_link *l = key_map_get(&f->links, &id, sizeof(id));
+		struct flow_link *l = key_map_get(&f->links, &ends[i].trace_id, sizeof(ends[i].trace_id));
 
 		if (!l)
-			continue; /* given up (sent again, evicted): counted there */
-		if (ends[i].out) {
-			phase(ctx, 's', pid, tid, x_ts_ns, id);
-			l->s_written = true;
-			if (!l->f_waiting)
-				continue;
-			phase(ctx, 'f', l->f_pid, l->f_tid, l->f_ts_ns, id);
-		} else if (l->s_written) {
-			phase(ctx, 'f', pid, tid, x_ts_ns, id);
-		} else {
-			l->f_waiting = true;
-			l->f_pid = pid;
-			l->f_tid = tid;
-			l->f_ts_ns = x_ts_ns;
 			continue;
+		if (!ends[i].out) {
+			l->in_written = true;
+			l->waiter = NULL;
+		} else if (!l->s_in_file) {
+			struct held_span *h = l->waiter;
+
+			l->s_in_file = true;
+			l->waiter = NULL;
+			if (h && --h->waits == 0)
+				release(f, h);
 		}
-		free(key_map_del(&f->links, &id, sizeof(id)));
+		link_done(f, l);
 	}
+}
+
+/* Writes a held span (its turn, or no room to keep it), then what waited for it. */
+static void release(struct trace_flows *f, struct held_span *h)
+{
+	if (h->released)
+		return;
+	h->released = true;
+	f->out.release(f->out.ctx, h->json, h->len);
+	f->held_bytes -= h->len;
+	free(h->json);
+	h->json = NULL;
+	in_file(f, h->ends, h->n);
+}
+
+/* Frees the released spans at the head of the queue. */
+static void drop_released(struct trace_flows *f)
+{
+	while (f->held_oldest && f->held_oldest->released) {
+		struct held_span *h = f->held_oldest;
+
+		f->held_oldest = h->next;
+		if (!f->held_oldest)
+			f->held_newest = NULL;
+		free(h);
+	}
+}
+
+void trace_flows_written(struct trace_flows *f, const struct flow_end *ends, size_t n,
+			 char *json, size_t len)
+{
+	struct held_span *h;
+
+	if (!json) {
+		in_file(f, ends, n);
+		drop_released(f);
+		return;
+	}
+	h = must(calloc(1, sizeof(*h) + n * sizeof(*ends)));
+	h->json = json;
+	h->len = len;
+	h->n = n;
+	memcpy(h->ends, ends, n * sizeof(*ends));
+	for (size_t i = 0; i < n; i++) {
+		struct flow_link *l = key_map_get(&f->links, &ends[i].trace_id, sizeof(ends[i].trace_id));
+
+		if (!ends[i].out && l && !l->s_in_file) {
+			l->waiter = h;
+			h->waits++;
+		}
+	}
+	if (f->held_newest)
+		f->held_newest->next = h;
+	else
+		f->held_oldest = h;
+	f->held_newest = h;
+	f->held_bytes += len;
+	if (!h->waits)
+		release(f, h); /* cannot be: claimed as held; kept safe */
+	/* No room to keep more: the oldest goes now, its arrow drawn backwards by DevTools. */
+	while (f->held_bytes > FLOW_HELD_BYTES && f->held_oldest) {
+		drop_released(f);
+		if (!f->held_oldest)
+			break;
+		f->counts.out_of_order++;
+		release(f, f->held_oldest);
+	}
+	drop_released(f);
 }
 
 static void free_link(const void *key, size_t len, void *value, void *ctx)
@@ -251,6 +344,10 @@ void trace_flows_finish(struct trace_flows *f,
 {
 	struct finish_ctx c = { f, outside, never_in, ctx };
 
+	/* Spans still held wait for senders never written (outside any span): now, in order. */
+	for (struct held_span *h = f->held_oldest; h; h = h->next)
+		release(f, h);
+	drop_released(f);
 	key_map_each(&f->threads, finish_thread, &c);
 	key_map_free(&f->threads);
 	key_map_each(&f->outs, finish_out, &c);

@@ -2,7 +2,8 @@
 /*
  * trace_flows.h - pairs CTRACE_FLOW_OUT(id) with the next CTRACE_FLOW_IN(id)
  * and binds each end to the span that encloses it on its thread. Pure, like
- * the model that owns it (trace_model.c): it reads and writes nothing.
+ * the model that owns it (trace_model.c): it reads and writes nothing; what
+ * it holds back it hands to the model's callbacks.
  *
  * Why the ends wait: a span is written when it ends (an "X" carries its
  * start and duration), and a CTRACE_SCOPE is only known then, so the span
@@ -11,6 +12,15 @@
  * time (spans of a thread nest, so the innermost one ends, and claims it,
  * first). An end no span ever claimed is outside any span: known at the
  * stop, after the spans still open were written as unfinished.
+ *
+ * Why a span may be held back: Chrome DevTools' engine orders the slices
+ * of a flow, and so draws its arrow, in the order the slices come in the
+ * file, and drops an "f" read before its "s". A span that took a flow in
+ * and ends before the span that sent it (a reply received while the caller
+ * still waits) is therefore kept, as written JSON, until the sender's span
+ * is in the file, then written right after it. At most FLOW_HELD_BYTES
+ * are kept; past that the oldest is written at once (counted in
+ * metadata.flows.out_of_order: DevTools draws that arrow backwards).
  *
  * The trace's ids: each OUT gets a new one, unique in the trace, never the
  * program's (a program may use an id again once its flow was taken in, and
@@ -40,6 +50,7 @@ struct flow_counts {
 	uint64_t in_never_sent;    /* an IN with no OUT of its id in flight */
 	uint64_t outside_span;     /* an end no span of its thread enclosed */
 	uint64_t evicted;          /* past the bounds below: given up (counted, never drawn) */
+	uint64_t out_of_order;     /* a receiving span written before its sender's (held too long) */
 };
 
 /* An OUT in flight: sent, not taken in yet. */
@@ -50,27 +61,40 @@ struct flow_out {
 	uint32_t tgid, tid;
 };
 
+/* Where the model's JSON goes: a flow phase event after an X, held JSON released. */
+struct flow_output {
+	void (*phase)(void *ctx, char ph, uint32_t pid, uint32_t tid, uint64_t ts_ns, uint64_t trace_id);
+	void (*release)(void *ctx, const char *json, size_t len);
+	void *ctx;
+};
+
+struct held_span;
+
 struct trace_flows {
 	struct key_map threads; /* {tgid, tid} -> struct flow_thread *: ends waiting for a span */
 	struct key_map outs;    /* program id -> struct flow_out * */
-	struct key_map links;   /* trace id -> struct flow_link *: a flow whose 'f' is not written yet */
+	struct key_map links;   /* trace id -> struct flow_link *: a flow whose receiving span is not in the file */
 	struct table_bound b_outs;
 	size_t waiting;         /* ends waiting, all threads: 0 makes trace_flows_claim() free */
 	uint64_t next_trace_id;
 	struct flow_end *claimed; /* what the last trace_flows_claim() returned */
 	size_t claimed_cap;
+	struct held_span *held_oldest, *held_newest; /* spans held back, in the order written */
+	size_t held_bytes;
+	struct flow_output out;
 	struct flow_counts counts;
 };
 
-/* Ends waiting on one thread at most, and OUTs in flight at most (bytes). */
+/* Ends waiting on one thread at most, OUTs in flight at most, JSON held back at most (bytes). */
 #define FLOW_ENDS_PER_THREAD 4096
 #define FLOW_OUTS_BYTES (4u << 20)
+#define FLOW_HELD_BYTES (8u << 20)
 
-void trace_flows_init(struct trace_flows *f);
+void trace_flows_init(struct trace_flows *f, const struct flow_output *out);
 /*
  * CTRACE_FLOW_OUT(id) on this thread at ts_ns. An OUT of the same id still
  * in flight is given up for this one: copied to *replaced (return true),
- * for the caller to show; so is one evicted for room.
+ * for the caller to show.
  */
 bool trace_flows_out(struct trace_flows *f, uint32_t tgid, uint32_t tid, uint64_t ts_ns,
 		     uint64_t id, struct flow_out *replaced);
@@ -78,28 +102,33 @@ bool trace_flows_out(struct trace_flows *f, uint32_t tgid, uint32_t tid, uint64_
 bool trace_flows_in(struct trace_flows *f, uint32_t tgid, uint32_t tid, uint64_t ts_ns,
 		    uint64_t id);
 /*
- * A span of this thread from begin_ns to end_ns is written: the ends it
- * encloses, taken off the waiting list, in time order (valid until the
- * next call); *n of them.
+ * A span of this thread from begin_ns to end_ns is about to be written: the
+ * ends it encloses, taken off the waiting list, in time order (valid until
+ * the next call); *n of them. *hold: write it aside (it took in a flow
+ * whose sender's span is not in the file yet) and hand it to
+ * trace_flows_written().
  */
 const struct flow_end *trace_flows_claim(struct trace_flows *f, uint32_t tgid, uint32_t tid,
-					 uint64_t begin_ns, uint64_t end_ns, size_t *n);
+					 uint64_t begin_ns, uint64_t end_ns, size_t *n, bool *hold);
 /*
- * The claimed ends are bound to the span written at x_ts_ns, shown as
- * pid/tid: each as a flow phase event ('s' for an OUT, 'f' for an IN, at
- * the span's ts, for Chrome DevTools, which binds them to the span by ts,
- * pid, tid and cat, and reads them in file order), handed to `phase`. An
- * 'f' whose 's' is not written yet (its span ends later) waits for it.
+ * Right after the span's X (in the same place, held or not): a flow phase
+ * event per end, at the X's ts, pid and tid ('s' out, 'f' in), through
+ * out.phase. Chrome DevTools binds these to the X.
  */
-void trace_flows_bind(struct trace_flows *f, const struct flow_end *ends, size_t n,
-		      uint32_t pid, uint32_t tid, uint64_t x_ts_ns,
-		      void (*phase)(void *ctx, char ph, uint32_t pid, uint32_t tid, uint64_t ts_ns,
-				    uint64_t trace_id),
-		      void *ctx);
+void trace_flows_phases(struct trace_flows *f, const struct flow_end *ends, size_t n,
+			uint32_t pid, uint32_t tid, uint64_t x_ts_ns);
+/*
+ * The span with these ends is written: in the file (json NULL), or held as
+ * json[0..len) (taken over, malloc()ed). Spans held for the flows it sent
+ * are released through out.release, in order.
+ */
+void trace_flows_written(struct trace_flows *f, const struct flow_end *ends, size_t n,
+			 char *json, size_t len);
 /*
  * At the stop, once every span was written: each end still waiting (outside
  * any span) and each OUT still in flight (never taken in), counted and
- * handed to the callbacks to show; then frees everything.
+ * handed to the callbacks to show; spans still held are released. Then
+ * frees everything.
  */
 void trace_flows_finish(struct trace_flows *f,
 			void (*outside)(void *ctx, uint32_t tgid, uint32_t tid, const struct flow_end *e),

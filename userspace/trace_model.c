@@ -78,6 +78,8 @@ static char *text_copy(struct ct_text *t, char *to, const char *s, size_t n, uns
 
 static bool known_comm(struct trace_model *m, uint32_t tgid, uint32_t tid,
 		       char *buf, size_t len);
+static void flow_phase(void *ctx, char ph, uint32_t pid, uint32_t tid, uint64_t ts_ns, uint64_t id);
+static void flow_release(void *ctx, const char *json, size_t len);
 
 void trace_model_init(struct trace_model *m, struct chrome_trace *out,
 		      struct trace_stats *stats)
@@ -95,7 +97,7 @@ void trace_model_init(struct trace_model *m, struct chrome_trace *out,
 	key_map_init(&m->from_start);
 	m->next_pseudo = CTRACE_PSEUDO_BASE;
 	m->next_async_id = 1; /* DevTools ignores async id 0 */
-	trace_flows_init(&m->flows);
+	trace_flows_init(&m->flows, &(struct flow_output){ flow_phase, flow_release, m });
 	m->stats->flows = &m->flows.counts;
 	tb_init(&m->b_spans, "open_spans",
 		"the oldest open span is written as unfinished (unfinished_reason says so) and forgotten; its END, if it comes, is counted in metadata.ends_of_evicted_spans", 0);
@@ -391,20 +393,21 @@ static uint64_t dur_to(const struct open_span *s, uint64_t end_ns)
 }
 
 static const struct flow_end *flows_before_x(struct trace_model *m, uint32_t tgid, uint32_t tid,
-					     uint64_t ts_ns, uint64_t dur_ns, size_t *n);
-static void flows_after_x(struct trace_model *m, const struct flow_end *ends, size_t n,
+					     uint64_t ts_ns, uint64_t dur_ns, size_t *n, bool *hold);
+static void flows_after_x(struct trace_model *m, const struct flow_end *ends, size_t n, bool hold,
 			  uint32_t pid, uint32_t tid, uint64_t ts_ns);
 
 static void write_unfinished(struct trace_model *m, struct open_span *s,
 			     uint64_t stop_ns, const char *why)
 {
 	size_t n;
+	bool hold;
 	const struct flow_end *flows = flows_before_x(m, (uint32_t)s->key.a, s->real_tid, s->ts_ns,
-						      dur_to(s, stop_ns), &n);
+						      dur_to(s, stop_ns), &n, &hold);
 
 	chrome_trace_unfinished(m->out, s->pid, s->tid, s->ts_ns, dur_to(s, stop_ns), &s->name,
 				&s->args, why);
-	flows_after_x(m, flows, n, s->pid, s->tid, s->ts_ns);
+	flows_after_x(m, flows, n, hold, s->pid, s->tid, s->ts_ns);
 	m->stats->unfinished_spans++;
 }
 
@@ -526,12 +529,13 @@ static void span_end(struct trace_model *m, const struct ctrace_event *ev)
 	remember_ended(m, &key);
 	if (s->real_tid == ev->tid) {
 		size_t n;
+		bool hold;
 		const struct flow_end *flows = flows_before_x(m, ev->tgid, ev->tid, s->ts_ns,
-							      dur_to(s, ev->ts_ns), &n);
+							      dur_to(s, ev->ts_ns), &n, &hold);
 
 		chrome_trace_complete(m->out, s->pid, s->tid, s->ts_ns, dur_to(s, ev->ts_ns), &s->name,
 				      &s->args, &end_args);
-		flows_after_x(m, flows, n, s->pid, s->tid, s->ts_ns);
+		flows_after_x(m, flows, n, hold, s->pid, s->tid, s->ts_ns);
 	} else {
 		/* Ended on another thread: an async pair on the span's process. */
 		uint32_t end_tid = shown_tid(m, s->pid, ev->tgid, ev->tid);
@@ -565,11 +569,12 @@ static void scope(struct trace_model *m, const struct ctrace_event *ev)
 	resolve(m, ev->tgid, ev->tid, ev->arg[0], &s.pid, &s.tid);
 	{
 		size_t n;
+		bool hold;
 		const struct flow_end *flows = flows_before_x(m, ev->tgid, ev->tid, s.ts_ns,
-							      dur_to(&s, end), &n);
+							      dur_to(&s, end), &n, &hold);
 
 		chrome_trace_complete(m->out, s.pid, s.tid, s.ts_ns, dur_to(&s, end), &name, &args, NULL);
-		flows_after_x(m, flows, n, s.pid, s.tid, s.ts_ns);
+		flows_after_x(m, flows, n, hold, s.pid, s.tid, s.ts_ns);
 	}
 }
 
@@ -734,14 +739,31 @@ static void discard(struct trace_model *m, const struct ctrace_event *ev)
  * after it.
  */
 static const struct flow_end *flows_before_x(struct trace_model *m, uint32_t tgid, uint32_t tid,
-					     uint64_t ts_ns, uint64_t dur_ns, size_t *n)
+					     uint64_t ts_ns, uint64_t dur_ns, size_t *n, bool *hold)
 {
-	const struct flow_end *ends = trace_flows_claim(&m->flows, tgid, tid, ts_ns, ts_ns + dur_ns, n);
+	const struct flow_end *ends = trace_flows_claim(&m->flows, tgid, tid, ts_ns, ts_ns + dur_ns, n, hold);
 
 	if (*n)
 		chrome_trace_bind_next(m->out, &(struct ct_flow_bind){ ends[0].trace_id, ends[0].out,
 								       !ends[0].out });
+	/* Written aside until the span that sent its flow is in the file (trace_flows.h). */
+	if (*hold)
+		chrome_trace_capture_begin(m->out);
 	return ends;
+}
+
+static void flows_after_x(struct trace_model *m, const struct flow_end *ends, size_t n, bool hold,
+			  uint32_t pid, uint32_t tid, uint64_t ts_ns)
+{
+	char *json = NULL;
+	size_t len = 0;
+
+	if (!n)
+		return;
+	trace_flows_phases(&m->flows, ends, n, pid, tid, ts_ns);
+	if (hold && !(json = chrome_trace_capture_end(m->out, &len)))
+		m->flows.counts.out_of_order++; /* no room to keep it aside: cannot be (chrome_trace.h) */
+	trace_flows_written(&m->flows, ends, n, json, len);
 }
 
 static void flow_phase(void *ctx, char ph, uint32_t pid, uint32_t tid, uint64_t ts_ns, uint64_t id)
@@ -751,11 +773,11 @@ static void flow_phase(void *ctx, char ph, uint32_t pid, uint32_t tid, uint64_t 
 	chrome_trace_flow_phase(m->out, ph, pid, tid, ts_ns, id);
 }
 
-static void flows_after_x(struct trace_model *m, const struct flow_end *ends, size_t n,
-			  uint32_t pid, uint32_t tid, uint64_t ts_ns)
+static void flow_release(void *ctx, const char *json, size_t len)
 {
-	if (n)
-		trace_flows_bind(&m->flows, ends, n, pid, tid, ts_ns, flow_phase, m);
+	struct trace_model *m = ctx;
+
+	chrome_trace_release(m->out, json, len);
 }
 
 /* A flow that will not be drawn, shown where its end was (a thread-scoped instant). */

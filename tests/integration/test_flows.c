@@ -138,8 +138,14 @@ static void handoff(const char *const *tracer_args, bool per_event)
 		tr_assert_inside(handle[i], work);
 		ids[i] = check_end(&r, accept[i], true, &s_at);
 		assert_string_equal(check_end(&r, handle[i], false, &f_at), ids[i]);
-		/* DevTools reads flow phase events in file order: the start first. */
+		/*
+		 * DevTools reads flow phase events in file order: the start first,
+		 * also where the sending span ends (is written) after the other.
+		 */
 		assert_true(s_at < f_at);
+		if (i % 2)
+			assert_true(tr_num(accept[i], "ts") + tr_num(accept[i], "dur") >
+				    tr_num(handle[i], "ts") + tr_num(handle[i], "dur"));
 		/* The program's id 7 every time; the trace's, never twice. */
 		for (int j = 0; j < i; j++)
 			assert_string_not_equal(ids[j], ids[i]);
@@ -150,6 +156,7 @@ static void handoff(const char *const *tracer_args, bool per_event)
 	assert_true(flows_num(&r, "in_never_sent") == 0);
 	assert_true(flows_num(&r, "outside_span") == 0);
 	assert_true(flows_num(&r, "evicted") == 0);
+	assert_true(flows_num(&r, "out_of_order") == 0);
 
 	sum = tr_checker_summary(r.trace_path);
 	flows = cJSON_GetObjectItemCaseSensitive(sum, "flows");

@@ -6,7 +6,8 @@
  *   flows handoff N   an acceptor thread hands N requests to a worker
  *                     thread: each accepted in a span "accept" (BEGIN/END)
  *                     with FLOW_OUT(id), handled in a CTRACE_SCOPE "handle"
- *                     with FLOW_IN(id), nested in a span "work". Every
+ *                     with FLOW_IN(id), nested in a span "work" (every
+ *                     other "accept" ends after its "handle"). Every
  *                     request has the same id 7: taken in before the next
  *                     is sent, so each is its own flow.
  *   flows fork        a message to a forked child: the parent sends
@@ -43,12 +44,16 @@ static void *acceptor(void *arg)
 		usleep(200);
 		CTRACE_FLOW_OUT(id);
 		usleep(200);
-		CTRACE_SPAN_END(&sp, NULL);
+		/* Every other request: the span ends after the worker's, which takes it in. */
+		if (i % 2 == 0)
+			CTRACE_SPAN_END(&sp, NULL);
 		if (write(to_worker[1], &id, sizeof(id)) != sizeof(id))
 			exit(4);
 		/* Taken in before the next: the id is free again. */
 		if (read(to_acceptor[0], &ack, 1) != 1)
 			exit(4);
+		if (i % 2 == 1)
+			CTRACE_SPAN_END(&sp, NULL);
 	}
 	return NULL;
 }
