@@ -222,8 +222,11 @@ static void in_file(struct trace_flows *f, const struct flow_end *ends, size_t n
 
 			l->s_in_file = true;
 			l->waiter = NULL;
+			/* Before the release: writing the receiver frees the link. */
+			link_done(f, l);
 			if (h && --h->waits == 0)
 				release(f, h);
+			continue;
 		}
 		link_done(f, l);
 	}
@@ -320,6 +323,8 @@ static void finish_thread(const void *key, size_t len, void *value, void *ctx)
 	(void)key;
 	(void)len;
 	for (size_t i = 0; i < t->n; i++) {
+		if (!key_map_get(&c->f->links, &t->v[i].trace_id, sizeof(t->v[i].trace_id)))
+			continue; /* given up (sent again, evicted): counted then */
 		c->f->counts.outside_span++;
 		c->outside(c->ctx, t->key.tgid, t->key.tid, &t->v[i]);
 	}
