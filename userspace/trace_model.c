@@ -835,10 +835,12 @@ static void thread_renamed(struct trace_model *m, const struct ctrace_event *ev)
 	bool shown = key_map_get(&m->threads, &key, sizeof(key)) != NULL;
 	uint32_t pid, shown_tid_;
 
-	if (ev->name_flags & CTRACE_STR_FAULT || memchr(ev->name, 0, ev->name_len))
-		return; /* nothing to name it with: it keeps its name */
+	if (!ev->name_len || ev->name_flags & CTRACE_STR_FAULT || memchr(ev->name, 0, ev->name_len))
+		return; /* nothing to name it with (viewers refuse an empty name): it keeps its name */
 	if (ev->kind == CTRACE_KIND_THREAD_RENAME)
 		m->stats->thread_renames++;
+	else
+		trace_model_add_process(m, tgid); /* named after its comm, not the name given to its main thread */
 	if (!same)
 		remember_name(m, &key, ev->name, ev->name_len);
 	t = key_map_get(&m->names, &key, sizeof(key));

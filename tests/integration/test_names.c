@@ -129,6 +129,14 @@ static void names(const char *const *tracer_args)
 	       instant_on(&r, "other-after", other, NULL));
 	assert_true(tr_meta_num(&r, "thread_renames") >= 3);
 
+	/* The main thread named by a literal; its process keeps the program's name. */
+	n = names_of(&r, (double)r.main_tid, got, 16);
+	assert_true(n >= 1 && n <= 16);
+	assert_string_equal(got[n - 1], "main: the loop");
+	sort = tr_find_meta(&r, "process_name", (double)r.pid, (double)r.pid);
+	assert_non_null(sort);
+	assert_string_equal(cJSON_GetStringValue(tr_arg(sort, "name")), "names");
+
 	/* Sort indexes: the seed's metadata events, on the process and the main thread. */
 	sort = tr_find_meta(&r, "process_sort_index", (double)r.pid, (double)r.pid);
 	assert_non_null(sort);

@@ -2,10 +2,10 @@
 /*
  * names - thread names and sort indexes, for test_names. After the tracer
  * armed the probes (exit 3 if none came):
- *   - the main thread sets CTRACE_PROCESS_SORT_INDEX(-3) and
- *     CTRACE_THREAD_SORT_INDEX(5);
- *   - thread "given" names itself with CTRACE_THREAD_NAME (longer than the
- *     kernel's 15 bytes), fires "named", waits 300 ms (the tracer reads
+ *   - the main thread names itself "main: the loop" (a literal), sets
+ *     CTRACE_PROCESS_SORT_INDEX(-3) and CTRACE_THREAD_SORT_INDEX(5);
+ *   - thread "given" names itself with CTRACE_THREAD_NAME (a name built at
+ *     run time, longer than the kernel's 15 bytes), fires "named", waits 300 ms (the tracer reads
  *     /proc's names every 100 ms meanwhile) and fires "still named";
  *   - thread "renamer" fires "before", renames itself with
  *     pthread_setname_np ("renamed-one"), fires "after-setname", renames
@@ -32,9 +32,12 @@ static volatile int other_go;
 
 static void *given(void *arg)
 {
+	char name[96];
+
 	(void)arg;
 	given_tid = syscall(SYS_gettid);
-	CTRACE_THREAD_NAME(GIVEN_NAME);
+	snprintf(name, sizeof(name), "%s", GIVEN_NAME); /* built at run time, as most are */
+	CTRACE_THREAD_NAME(name);
 	CTRACE_INSTANT(NULL, "named", CTRACE_SCOPE_THREAD, NULL);
 	usleep(300000);
 	CTRACE_INSTANT(NULL, "still named", CTRACE_SCOPE_THREAD, NULL);
@@ -70,6 +73,7 @@ int main(void)
 
 	if (!ready_and_wait())
 		return 3;
+	CTRACE_THREAD_NAME("main: the loop");
 	CTRACE_PROCESS_SORT_INDEX(-3);
 	CTRACE_THREAD_SORT_INDEX(5);
 	pthread_create(&g, NULL, given, NULL);
