@@ -154,7 +154,7 @@ bool trace_flows_in(struct trace_flows *f, uint32_t tgid, uint32_t tid, uint64_t
 }
 
 const struct flow_end *trace_flows_claim(struct trace_flows *f, uint32_t tgid, uint32_t tid,
-					 uint64_t begin_ns, uint64_t end_ns, size_t *n, bool *hold)
+					 uint64_t begin_ns, size_t *n, bool *hold)
 {
 	struct thread_key key = { tgid, tid };
 	struct flow_thread *t;
@@ -170,7 +170,7 @@ const struct flow_end *trace_flows_claim(struct trace_flows *f, uint32_t tgid, u
 	for (size_t i = 0; i < t->n; i++) {
 		struct flow_link *l;
 
-		if (t->v[i].ts_ns < begin_ns || t->v[i].ts_ns > end_ns) {
+		if (t->v[i].ts_ns < begin_ns) {
 			t->v[kept++] = t->v[i];
 			continue;
 		}

@@ -8,9 +8,9 @@
  * Why the ends wait: a span is written when it ends (an "X" carries its
  * start and duration), and a CTRACE_SCOPE is only known then, so the span
  * around a flow's end is known only once that span is written. Each end
- * waits on its thread until the first span written there contains it in
- * time (spans of a thread nest, so the innermost one ends, and claims it,
- * first). An end no span ever claimed is outside any span: known at the
+ * waits on its thread until the first span that ends there after it began
+ * before it (spans of a thread nest, so the innermost one ends, and claims
+ * it, first). An end no span ever claimed is outside any span: known at the
  * stop, after the spans still open were written as unfinished.
  *
  * Why a span may be held back: Chrome DevTools' engine orders the slices
@@ -102,14 +102,20 @@ bool trace_flows_out(struct trace_flows *f, uint32_t tgid, uint32_t tid, uint64_
 bool trace_flows_in(struct trace_flows *f, uint32_t tgid, uint32_t tid, uint64_t ts_ns,
 		    uint64_t id);
 /*
- * A span of this thread from begin_ns to end_ns is about to be written: the
- * ends it encloses, taken off the waiting list, in time order (valid until
- * the next call); *n of them. *hold: write it aside (it took in a flow
- * whose sender's span is not in the file yet) and hand it to
+ * A span of this thread that began at begin_ns ends now, and is about to be
+ * written: the ends it encloses, taken off the waiting list, in time order
+ * (valid until the next call); *n of them. *hold: write it aside (it took
+ * in a flow whose sender's span is not in the file yet) and hand it to
  * trace_flows_written().
+ *
+ * Enclosed: waiting (so recorded before this span's end: a thread's
+ * events come in its order) and not before its start. Not by comparing
+ * with its end's time: a per-event probe is stamped when its BPF program
+ * runs, a CTRACE_SCOPE's end by its TSC at the site, and a FLOW_IN right
+ * before the end of a short scope can be stamped after it.
  */
 const struct flow_end *trace_flows_claim(struct trace_flows *f, uint32_t tgid, uint32_t tid,
-					 uint64_t begin_ns, uint64_t end_ns, size_t *n, bool *hold);
+					 uint64_t begin_ns, size_t *n, bool *hold);
 /*
  * Right after the span's X (in the same place, held or not): a flow phase
  * event per end, at the X's ts, pid and tid ('s' out, 'f' in), through

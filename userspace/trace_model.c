@@ -393,7 +393,7 @@ static uint64_t dur_to(const struct open_span *s, uint64_t end_ns)
 }
 
 static const struct flow_end *flows_before_x(struct trace_model *m, uint32_t tgid, uint32_t tid,
-					     uint64_t ts_ns, uint64_t dur_ns, size_t *n, bool *hold);
+					     uint64_t ts_ns, size_t *n, bool *hold);
 static void flows_after_x(struct trace_model *m, const struct flow_end *ends, size_t n, bool hold,
 			  uint32_t pid, uint32_t tid, uint64_t ts_ns);
 
@@ -403,7 +403,7 @@ static void write_unfinished(struct trace_model *m, struct open_span *s,
 	size_t n;
 	bool hold;
 	const struct flow_end *flows = flows_before_x(m, (uint32_t)s->key.a, s->real_tid, s->ts_ns,
-						      dur_to(s, stop_ns), &n, &hold);
+						      &n, &hold);
 
 	chrome_trace_unfinished(m->out, s->pid, s->tid, s->ts_ns, dur_to(s, stop_ns), &s->name,
 				&s->args, why);
@@ -531,7 +531,7 @@ static void span_end(struct trace_model *m, const struct ctrace_event *ev)
 		size_t n;
 		bool hold;
 		const struct flow_end *flows = flows_before_x(m, ev->tgid, ev->tid, s->ts_ns,
-							      dur_to(s, ev->ts_ns), &n, &hold);
+							      &n, &hold);
 
 		chrome_trace_complete(m->out, s->pid, s->tid, s->ts_ns, dur_to(s, ev->ts_ns), &s->name,
 				      &s->args, &end_args);
@@ -571,7 +571,7 @@ static void scope(struct trace_model *m, const struct ctrace_event *ev)
 		size_t n;
 		bool hold;
 		const struct flow_end *flows = flows_before_x(m, ev->tgid, ev->tid, s.ts_ns,
-							      dur_to(&s, end), &n, &hold);
+							      &n, &hold);
 
 		chrome_trace_complete(m->out, s.pid, s.tid, s.ts_ns, dur_to(&s, end), &name, &args, NULL);
 		flows_after_x(m, flows, n, hold, s.pid, s.tid, s.ts_ns);
@@ -739,9 +739,9 @@ static void discard(struct trace_model *m, const struct ctrace_event *ev)
  * after it.
  */
 static const struct flow_end *flows_before_x(struct trace_model *m, uint32_t tgid, uint32_t tid,
-					     uint64_t ts_ns, uint64_t dur_ns, size_t *n, bool *hold)
+					     uint64_t ts_ns, size_t *n, bool *hold)
 {
-	const struct flow_end *ends = trace_flows_claim(&m->flows, tgid, tid, ts_ns, ts_ns + dur_ns, n, hold);
+	const struct flow_end *ends = trace_flows_claim(&m->flows, tgid, tid, ts_ns, n, hold);
 
 	if (*n)
 		chrome_trace_bind_next(m->out, &(struct ct_flow_bind){ ends[0].trace_id, ends[0].out,

@@ -46,7 +46,9 @@ static void span(struct trace_flows *f, uint32_t tid, uint64_t b, uint64_t e, co
 {
 	size_t n;
 	bool hold;
-	const struct flow_end *ends = trace_flows_claim(f, 1, tid, b, e, &n, &hold);
+	const struct flow_end *ends = trace_flows_claim(f, 1, tid, b, &n, &hold);
+
+	(void)e;
 
 	if (hold) {
 		/* As the model does: the X and its phase events written aside. */
@@ -140,7 +142,7 @@ static void test_held_bytes_bounded(void **state)
 	{
 		size_t n;
 		bool hold;
-		const struct flow_end *ends = trace_flows_claim(&f, 1, 20, 190, 210, &n, &hold);
+		const struct flow_end *ends = trace_flows_claim(&f, 1, 20, 190, &n, &hold);
 		char *big = malloc(FLOW_HELD_BYTES + 1);
 
 		assert_true(hold);
