@@ -200,7 +200,7 @@ static int load_set(const struct trace_options *o, const struct stat *exe,
 {
 	bool global = o->follow || o->exe;
 	/* CTRACE_NO_MULTI=1 forces one perf-event uprobe per site. */
-	int first = env_on("CTRACE_NO_MULTI") ? 0 : 1;
+	int first = env_on("CTRACE_NO_MULTI") || !c->feat.uprobe_multi ? 0 : 1;
 
 	for (int multi = first; multi >= 0; multi--) {
 		bool no_batch;
@@ -246,11 +246,13 @@ static int load_set(const struct trace_options *o, const struct stat *exe,
 			return err;
 		}
 		/*
-		 * Batches only with uprobe_multi links: with perf uprobes (kernels
-		 * before 6.6) Debian's 6.1 locked up (soft lockups of the tracer
-		 * and of a forking target) under -f; not understood yet, so those
-		 * kernels keep one probe per event. Before any probe: a thread
-		 * may crash or exec with events in its buffer at once.
+		 * Batches only with uprobe_multi links: on the kernels before 6.6
+		 * (perf uprobes) attaching and detaching the death watches, which
+		 * are syscall tracepoints, locked a Debian 6.1 guest under qemu
+		 * TCG in the kernel's text patching (both CPUs at an int3 in
+		 * syscall_trace_enter) about once in ten boots; those kernels keep
+		 * one probe per event. The watches come before any probe: a
+		 * thread may crash or exec with events in its buffer at once.
 		 */
 		no_batch = o->no_batch || !multi;
 		if (!no_batch)
@@ -262,7 +264,7 @@ static int load_set(const struct trace_options *o, const struct stat *exe,
 		t->att->no_batch = no_batch;
 		err = t->attach_targets(t->ctx);
 		if (err == -EOPNOTSUPP && multi) {
-			add_why(c, "no uprobe_multi links");
+			add_why(c, "uprobe_multi links refused at the first attach");
 			bpf_unload(t);
 			continue;
 		}
@@ -301,6 +303,8 @@ int bpf_load_and_attach(const struct trace_options *o, const struct stat *exe,
 		add_why(c, "no BPF links for perf events, so no BPF cookies");
 	if (env_on("CTRACE_NO_MULTI"))
 		add_why(c, "uprobe_multi links off (CTRACE_NO_MULTI)");
+	else if (!c->feat.uprobe_multi)
+		add_why(c, "no uprobe_multi links (Linux 6.6)");
 	if (env_on("CTRACE_NO_COOKIES"))
 		add_why(c, "BPF cookies off (CTRACE_NO_COOKIES)");
 	c->fast = o->fast && c->feat.optimized_nop5;
