@@ -28,7 +28,7 @@
 #define GIVEN_NAME "acceptor: a name longer than the kernel's fifteen bytes"
 
 static long given_tid, renamer_tid, other_tid;
-static volatile int other_go;
+static volatile int other_ready, other_go;
 
 static void *given(void *arg)
 {
@@ -61,6 +61,7 @@ static void *other(void *arg)
 	(void)arg;
 	other_tid = syscall(SYS_gettid);
 	CTRACE_INSTANT(NULL, "other-before", CTRACE_SCOPE_THREAD, NULL);
+	__atomic_store_n(&other_ready, 1, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&other_go, __ATOMIC_ACQUIRE))
 		usleep(100);
 	CTRACE_INSTANT(NULL, "other-after", CTRACE_SCOPE_THREAD, NULL);
@@ -80,7 +81,10 @@ int main(void)
 	pthread_create(&r, NULL, renamer, NULL);
 	pthread_join(r, NULL);
 	pthread_create(&o, NULL, other, NULL);
-	usleep(5000);
+	/* Renamed once it fired "other-before" (a busy machine may start it late). */
+	while (!__atomic_load_n(&other_ready, __ATOMIC_ACQUIRE))
+		usleep(100);
+	usleep(1000);
 	pthread_setname_np(o, "renamed-by-main");
 	__atomic_store_n(&other_go, 1, __ATOMIC_RELEASE);
 	pthread_join(o, NULL);
