@@ -594,6 +594,92 @@ int BPF_KPROBE(ctrace_scope_tsc, __u64 marker, __u64 name, __u64 args, __u64 tic
 	return scope_end(ctx, CTRACE_KIND_SCOPE_TSC, marker, name, args, ticks, PT_REGS_RC(ctx));
 }
 
+/*
+ * Flows, thread names and sort indexes (header 0.3's CTRACE_FLOW_OUT/IN,
+ * CTRACE_THREAD_NAME, CTRACE_PROCESS/THREAD_SORT_INDEX): one integer each,
+ * or a name; the loader binds a flow to its enclosing span.
+ */
+static __always_inline int one_word(void *ctx, __u16 kind, __u64 a0, __u64 lit)
+{
+	struct ctrace_record *r = record_start(ctx, kind);
+
+	if (!r)
+		return 0;
+	r->arg[0] = a0;
+	return record_emit(r, kind, lit);
+}
+
+SEC(PROBE_SEC)
+int BPF_KPROBE(ctrace_flow_out, __u64 id)
+{
+	return one_word(ctx, CTRACE_KIND_FLOW_OUT, id, 0);
+}
+
+SEC(PROBE_SEC)
+int BPF_KPROBE(ctrace_flow_in, __u64 id)
+{
+	return one_word(ctx, CTRACE_KIND_FLOW_IN, id, 0);
+}
+
+SEC(PROBE_SEC)
+int BPF_KPROBE(ctrace_thread_name, __u64 name, __u64 lit)
+{
+	return one_word(ctx, CTRACE_KIND_THREAD_NAME, name, lit);
+}
+
+SEC(PROBE_SEC)
+int BPF_KPROBE(ctrace_process_sort_index, __u64 n)
+{
+	return one_word(ctx, CTRACE_KIND_PROCESS_SORT_INDEX, n, 0);
+}
+
+SEC(PROBE_SEC)
+int BPF_KPROBE(ctrace_thread_sort_index, __u64 n)
+{
+	return one_word(ctx, CTRACE_KIND_THREAD_SORT_INDEX, n, 0);
+}
+
+/*
+ * A thread of a traced process renamed (pthread_setname_np, prctl
+ * PR_SET_NAME, a write to /proc/PID/task/TID/comm, by itself or by another
+ * process): its new comm, so that the trace renames it at once instead of
+ * at the loader's next look at /proc (a thread may rename and exit in
+ * between). The task is the one renamed, not always the current one.
+ */
+SEC("tp_btf/task_rename")
+int BPF_PROG(ctrace_rename, struct task_struct *task, const char *comm)
+{
+	__u32 entry = SCRATCH_TRACEPOINTS, tgid = BPF_CORE_READ(task, tgid);
+	struct ctrace_record *r;
+	__u64 *start;
+	long n;
+
+	if (stopping)
+		return 0;
+	start = bpf_map_lookup_elem(&traced_tgids, &tgid);
+	if (!start || !start_matches(start, task_start_ns(task)))
+		return 0;
+	r = bpf_map_lookup_elem(&scratch, &entry);
+	if (!r)
+		return 0;
+	r->ts_ns = bpf_ktime_get_ns();
+	r->tgid = tgid;
+	r->tid = BPF_CORE_READ(task, pid);
+	r->kind = CTRACE_KIND_THREAD_RENAME;
+	r->flags = 0;
+	r->args_len = 0;
+	r->arg[0] = tgid;
+	r->arg[1] = r->tid;
+	r->arg[2] = literal_epoch(tgid);
+	r->arg[3] = 0;
+	n = bpf_probe_read_kernel_str(r->data, 16, comm);
+	n = n > 0 ? n - 1 : 0;
+	r->name_len = n & 15;
+	if (bpf_ringbuf_output(&events, r, sizeof(*r) + (n & 15), 0))
+		__sync_fetch_and_add(&dropped, 1);
+	return 0;
+}
+
 /* Sends a record about a process (no probe strings) right away. */
 static __always_inline void process_record(__u16 kind, __u64 a0, __u64 a1,
 					   const char *path)

@@ -41,7 +41,12 @@
 	X(DISCARD, 7, discard, -1, -1)       /* marker */                      \
 	X(SCOPE, 8, scope, 1, 2) /* marker, name*, args*, TSC ticks since its start */ \
 	X(SCOPE_TSC, 11, scope_tsc, 1, 2) /* as SCOPE; tsc: the end's TSC (header 0.2+) */ \
-	X(BATCH, 13, batch, -1, -1) /* buffer, bytes, why, seq end: events of one thread (header 0.3+, usdt/ctrace_batch.h) */
+	X(BATCH, 13, batch, -1, -1) /* buffer, bytes, why, seq end: events of one thread (header 0.3+, usdt/ctrace_batch.h) */ \
+	X(FLOW_OUT, 14, flow_out, -1, -1) /* id: links the enclosing span to the one of its FLOW_IN (0.4+) */ \
+	X(FLOW_IN, 15, flow_in, -1, -1)   /* id */                           \
+	X(THREAD_NAME, 16, thread_name, 0, -1) /* name*: the calling thread's name in the trace */ \
+	X(PROCESS_SORT_INDEX, 17, process_sort_index, -1, -1) /* n: the process's place among tracks */ \
+	X(THREAD_SORT_INDEX, 18, thread_sort_index, -1, -1)   /* n: the thread's, in its process */
 
 /*
  * Not probes: what the kernel tells about the traced processes. Their
@@ -54,7 +59,8 @@
 #define CTRACE_PROCESS_KINDS(X)                                                \
 	X(FORK, 9, fork)       /* arg: parent tgid, child tgid; name: its comm */ \
 	X(EXEC, 10, exec)      /* arg: tgid, exec()ing tid; name: the new path */ \
-	X(LINK_MAP, 12, link_map) /* arg: tgid; ld.so changed its objects */
+	X(LINK_MAP, 12, link_map) /* arg: tgid; ld.so changed its objects */ \
+	X(THREAD_RENAME, 19, thread_rename) /* arg: tgid, tid; name: its new comm (pthread_setname_np, prctl) */
 
 /* Its size is the highest number of the table (no padding: char arrays). */
 union ctrace__kind_numbers {

@@ -178,6 +178,57 @@ struct ctrace_span {
 			CTRACE__SITE1_IN(cat, discard, ctrace__a0);)
 
 /*
+ * Flows: an arrow from the span enclosing CTRACE_FLOW_OUT(id) to the span
+ * enclosing the CTRACE_FLOW_IN(id) that runs next with the same id, on any
+ * thread or process of the trace (a request handed from an acceptor to a
+ * worker, a message to a child). id: any 64-bit integer the program
+ * chooses, unique among its flows in flight across every process traced
+ * together; it may be used again once taken in. Each call must be inside a
+ * span (a CTRACE_SPAN_BEGIN/END pair ending on the same thread, or a
+ * CTRACE_SCOPE) of its thread: a flow outside any span, an OUT never taken
+ * in and an IN never sent are shown and counted in the trace's metadata.
+ */
+#define CTRACE__FLOW(cat, probe, kind, id)                                     \
+	CTRACE__WHEN_ARMED_IN(cat,                                             \
+		unsigned long long ctrace__a0 = CTRACE__U64(id);               \
+		if (!CTRACE__BATCHED_IN(cat, CTRACE__DESC(kind, 1u, 7u, 7u, 0u), \
+				ctrace__a0, 0, 0, 0, 0))                       \
+			CTRACE__SITE1_IN(cat, probe, ctrace__a0);)
+#define CTRACE_FLOW_OUT(id) CTRACE__FLOW_OUT_IN(CTRACE_CATEGORY, id)
+#define CTRACE_FLOW_IN(id) CTRACE__FLOW_IN_IN(CTRACE_CATEGORY, id)
+#define CTRACE__FLOW_OUT_IN(cat, id) CTRACE__FLOW(cat, flow_out, 14u, id)
+#define CTRACE__FLOW_IN_IN(cat, id) CTRACE__FLOW(cat, flow_in, 15u, id)
+
+/*
+ * CTRACE_THREAD_NAME(name): the calling thread's name in the trace (any
+ * length; the kernel's comm, 15 bytes, is not changed). A later
+ * pthread_setname_np() or prctl(PR_SET_NAME) of the thread renames it again.
+ */
+#define CTRACE_THREAD_NAME(name) CTRACE__THREAD_NAME_IN(CTRACE_CATEGORY, name)
+#define CTRACE__THREAD_NAME_IN(cat, name)                                      \
+	CTRACE__WHEN_ARMED_IN(cat,                                             \
+		unsigned long long ctrace__a0 = CTRACE__PTR(name);             \
+		if (!CTRACE__BATCHED_IN(cat, CTRACE__DESC(16u, 1u, 0u, 7u, CTRACE__LIT(name)), \
+				ctrace__a0, 0, 0, 0, 0))                       \
+			CTRACE__SITE1L_IN(cat, thread_name, ctrace__a0, CTRACE__LIT(name));)
+
+/*
+ * The order of tracks in the viewer: the process's among processes, the
+ * calling thread's among its process's threads (lower first; the trace's
+ * process_sort_index / thread_sort_index metadata). n: an integer.
+ */
+#define CTRACE__SORT_INDEX(cat, probe, kind, n)                                \
+	CTRACE__WHEN_ARMED_IN(cat,                                             \
+		unsigned long long ctrace__a0 = CTRACE__U64(n);                \
+		if (!CTRACE__BATCHED_IN(cat, CTRACE__DESC(kind, 1u, 7u, 7u, 0u), \
+				ctrace__a0, 0, 0, 0, 0))                       \
+			CTRACE__SITE1_IN(cat, probe, ctrace__a0);)
+#define CTRACE_PROCESS_SORT_INDEX(n) CTRACE__PROCESS_SORT_INDEX_IN(CTRACE_CATEGORY, n)
+#define CTRACE_THREAD_SORT_INDEX(n) CTRACE__THREAD_SORT_INDEX_IN(CTRACE_CATEGORY, n)
+#define CTRACE__PROCESS_SORT_INDEX_IN(cat, n) CTRACE__SORT_INDEX(cat, process_sort_index, 17u, n)
+#define CTRACE__THREAD_SORT_INDEX_IN(cat, n) CTRACE__SORT_INDEX(cat, thread_sort_index, 18u, n)
+
+/*
  * CTRACE_SCOPE(marker, name, args): a span from here to the end of the
  * enclosing block, the cheapest way to trace a function:
  *

@@ -372,6 +372,9 @@ static __inline__ __attribute__((always_inline)) unsigned long long ctrace__ptr(
  * function returning a value computed before the site one `mov`.
  */
 #define CTRACE__LIT(s) CTRACE__CAST(unsigned long long, __builtin_constant_p(s))
+#define CTRACE__SITE1L_IN(cat, name, a0, lit)                                 \
+	__asm__ __volatile__(CTRACE__SITE_ASM_IN(cat, name, "8@%%rdi 8@%%rsi") \
+			     : : "D"(a0), "S"(lit) : "memory")
 #define CTRACE__SITE2L_IN(cat, name, a0, a1, lit)                                      \
 	__asm__ __volatile__(CTRACE__SITE_ASM_IN(cat, name, "8@%%rdi 8@%%rsi 8@%%rdx") \
 			     : : "D"(a0), "S"(a1), "d"(lit) : "memory")
@@ -390,6 +393,7 @@ static __inline__ __attribute__((always_inline)) unsigned long long ctrace__ptr(
 #define CTRACE__SITE3(name, a0, a1, a2) CTRACE__SITE3_IN(ctrace, name, a0, a1, a2)
 #define CTRACE__SITE4(name, a0, a1, a2, a3) CTRACE__SITE4_IN(ctrace, name, a0, a1, a2, a3)
 #define CTRACE__SITE5(name, a0, a1, a2, a3, a4) CTRACE__SITE5_IN(ctrace, name, a0, a1, a2, a3, a4)
+#define CTRACE__SITE1L(name, a0, lit) CTRACE__SITE1L_IN(ctrace, name, a0, lit)
 #define CTRACE__SITE2L(name, a0, a1, lit) CTRACE__SITE2L_IN(ctrace, name, a0, a1, lit)
 #define CTRACE__SITE3L(name, a0, a1, a2, lit) CTRACE__SITE3L_IN(ctrace, name, a0, a1, a2, lit)
 #define CTRACE__SITE4L(name, a0, a1, a2, a3, lit) CTRACE__SITE4L_IN(ctrace, name, a0, a1, a2, a3, lit)

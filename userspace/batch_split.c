@@ -19,6 +19,11 @@ static int kind_words(unsigned kind)
 	case CTRACE_KIND_NEW_PID:
 		return 2;
 	case CTRACE_KIND_DISCARD:
+	case CTRACE_KIND_FLOW_OUT:
+	case CTRACE_KIND_FLOW_IN:
+	case CTRACE_KIND_THREAD_NAME:
+	case CTRACE_KIND_PROCESS_SORT_INDEX:
+	case CTRACE_KIND_THREAD_SORT_INDEX:
 		return 1;
 	default:
 		return -1;

@@ -174,6 +174,9 @@ static struct ctrace_bpf *load_programs(const struct trace_options *o, enum prog
 	}
 	if (multi)
 		attach_prepare_multi(skel);
+	/* A kernel without the task_rename tracepoint still traces: renames are seen in /proc. */
+	if (libbpf_find_vmlinux_btf_id("task_rename", BPF_TRACE_RAW_TP) < 0)
+		bpf_program__set_autoload(skel->progs.ctrace_rename, false);
 	*err = ctrace_bpf__load(skel);
 	if (*err)
 		goto fail;
@@ -231,6 +234,14 @@ static int load_set(const struct trace_options *o, const struct stat *exe,
 		(*t->skel)->links.ctrace_exit = bpf_program__attach((*t->skel)->progs.ctrace_exit);
 		if (o->follow)
 			*t->fork_link = bpf_program__attach((*t->skel)->progs.ctrace_fork);
+		/* Thread renames; without them, the loader's looks at /proc still rename (later). */
+		if (bpf_program__autoload((*t->skel)->progs.ctrace_rename))
+			(*t->skel)->links.ctrace_rename = bpf_program__attach((*t->skel)->progs.ctrace_rename);
+		else
+			errno = ENOENT;
+		if (!(*t->skel)->links.ctrace_rename && o->verbose)
+			fprintf(stderr, "ctrace-bpf: cannot watch task_rename (%s): thread renames are seen at the next look at /proc\n",
+				strerror(errno));
 		if (!*t->exec_link || (o->follow && !*t->fork_link) || !(*t->skel)->links.ctrace_exit) {
 			err = -errno;
 			fprintf(stderr, "ctrace-bpf: cannot watch the sched_process tracepoints: %s\n",

@@ -116,6 +116,8 @@ void chrome_trace_begin(struct chrome_trace *tf, struct json_writer *w,
 	tf->first_event = true;
 	tf->events = 0;
 	tf->cat = 0;
+	tf->bind.id = 0;
+	tf->aside_ready = false;
 	jw_lit(w, "{\"context\":{");
 	write_facts(w, facts);
 	jw_lit(w, "},\n\"traceEvents\":[\n");
@@ -183,6 +185,18 @@ void chrome_trace_end(struct chrome_trace *tf, const struct trace_facts *facts,
 	write_kv_u64(w, "events_of_unknown_category", s->events_of_unknown_category);
 	write_memory(w, s);
 	write_kv_u64(w, "records_unread_at_stop", s->records_unread_at_stop);
+	if (s->flows) {
+		jw_lit(w, ",\"flows\":{\"sent\":");
+		jw_u64(w, s->flows->sent);
+		write_kv_u64(w, "taken_in", s->flows->taken_in);
+		write_kv_u64(w, "never_taken_in", s->flows->never_taken_in);
+		write_kv_u64(w, "in_never_sent", s->flows->in_never_sent);
+		write_kv_u64(w, "outside_span", s->flows->outside_span);
+		write_kv_u64(w, "evicted", s->flows->evicted);
+		write_kv_u64(w, "out_of_order", s->flows->out_of_order);
+		jw_lit(w, "}");
+	}
+	write_kv_u64(w, "thread_renames", s->thread_renames);
 	if (facts->event_path) {
 		write_kv_str(w, "event_path", facts->event_path, true);
 		jw_lit(w, ",\"batch\":{\"events\":");
@@ -195,6 +209,10 @@ void chrome_trace_end(struct chrome_trace *tf, const struct trace_facts *facts,
 		jw_lit(w, "}");
 	}
 	jw_lit(w, "}}\n");
+	if (tf->aside_ready) {
+		jw_free(&tf->aside);
+		tf->aside_ready = false;
+	}
 }
 
 /*
@@ -436,6 +454,93 @@ static void complete_head(struct chrome_trace *ct, uint32_t pid, uint32_t tid, u
 		jw_lit(ct->w, ",\"cat\":\"ctrace\",\"dur\":");
 	}
 	jw_ts_us(ct->w, dur_ns);
+	if (ct->bind.id) {
+		char hex[32];
+
+		snprintf(hex, sizeof(hex), ",\"bind_id\":\"0x%" PRIx64 "\"", ct->bind.id);
+		jw_lit(ct->w, hex);
+		if (ct->bind.out)
+			jw_lit(ct->w, ",\"flow_out\":true");
+		if (ct->bind.in)
+			jw_lit(ct->w, ",\"flow_in\":true");
+		ct->bind.id = 0;
+	}
+}
+
+void chrome_trace_capture_begin(struct chrome_trace *ct)
+{
+	if (!ct->aside_ready) {
+		/* No file behind it: fd -1, and a buffer no span with its flows outgrows. */
+		if (jw_init(&ct->aside, -1, CHROME_TRACE_ASIDE_MAX)) {
+			fputs("ctrace-bpf: out of memory\n", stderr);
+			abort();
+		}
+		ct->aside_ready = true;
+	}
+	ct->aside.len = 0;
+	ct->aside.err = 0;
+	ct->file_w = ct->w;
+	ct->file_first_event = ct->first_event;
+	ct->w = &ct->aside;
+	ct->first_event = true; /* no separator before the first event aside */
+}
+
+char *chrome_trace_capture_end(struct chrome_trace *ct, size_t *len)
+{
+	char *json;
+
+	ct->w = ct->file_w;
+	ct->first_event = ct->file_first_event;
+	*len = ct->aside.len;
+	if (ct->aside.err || !ct->aside.len)
+		return NULL;
+	json = malloc(ct->aside.len);
+	if (!json) {
+		fputs("ctrace-bpf: out of memory\n", stderr);
+		abort();
+	}
+	memcpy(json, ct->aside.buf, ct->aside.len);
+	return json;
+}
+
+void chrome_trace_release(struct chrome_trace *ct, const char *json, size_t len)
+{
+	if (!ct->first_event)
+		jw_lit(ct->w, ",\n");
+	ct->first_event = false;
+	jw_raw(ct->w, json, len);
+}
+
+void chrome_trace_bind_next(struct chrome_trace *ct, const struct ct_flow_bind *b)
+{
+	ct->bind = *b;
+}
+
+void chrome_trace_flow_phase(struct chrome_trace *ct, char ph, uint32_t pid, uint32_t tid,
+			     uint64_t ts_ns, uint64_t id)
+{
+	char hex[48];
+
+	te_begin(ct, ph == 's' ? "s" : "f", pid, tid, ts_ns);
+	snprintf(hex, sizeof(hex), ",\"id\":\"0x%" PRIx64 "\"", id);
+	jw_lit(ct->w, ",\"name\":\"flow\",\"cat\":\"ctrace\"");
+	jw_lit(ct->w, hex);
+	if (ph != 's')
+		jw_lit(ct->w, ",\"bp\":\"e\"");
+	te_end(ct);
+}
+
+void chrome_trace_sort_index(struct chrome_trace *ct, uint32_t pid, uint32_t tid, bool thread,
+			     int64_t n)
+{
+	char num[32];
+
+	te_begin(ct, "M", pid, tid, UINT64_MAX);
+	te_name(ct, thread ? "thread_sort_index" : "process_sort_index", thread ? 17 : 18, 0);
+	snprintf(num, sizeof(num), "%" PRId64, n);
+	jw_lit(ct->w, ",\"args\":{\"sort_index\":");
+	jw_lit(ct->w, num);
+	jw_lit(ct->w, "}}");
 }
 
 void chrome_trace_complete(struct chrome_trace *ct, uint32_t pid, uint32_t tid, uint64_t ts_ns,

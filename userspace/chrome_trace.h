@@ -22,6 +22,7 @@
 #include "kernel_features.h"
 #include "proc_info.h"
 #include "table_bound.h"
+#include "trace_flows.h"
 
 /* The bounded tables (table_bound.h) metadata.memory lists, at most. */
 #define TRACE_BOUNDS_MAX 12
@@ -77,6 +78,14 @@ struct trace_stats {
 	uint64_t merge_forced;     /* handed on before the watermark, for want of memory */
 	uint64_t stop_mono_ns;
 	const char *stop_reason;
+	const struct flow_counts *flows; /* CTRACE_FLOW_OUT/IN (trace_flows.c); NULL: not written */
+	uint64_t thread_renames;   /* renames the kernel told of (task_rename) */
+};
+
+/* A flow's binding to the next "X" (Perfetto's v2 flows): bind_id and which ways. */
+struct ct_flow_bind {
+	uint64_t id; /* 0: none */
+	bool out, in;
 };
 
 struct chrome_trace {
@@ -89,6 +98,10 @@ struct chrome_trace {
 	 * ctrace's own notices are always "ctrace".
 	 */
 	unsigned cat;
+	struct ct_flow_bind bind; /* for the next X only (chrome_trace_bind_next()) */
+	/* Events written aside (chrome_trace_capture_begin()): the file's writer meanwhile. */
+	struct json_writer *file_w, aside;
+	bool aside_ready, file_first_event;
 };
 
 void chrome_trace_begin(struct chrome_trace *ct, struct json_writer *w,
@@ -150,6 +163,35 @@ void chrome_trace_async(struct chrome_trace *ct, uint32_t pid, const struct ct_t
 			uint64_t id, uint32_t begin_tid, uint64_t begin_ns,
 			const struct ct_text *begin_args, uint32_t end_tid, uint64_t end_ns,
 			const struct ct_text *end_args);
+
+/*
+ * Flows. The next "X" written (chrome_trace_complete(), _unfinished())
+ * carries "bind_id" and "flow_out"/"flow_in": Perfetto binds the flow to
+ * that very slice. A flow phase event ("s" out, "f" in, with "bp":"e", cat
+ * "ctrace", name "flow"), written right after its X at the X's ts, pid and
+ * tid, is what Chrome DevTools binds (by those four); Perfetto binds it to
+ * the slice open there, the same one.
+ */
+void chrome_trace_bind_next(struct chrome_trace *ct, const struct ct_flow_bind *b);
+void chrome_trace_flow_phase(struct chrome_trace *ct, char ph, uint32_t pid, uint32_t tid,
+			     uint64_t ts_ns, uint64_t id);
+
+/*
+ * Events written aside, for the model to put in the file later (a span
+ * that took in a flow whose sender's span is not written yet: see
+ * trace_flows.h). Between begin and end every event goes into memory;
+ * end returns it (malloc()ed, *len bytes; NULL if it did not fit in
+ * CHROME_TRACE_ASIDE_MAX, more than a span and its 4096 flow phase events
+ * can take). chrome_trace_release() writes such bytes as the next events.
+ */
+#define CHROME_TRACE_ASIDE_MAX (1u << 20)
+void chrome_trace_capture_begin(struct chrome_trace *ct);
+char *chrome_trace_capture_end(struct chrome_trace *ct, size_t *len);
+void chrome_trace_release(struct chrome_trace *ct, const char *json, size_t len);
+
+/* "M" process_sort_index of pid, or thread_sort_index of tid in pid: args {"sort_index": n}. */
+void chrome_trace_sort_index(struct chrome_trace *ct, uint32_t pid, uint32_t tid, bool thread,
+			     int64_t n);
 
 /* A counter sample: a "C", args {"value": v}; v is finite. */
 void chrome_trace_counter(struct chrome_trace *ct, uint32_t pid, uint32_t tid, uint64_t ts_ns,

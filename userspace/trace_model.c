@@ -36,6 +36,7 @@ struct counter {
 struct thread_name {
 	struct bound_entry e;
 	struct pair_key key;
+	bool given; /* by CTRACE_THREAD_NAME: /proc's comm does not replace it */
 	char s[];
 };
 
@@ -79,6 +80,8 @@ static char *text_copy(struct ct_text *t, char *to, const char *s, size_t n, uns
 
 static bool known_comm(struct trace_model *m, uint32_t tgid, uint32_t tid,
 		       char *buf, size_t len);
+static void flow_phase(void *ctx, char ph, uint32_t pid, uint32_t tid, uint64_t ts_ns, uint64_t id);
+static void flow_release(void *ctx, const char *json, size_t len);
 
 void trace_model_init(struct trace_model *m, struct chrome_trace *out,
 		      struct trace_stats *stats)
@@ -96,6 +99,8 @@ void trace_model_init(struct trace_model *m, struct chrome_trace *out,
 	key_map_init(&m->from_start);
 	m->next_pseudo = CTRACE_PSEUDO_BASE;
 	m->next_async_id = 1; /* DevTools ignores async id 0 */
+	trace_flows_init(&m->flows, &(struct flow_output){ flow_phase, flow_release, m });
+	m->stats->flows = &m->flows.counts;
 	tb_init(&m->b_spans, "open_spans",
 		"the oldest open span is written as unfinished (unfinished_reason says so) and forgotten; its END, if it comes, is counted in metadata.ends_of_evicted_spans", 0);
 	tb_init(&m->b_counters, "counters",
@@ -233,6 +238,7 @@ static void remember_name(struct trace_model *m, const struct pair_key *key, con
 	if (!t)
 		return;
 	t->key = *key;
+	t->given = false;
 	memcpy(t->s, s, n);
 	t->s[n] = '\0';
 	old = key_map_put(&m->names, &t->key, sizeof(t->key), t);
@@ -252,7 +258,7 @@ void trace_model_thread_name(struct trace_model *m, uint32_t tgid, uint32_t tid,
 	struct pair_key key = { tgid, tid };
 	struct thread_name *known = key_map_get(&m->names, &key, sizeof(key));
 
-	if (known && strlen(known->s) == len && !memcmp(known->s, name, len)) {
+	if (known && ((strlen(known->s) == len && !memcmp(known->s, name, len)) || known->given)) {
 		tb_touch(&m->b_names, &known->e);
 		return;
 	}
@@ -322,7 +328,7 @@ static uint32_t shown_tid(struct trace_model *m, uint32_t pid, uint32_t tgid,
 {
 	struct pair_key key = { pid, tid };
 	struct shown_thread *t = key_map_get(&m->threads, &key, sizeof(key));
-	char comm[32], name[64];
+	char comm[CTRACE_NAME_MAX], name[CTRACE_NAME_MAX + 32]; /* a CTRACE_THREAD_NAME's */
 
 	if (t) {
 		tb_touch(&m->b_threads, &t->e);
@@ -388,12 +394,23 @@ static uint64_t dur_to(const struct open_span *s, uint64_t end_ns)
 	return end_ns > s->ts_ns ? end_ns - s->ts_ns : 0;
 }
 
+static const struct flow_end *flows_before_x(struct trace_model *m, uint32_t tgid, uint32_t tid,
+					     uint64_t ts_ns, size_t *n, bool *hold);
+static void flows_after_x(struct trace_model *m, const struct flow_end *ends, size_t n, bool hold,
+			  uint32_t pid, uint32_t tid, uint64_t ts_ns);
+
 static void write_unfinished(struct trace_model *m, struct open_span *s,
 			     uint64_t stop_ns, const char *why)
 {
+	size_t n;
+	bool hold;
+	const struct flow_end *flows = flows_before_x(m, (uint32_t)s->key.a, s->real_tid, s->ts_ns,
+						      &n, &hold);
+
 	m->out->cat = s->cat;
 	chrome_trace_unfinished(m->out, s->pid, s->tid, s->ts_ns, dur_to(s, stop_ns), &s->name,
 				&s->args, why);
+	flows_after_x(m, flows, n, hold, s->pid, s->tid, s->ts_ns);
 	m->stats->unfinished_spans++;
 }
 
@@ -516,8 +533,14 @@ static void span_end(struct trace_model *m, const struct ctrace_event *ev)
 	remember_ended(m, &key);
 	m->out->cat = s->cat;
 	if (s->real_tid == ev->tid) {
+		size_t n;
+		bool hold;
+		const struct flow_end *flows = flows_before_x(m, ev->tgid, ev->tid, s->ts_ns,
+							      &n, &hold);
+
 		chrome_trace_complete(m->out, s->pid, s->tid, s->ts_ns, dur_to(s, ev->ts_ns), &s->name,
 				      &s->args, &end_args);
+		flows_after_x(m, flows, n, hold, s->pid, s->tid, s->ts_ns);
 	} else {
 		/* Ended on another thread: an async pair on the span's process. */
 		uint32_t end_tid = shown_tid(m, s->pid, ev->tgid, ev->tid);
@@ -549,7 +572,15 @@ static void scope(struct trace_model *m, const struct ctrace_event *ev)
 		s.ts_ns = dur < ev->ts_ns ? ev->ts_ns - dur : 0;
 	}
 	resolve(m, ev->tgid, ev->tid, ev->arg[0], &s.pid, &s.tid);
-	chrome_trace_complete(m->out, s.pid, s.tid, s.ts_ns, dur_to(&s, end), &name, &args, NULL);
+	{
+		size_t n;
+		bool hold;
+		const struct flow_end *flows = flows_before_x(m, ev->tgid, ev->tid, s.ts_ns,
+							      &n, &hold);
+
+		chrome_trace_complete(m->out, s.pid, s.tid, s.ts_ns, dur_to(&s, end), &name, &args, NULL);
+		flows_after_x(m, flows, n, hold, s.pid, s.tid, s.ts_ns);
+	}
 }
 
 static void instant(struct trace_model *m, const struct ctrace_event *ev)
@@ -706,6 +737,141 @@ static void discard(struct trace_model *m, const struct ctrace_event *ev)
 	}
 }
 
+/*
+ * Flows (trace_flows.c pairs them): the ends a span of this thread
+ * encloses are bound to its X, written next: the first in the X itself
+ * (Perfetto's v2 bind_id: one per slice), every one as a flow phase event
+ * after it.
+ */
+static const struct flow_end *flows_before_x(struct trace_model *m, uint32_t tgid, uint32_t tid,
+					     uint64_t ts_ns, size_t *n, bool *hold)
+{
+	const struct flow_end *ends = trace_flows_claim(&m->flows, tgid, tid, ts_ns, n, hold);
+
+	if (*n)
+		chrome_trace_bind_next(m->out, &(struct ct_flow_bind){ ends[0].trace_id, ends[0].out,
+								       !ends[0].out });
+	/* Written aside until the span that sent its flow is in the file (trace_flows.h). */
+	if (*hold)
+		chrome_trace_capture_begin(m->out);
+	return ends;
+}
+
+static void flows_after_x(struct trace_model *m, const struct flow_end *ends, size_t n, bool hold,
+			  uint32_t pid, uint32_t tid, uint64_t ts_ns)
+{
+	char *json = NULL;
+	size_t len = 0;
+
+	if (!n)
+		return;
+	trace_flows_phases(&m->flows, ends, n, pid, tid, ts_ns);
+	if (hold && !(json = chrome_trace_capture_end(m->out, &len)))
+		m->flows.counts.out_of_order++; /* no room to keep it aside: cannot be (chrome_trace.h) */
+	trace_flows_written(&m->flows, ends, n, json, len);
+}
+
+static void flow_phase(void *ctx, char ph, uint32_t pid, uint32_t tid, uint64_t ts_ns, uint64_t id)
+{
+	struct trace_model *m = ctx;
+
+	chrome_trace_flow_phase(m->out, ph, pid, tid, ts_ns, id);
+}
+
+static void flow_release(void *ctx, const char *json, size_t len)
+{
+	struct trace_model *m = ctx;
+
+	chrome_trace_release(m->out, json, len);
+}
+
+/* A flow that will not be drawn, shown where its end was (a thread-scoped instant). */
+static void flow_notice(struct trace_model *m, uint32_t tgid, uint32_t tid, uint64_t ts_ns,
+			const char *what, uint64_t id, const char *why)
+{
+	uint32_t pid, shown;
+	const struct ct_arg args[] = { CT_U64("id", id), CT_CSTR("why", why) };
+
+	resolve(m, tgid, tid, 0, &pid, &shown);
+	chrome_trace_notice(m->out, pid, shown, ts_ns, what, 't', args, 2);
+}
+
+static void flow_end(struct trace_model *m, const struct ctrace_event *ev)
+{
+	struct flow_out replaced;
+
+	if (ev->kind == CTRACE_KIND_FLOW_IN) {
+		if (!trace_flows_in(&m->flows, ev->tgid, ev->tid, ev->ts_ns, ev->arg[0]))
+			flow_notice(m, ev->tgid, ev->tid, ev->ts_ns, "ctrace: flow in without out", ev->arg[0],
+				    "no CTRACE_FLOW_OUT of this id was in flight (never sent while traced, or taken in already)");
+		return;
+	}
+	if (trace_flows_out(&m->flows, ev->tgid, ev->tid, ev->ts_ns, ev->arg[0], &replaced))
+		flow_notice(m, replaced.tgid, replaced.tid, replaced.ts_ns, "ctrace: flow never taken in",
+			    replaced.id, "sent again with the same id before a CTRACE_FLOW_IN took it");
+}
+
+static void flow_outside_span(void *ctx, uint32_t tgid, uint32_t tid, const struct flow_end *e)
+{
+	flow_notice(ctx, tgid, tid, e->ts_ns, "ctrace: flow outside any span", e->id,
+		    e->out ? "CTRACE_FLOW_OUT ran in no span of its thread: the flow has no start"
+			   : "CTRACE_FLOW_IN ran in no span of its thread: the flow has no end");
+}
+
+static void flow_never_taken_in(void *ctx, const struct flow_out *o)
+{
+	flow_notice(ctx, o->tgid, o->tid, o->ts_ns, "ctrace: flow never taken in", o->id,
+		    "no CTRACE_FLOW_IN of this id ran before tracing stopped");
+}
+
+/*
+ * CTRACE_THREAD_NAME (given: kept over /proc's comm) or the kernel's
+ * task_rename (pthread_setname_np, prctl: the new comm, which replaces a
+ * given name). A shown thread is named again and the rename shown where it
+ * happened; one not shown yet takes the name when it is.
+ */
+static void thread_renamed(struct trace_model *m, const struct ctrace_event *ev)
+{
+	uint32_t tgid = ev->kind == CTRACE_KIND_THREAD_RENAME ? (uint32_t)ev->arg[0] : ev->tgid;
+	uint32_t tid = ev->kind == CTRACE_KIND_THREAD_RENAME ? (uint32_t)ev->arg[1] : ev->tid;
+	struct pair_key key = { tgid, tid };
+	struct thread_name *known = key_map_get(&m->names, &key, sizeof(key)), *t;
+	bool same = known && strlen(known->s) == ev->name_len && !memcmp(known->s, ev->name, ev->name_len);
+	bool shown = key_map_get(&m->threads, &key, sizeof(key)) != NULL;
+	uint32_t pid, shown_tid_;
+
+	if (!ev->name_len || ev->name_flags & CTRACE_STR_FAULT || memchr(ev->name, 0, ev->name_len))
+		return; /* nothing to name it with (viewers refuse an empty name): it keeps its name */
+	if (ev->kind == CTRACE_KIND_THREAD_RENAME)
+		m->stats->thread_renames++;
+	else
+		trace_model_add_process(m, tgid); /* named after its comm, not the name given to its main thread */
+	if (!same)
+		remember_name(m, &key, ev->name, ev->name_len);
+	t = key_map_get(&m->names, &key, sizeof(key));
+	if (t)
+		t->given = ev->kind == CTRACE_KIND_THREAD_NAME;
+	if (!shown && ev->kind == CTRACE_KIND_THREAD_RENAME)
+		return;
+	resolve(m, tgid, tid, 0, &pid, &shown_tid_); /* names a thread not shown yet */
+	if (shown && !same)
+		chrome_trace_thread_name(m->out, pid, shown_tid_,
+					 &(struct ct_text){ ev->name, ev->name_len, ev->name_flags });
+	if (shown && ev->kind == CTRACE_KIND_THREAD_RENAME)
+		chrome_trace_notice(m->out, pid, shown_tid_, ev->ts_ns, "ctrace: thread renamed", 't',
+				    &CT_STR("name", ev->name, ev->name_len), 1);
+}
+
+/* CTRACE_PROCESS_SORT_INDEX / CTRACE_THREAD_SORT_INDEX: the seed's metadata events. */
+static void sort_index(struct trace_model *m, const struct ctrace_event *ev)
+{
+	uint32_t pid, tid;
+	bool thread = ev->kind == CTRACE_KIND_THREAD_SORT_INDEX;
+
+	resolve(m, ev->tgid, ev->tid, 0, &pid, &tid);
+	chrome_trace_sort_index(m->out, pid, thread ? tid : pid, thread, (int64_t)ev->arg[0]);
+}
+
 void trace_model_event(struct trace_model *m, const struct ctrace_event *ev)
 {
 	m->now_ns = ev->ts_ns;
@@ -730,6 +896,12 @@ void trace_model_event(struct trace_model *m, const struct ctrace_event *ev)
 	case CTRACE_KIND_FORK:
 	case CTRACE_KIND_EXEC: process_change(m, ev); break;
 	case CTRACE_KIND_LINK_MAP: break; /* the loader's cue to look at the maps: nothing to show */
+	case CTRACE_KIND_FLOW_OUT:
+	case CTRACE_KIND_FLOW_IN: flow_end(m, ev); break;
+	case CTRACE_KIND_THREAD_NAME:
+	case CTRACE_KIND_THREAD_RENAME: thread_renamed(m, ev); break;
+	case CTRACE_KIND_PROCESS_SORT_INDEX:
+	case CTRACE_KIND_THREAD_SORT_INDEX: sort_index(m, ev); break;
 	default: m->stats->bad_records++; break;
 	}
 }
@@ -778,6 +950,8 @@ void trace_model_finish(struct trace_model *m, uint64_t stop_ns)
 
 	key_map_each(&m->spans, finish_span, &f);
 	key_map_free(&m->spans);
+	/* After the spans (written unfinished, they claim the flows they enclose). */
+	trace_flows_finish(&m->flows, flow_outside_span, flow_never_taken_in, m);
 	key_map_each(&m->contexts, free_value, NULL);
 	key_map_free(&m->contexts);
 	key_map_each(&m->threads, free_value, NULL);

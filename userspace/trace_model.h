@@ -40,6 +40,7 @@
 #include "record_decode.h"
 #include "table_bound.h"
 #include "chrome_trace.h"
+#include "trace_flows.h"
 #include "tsc_clock.h"
 
 #define CTRACE_PSEUDO_BASE 0x40000000u
@@ -92,6 +93,7 @@ struct trace_model {
 	/* The bounds of the tables above (trace_model_limit_memory()). */
 	struct table_bound b_spans, b_counters, b_contexts, b_threads, b_names, b_procs,
 		b_from_start, b_ended;
+	struct trace_flows flows; /* CTRACE_FLOW_OUT/IN, bound to their spans */
 };
 
 void trace_model_init(struct trace_model *m, struct chrome_trace *out,

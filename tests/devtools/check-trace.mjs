@@ -55,6 +55,9 @@
 //              It sorts them by ts, keys a pair on cat+id+name, matches an
 //              "e" with the latest open "b" of the same key, and skips an event whose id is falsy (a
 //              numeric 0 or ""; the string "0x0" is kept).
+//   flows      FlowsHandler: each flow it bound, as the list of the events it
+//              links [{name,ph,pid,tid,ts}], in time order. It binds a flow
+//              phase event (s/t/f) to the event of equal ts, pid, tid and cat.
 //   counters   null: the engine has no model for "C" events (MemoryHandler
 //              only keeps Chrome's UpdateCounters events).
 //   warnings   what the engine printed with console.* while parsing (e.g.
@@ -292,6 +295,13 @@ async function main() {
     asyncMatched = null;
   }
 
+  // FlowsHandler: each flow the engine bound, as the events it links (in
+  // time order), each {name,ph,pid,tid,ts}. It binds a flow phase event
+  // ("s"/"t"/"f") to the event of equal ts, pid, tid and cat.
+  const flows = (data.Flows?.flows ?? []).map((flow) => flow.map((e) => ({
+    name: e.name, ph: e.ph, pid: e.pid, tid: e.tid, ts: r3(e.ts),
+  })));
+
   const rawPhases = {};
   for (const e of trace.traceEvents) {
     const ph = e && typeof e === 'object' ? String(e.ph) : typeof e;
@@ -313,6 +323,7 @@ async function main() {
       dropped: dropped.length,
       instants: instants.length,
       async_matched: asyncMatched ? asyncMatched.length : null,
+      flows: flows.length,
       warnings: warnings.length,
     },
     slices,
@@ -320,12 +331,13 @@ async function main() {
     instants,
     async: null, // the engine has no model for generic b/e (see top)
     async_matched: asyncMatched,
+    flows,
     counters: null, // the engine has no model for "C" events (see top)
     warnings,
     raw_phases: rawPhases,
   };
   if (brief) {
-    for (const k of ['slices', 'dropped', 'instants', 'async_matched']) delete summary[k];
+    for (const k of ['slices', 'dropped', 'instants', 'async_matched', 'flows']) delete summary[k];
   }
   process.stdout.write(JSON.stringify(summary) + '\n');
 }

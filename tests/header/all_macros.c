@@ -41,6 +41,12 @@ int main(int argc, char **argv)
 	CTRACE_COUNTER_ADD(&marker, "c", argc);
 	CTRACE_NEW_PID(&marker, name_of("pseudo"));
 	CTRACE_DISCARD(&marker);
+	CTRACE_FLOW_OUT(argc);
+	CTRACE_FLOW_IN(0x100000000ull);
+	CTRACE_THREAD_NAME(name_of("worker"));
+	CTRACE_THREAD_NAME("main");
+	CTRACE_PROCESS_SORT_INDEX(-argc);
+	CTRACE_THREAD_SORT_INDEX(argc);
 	CTRACE_SPAN_END(&sp, NULL);
 	if (CTRACE_ENABLED())
 		evaluated += 100;
