@@ -29,7 +29,7 @@ CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 LDFLAGS  += -fsanitize=address,undefined
 endif
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Ibpf -Iusdt -Iuserspace -DCTRACE_SITE_LAYOUT_ONLY
-LIBS     := -lbpf -lelf -lz -lcjson -lcap -lm -pthread
+LIBS     := -lbpf -ldw -lelf -lz -lcjson -lcap -lstdc++ -lm -pthread
 
 VMLINUX  := vmlinux/vmlinux.h
 # One BPF source, one object per program set (bpf/ctrace.bpf.c says what
@@ -114,6 +114,28 @@ $(BUILD)/tests/programs/%: tests/programs/%.c $(wildcard tests/programs/*.h) inc
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(PROG_CFLAGS) $< -o $@ -lm
+
+# --stacks' call chains (tests/programs/stacks/chains.c), gcc -O2 -g with and
+# without frame pointers: a program, its shared library, C++ part and plugin.
+STACK_SRC := tests/programs/stacks
+STACK_DEPS := $(wildcard $(STACK_SRC)/*.h) include/ctrace.h $(wildcard usdt/*.h) | $(BUILD)
+STACK_fp := -fno-omit-frame-pointer
+STACK_nofp := -fomit-frame-pointer
+STACK_PROGS := $(BUILD)/tests/programs/stack_chains_fp $(BUILD)/tests/programs/stack_chains_nofp
+$(BUILD)/tests/programs/libstk_%.so: $(STACK_SRC)/lib.c $(STACK_DEPS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(PROG_CFLAGS) $(STACK_$*) -fPIC -shared $< -o $@
+$(BUILD)/tests/programs/libstk_plugin_%.so: $(STACK_SRC)/plugin.c $(STACK_DEPS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(PROG_CFLAGS) $(STACK_$*) -fPIC -shared $< -o $@
+$(BUILD)/tests/programs/stack_chains_%: $(STACK_SRC)/chains.c $(STACK_SRC)/template.cpp \
+		$(BUILD)/tests/programs/libstk_%.so $(BUILD)/tests/programs/libstk_plugin_%.so $(STACK_DEPS)
+	$(call msg,CC,$@)
+	$(Q)$(CXX) -g -O2 $(WARN) -pedantic -std=gnu++17 -Iinclude $(STACK_$*) -c $(STACK_SRC)/template.cpp -o $@.tmpl.o
+	$(Q)$(CC) $(PROG_CFLAGS) $(STACK_$*) $< $@.tmpl.o -L$(@D) -lstk_$* -Wl,-rpath,'$$ORIGIN' -ldl -lstdc++ -o $@
+	$(Q)rm -f $@.tmpl.o
 
 $(BUILD)/tests/lib/%.o: tests/lib/%.c $(wildcard tests/lib/*.h) | $(BUILD)
 	$(call msg,CC,$@)

@@ -77,7 +77,7 @@ struct {
  * the ring on the short strings most events carry.
  */
 struct record_buf {
-	char bytes[CTRACE_RECORD_MAX];
+	char bytes[CTRACE_RECORD_MAX + CTRACE_STACK_TRAILER_MAX]; /* + --stacks' part */
 	__u32 sent; /* records this thread sent (for the wake-up policy) */
 };
 
@@ -401,12 +401,106 @@ static __always_inline void remember_literal(struct ctrace_record *r, __u64 ptr,
 		bpf_map_update_elem(&literals_sent, &key, &one, BPF_ANY);
 }
 
+/* ---- --stacks: the user stack where the macro ran (ctrace_record.h) ---- */
+
+/* Set by the loader before load: 0 (off), CTRACE_STACK_FP or CTRACE_STACK_DWARF. */
+const volatile __u32 stack_how = 0;
+const volatile __u32 stack_depth = 32;               /* FP: frames at most */
+const volatile __u32 stack_bytes = CTRACE_STACK_BYTES; /* DWARF: bytes copied at most */
+
+/* Stacks that could not be taken at all (bpf_get_stack or the copy failed); read by the loader. */
+__u64 stack_errors = 0;
+
+/*
+ * Appends the stack part at `off` (the record's length so far); returns its
+ * size. FP: the kernel walks the frame pointers (what perf does with
+ * --call-graph fp). DWARF: the registers and the stack's top, for the
+ * loader's CFI unwinder; copied in pieces, so that a stack whose top is
+ * nearer than stack_bytes still gives what lies below it.
+ */
+static __always_inline __u32 stack_capture(struct pt_regs *ctx, struct ctrace_record *r, __u32 off)
+{
+	struct ctrace_stack *st;
+	__u32 copied = 0;
+	long n;
+
+	if (!stack_how)
+		return 0;
+	barrier_var(off);
+	if (off > CTRACE_RECORD_MAX)
+		return 0;
+	st = (struct ctrace_stack *)((char *)r + off);
+	st->how = stack_how;
+	st->pad = 0;
+	st->pad2 = 0;
+	st->err = 0;
+	if (stack_how == CTRACE_STACK_FP) {
+		__u32 size = stack_depth * 8;
+
+		if (size > CTRACE_STACK_DEPTH_MAX * 8)
+			size = CTRACE_STACK_DEPTH_MAX * 8;
+		n = bpf_get_stack(ctx, st + 1, size, BPF_F_USER_STACK);
+		if (n < 0) {
+			st->err = n;
+			n = 0;
+			__sync_fetch_and_add(&stack_errors, 1);
+		}
+		n &= 1023; /* at most 127 * 8: a bound the verifier can see */
+		st->n = n / 8;
+		r->flags |= CTRACE_REC_STACK;
+		return sizeof(*st) + (n & ~7);
+	}
+	{
+		__u64 *regs = (__u64 *)(st + 1);
+		char *dst = (char *)(regs + CTRACE_STACK_REGS);
+		__u64 sp = ctx->sp;
+
+		regs[0] = ctx->ax;
+		regs[1] = ctx->dx;
+		regs[2] = ctx->cx;
+		regs[3] = ctx->bx;
+		regs[4] = ctx->si;
+		regs[5] = ctx->di;
+		regs[6] = ctx->bp;
+		regs[7] = sp;
+		regs[8] = ctx->r8;
+		regs[9] = ctx->r9;
+		regs[10] = ctx->r10;
+		regs[11] = ctx->r11;
+		regs[12] = ctx->r12;
+		regs[13] = ctx->r13;
+		regs[14] = ctx->r14;
+		regs[15] = ctx->r15;
+		regs[16] = ctx->ip;
+		for (int i = 0; i < CTRACE_STACK_BYTES / CTRACE_STACK_CHUNK; i++) {
+			if (copied + CTRACE_STACK_CHUNK > stack_bytes)
+				break;
+			barrier_var(copied);
+			if (copied > CTRACE_STACK_BYTES - CTRACE_STACK_CHUNK)
+				break;
+			n = bpf_probe_read_user(dst + copied, CTRACE_STACK_CHUNK, (const void *)(sp + copied));
+			if (n) {
+				if (!copied) {
+					st->err = n;
+					__sync_fetch_and_add(&stack_errors, 1);
+				}
+				break;
+			}
+			copied += CTRACE_STACK_CHUNK;
+		}
+		st->n = copied;
+		r->flags |= CTRACE_REC_STACK;
+		return sizeof(*st) + CTRACE_STACK_REGS * 8 + copied;
+	}
+}
+
 /*
  * The name and args pointers are in the arg[] the kinds table says (the
  * loader looks for a literal's address there). lit: bit 0 the name is a
  * string literal, bit 1 the args are (the site's %rax).
  */
-static __always_inline int record_emit(struct ctrace_record *r, __u16 kind, __u64 lit)
+static __always_inline int record_emit(struct pt_regs *ctx, struct ctrace_record *r,
+				       __u16 kind, __u64 lit)
 {
 	int name_arg = ctrace_kind_name_arg(kind), args_arg = ctrace_kind_args_arg(kind);
 	__u64 name_ptr = name_arg >= 0 ? r->arg[name_arg & 3] : 0;
@@ -426,9 +520,10 @@ static __always_inline int record_emit(struct ctrace_record *r, __u16 kind, __u6
 	r->name_len = nlen;
 	r->args_len = alen;
 	size = sizeof(*r) + nlen + alen;
+	size += stack_capture(ctx, r, size);
 	/* Keep the check: the compiler knows the bound, the verifier must see it. */
 	barrier_var(size);
-	if (size > CTRACE_RECORD_MAX)
+	if (size > CTRACE_RECORD_MAX + CTRACE_STACK_TRAILER_MAX)
 		return 0;
 	/*
 	 * Wake the loader only when a batch waits, and look only every 64th
@@ -465,7 +560,7 @@ int BPF_KPROBE(ctrace_span_begin, __u64 marker, __u64 span, __u64 name,
 	r->arg[1] = span;
 	r->arg[2] = name;
 	r->arg[3] = args;
-	return record_emit(r, CTRACE_KIND_SPAN_BEGIN, PT_REGS_RC(ctx));
+	return record_emit(ctx, r, CTRACE_KIND_SPAN_BEGIN, PT_REGS_RC(ctx));
 }
 
 SEC(PROBE_SEC)
@@ -477,7 +572,7 @@ int BPF_KPROBE(ctrace_span_end, __u64 span, __u64 args, __u64 lit)
 		return 0;
 	r->arg[0] = span;
 	r->arg[1] = args;
-	return record_emit(r, CTRACE_KIND_SPAN_END, lit);
+	return record_emit(ctx, r, CTRACE_KIND_SPAN_END, lit);
 }
 
 SEC(PROBE_SEC)
@@ -492,10 +587,10 @@ int BPF_KPROBE(ctrace_instant, __u64 marker, __u64 name, __u64 scope,
 	r->arg[1] = name;
 	r->arg[2] = scope;
 	r->arg[3] = args;
-	return record_emit(r, CTRACE_KIND_INSTANT, PT_REGS_RC(ctx));
+	return record_emit(ctx, r, CTRACE_KIND_INSTANT, PT_REGS_RC(ctx));
 }
 
-static __always_inline int counter(__u16 kind, __u64 marker,
+static __always_inline int counter(struct pt_regs *ctx, __u16 kind, __u64 marker,
 				   __u64 name, __u64 bits, __u64 lit)
 {
 	struct ctrace_record *r = record_start(kind);
@@ -505,19 +600,19 @@ static __always_inline int counter(__u16 kind, __u64 marker,
 	r->arg[0] = marker;
 	r->arg[1] = name;
 	r->arg[2] = bits;
-	return record_emit(r, kind, lit);
+	return record_emit(ctx, r, kind, lit);
 }
 
 SEC(PROBE_SEC)
 int BPF_KPROBE(ctrace_counter_set, __u64 marker, __u64 name, __u64 bits, __u64 lit)
 {
-	return counter(CTRACE_KIND_COUNTER_SET, marker, name, bits, lit);
+	return counter(ctx, CTRACE_KIND_COUNTER_SET, marker, name, bits, lit);
 }
 
 SEC(PROBE_SEC)
 int BPF_KPROBE(ctrace_counter_add, __u64 marker, __u64 name, __u64 bits, __u64 lit)
 {
-	return counter(CTRACE_KIND_COUNTER_ADD, marker, name, bits, lit);
+	return counter(ctx, CTRACE_KIND_COUNTER_ADD, marker, name, bits, lit);
 }
 
 SEC(PROBE_SEC)
@@ -529,7 +624,7 @@ int BPF_KPROBE(ctrace_new_pid, __u64 marker, __u64 pname, __u64 lit)
 		return 0;
 	r->arg[0] = marker;
 	r->arg[1] = pname;
-	return record_emit(r, CTRACE_KIND_NEW_PID, lit);
+	return record_emit(ctx, r, CTRACE_KIND_NEW_PID, lit);
 }
 
 SEC(PROBE_SEC)
@@ -540,11 +635,11 @@ int BPF_KPROBE(ctrace_discard, __u64 marker)
 	if (!r)
 		return 0;
 	r->arg[0] = marker;
-	return record_emit(r, CTRACE_KIND_DISCARD, 0);
+	return record_emit(ctx, r, CTRACE_KIND_DISCARD, 0);
 }
 
 /* The end of a CTRACE_SCOPE; its strings travel through a struct, never as literals. */
-static __always_inline int scope_end(__u16 kind, __u64 marker, __u64 name, __u64 args,
+static __always_inline int scope_end(struct pt_regs *ctx, __u16 kind, __u64 marker, __u64 name, __u64 args,
 				     __u64 ticks, __u64 tsc)
 {
 	struct ctrace_record *r = record_start(kind);
@@ -556,14 +651,14 @@ static __always_inline int scope_end(__u16 kind, __u64 marker, __u64 name, __u64
 	r->arg[2] = args;
 	r->arg[3] = ticks;
 	r->tsc = tsc;
-	return record_emit(r, kind, 0);
+	return record_emit(ctx, r, kind, 0);
 }
 
 /* Header 0.1: its start travels as the ticks it lasted. */
 SEC(PROBE_SEC)
 int BPF_KPROBE(ctrace_scope, __u64 marker, __u64 name, __u64 args, __u64 ticks)
 {
-	return scope_end(CTRACE_KIND_SCOPE, marker, name, args, ticks, 0);
+	return scope_end(ctx, CTRACE_KIND_SCOPE, marker, name, args, ticks, 0);
 }
 
 /*
@@ -574,7 +669,7 @@ int BPF_KPROBE(ctrace_scope, __u64 marker, __u64 name, __u64 args, __u64 ticks)
 SEC(PROBE_SEC)
 int BPF_KPROBE(ctrace_scope_tsc, __u64 marker, __u64 name, __u64 args, __u64 ticks)
 {
-	return scope_end(CTRACE_KIND_SCOPE_TSC, marker, name, args, ticks, PT_REGS_RC(ctx));
+	return scope_end(ctx, CTRACE_KIND_SCOPE_TSC, marker, name, args, ticks, PT_REGS_RC(ctx));
 }
 
 /* Sends a record about a process (no probe strings) right away. */

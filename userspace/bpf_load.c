@@ -155,6 +155,8 @@ static struct ctrace_bpf *load_programs(const struct trace_options *o, enum prog
 	skel->rodata->wakeup_bytes = bpf_map__max_entries(skel->maps.events) / 8;
 	skel->rodata->filter_by_map = global;
 	skel->rodata->follow_forks = o->follow;
+	skel->rodata->stack_how = o->stack_depth ? o->stack_how : 0;
+	skel->rodata->stack_depth = o->stack_depth;
 	{
 		/* CTRACE_TRACED_MAX=N: a smaller table of traced processes (the tests fill it). */
 		const char *max = getenv("CTRACE_TRACED_MAX");

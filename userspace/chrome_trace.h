@@ -22,6 +22,8 @@
 #include "kernel_features.h"
 #include "proc_info.h"
 #include "table_bound.h"
+#include "stack_frames.h"
+#include "stack_trace.h"
 
 /* The bounded tables (table_bound.h) metadata.memory lists, at most. */
 #define TRACE_BOUNDS_MAX 12
@@ -43,6 +45,7 @@ struct trace_facts {
 	bool bpf_cookies;
 	bool fast_nop5;               /* --fast took effect */
 	const char *event_path;       /* "batched" or "per_event" (--no-batch); NULL: not written */
+	const char *event_path_why;   /* why per_event, when not asked for (--stacks); NULL: none */
 	struct kernel_feature kernel_features[KERNEL_FEATURE_COUNT];
 };
 
@@ -75,12 +78,20 @@ struct trace_stats {
 	uint64_t merge_forced;     /* handed on before the watermark, for want of memory */
 	uint64_t stop_mono_ns;
 	const char *stop_reason;
+	const struct stack_stats *stacks; /* --stacks (metadata.stacks); NULL: not written */
 };
 
 struct chrome_trace {
 	struct json_writer *w;
 	bool first_event;
 	uint64_t events;
+	/*
+	 * --stacks: the frames (NULL: none), and the stack of the next event
+	 * written, set by the model just before (sf_end: an async pair's end),
+	 * taken by that event: its "sf" and its args.stack.
+	 */
+	const struct stack_frames *frames;
+	uint32_t sf, sf_end;
 };
 
 void chrome_trace_begin(struct chrome_trace *ct, struct json_writer *w,

@@ -25,6 +25,10 @@ struct ctrace_event {
 	const char *args;
 	size_t args_len;
 	unsigned args_flags;
+	/* --stacks: the record's stack part (bpf/ctrace_record.h), until stack_trace.c made it sf */
+	const void *stack;
+	size_t stack_len;
+	uint32_t sf; /* the event's innermost frame in stackFrames; 0: none */
 };
 
 /* 0, or -EINVAL for a record that is too short, inconsistent or of an unknown kind. */

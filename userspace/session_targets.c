@@ -119,6 +119,9 @@ void session_add_pending(struct session *s, int pid)
 int session_attach_process(struct session *s, int pid)
 {
 	record_strings_snapshot(&s->strings, pid);
+	/* Its objects now (a dlopen()): a library dlclose()d before its events are decoded still has its symbols. */
+	if (s->o->stack_depth)
+		stack_unwind_refresh(&s->stacks.unwind, (uint32_t)pid);
 	return attach_process(s->skel, pid, &s->att);
 }
 

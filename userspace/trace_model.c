@@ -50,6 +50,7 @@ struct open_span {
 	uint64_t ts_ns;
 	uint32_t pid, tid;   /* as shown */
 	uint32_t real_tid;
+	uint32_t sf; /* --stacks: the begin's */
 	struct ct_text name, args; /* in bytes[]: one allocation a span */
 	char bytes[];
 };
@@ -389,6 +390,7 @@ static uint64_t dur_to(const struct open_span *s, uint64_t end_ns)
 static void write_unfinished(struct trace_model *m, struct open_span *s,
 			     uint64_t stop_ns, const char *why)
 {
+	m->out->sf = s->sf;
 	chrome_trace_unfinished(m->out, s->pid, s->tid, s->ts_ns, dur_to(s, stop_ns), &s->name,
 				&s->args, why);
 	m->stats->unfinished_spans++;
@@ -408,6 +410,7 @@ static void span_begin(struct trace_model *m, const struct ctrace_event *ev)
 	s->key = (struct pair_key){ ev->tgid, ev->arg[1] };
 	s->ts_ns = ev->ts_ns;
 	s->real_tid = ev->tid;
+	s->sf = ev->sf;
 	resolve(m, ev->tgid, ev->tid, ev->arg[0], &s->pid, &s->tid);
 	text_copy(&s->args, text_copy(&s->name, s->bytes, ev->name, ev->name_len, ev->name_flags),
 		  ev->args, ev->args_len, ev->args_flags);
@@ -510,7 +513,10 @@ static void span_end(struct trace_model *m, const struct ctrace_event *ev)
 
 	tb_remove(&m->b_spans, &s->e);
 	remember_ended(m, &key);
+	m->out->sf = s->sf;
+	m->out->sf_end = ev->sf;
 	if (s->real_tid == ev->tid) {
+		m->out->sf_end = 0;
 		chrome_trace_complete(m->out, s->pid, s->tid, s->ts_ns, dur_to(s, ev->ts_ns), &s->name,
 				      &s->args, &end_args);
 	} else {
@@ -544,6 +550,7 @@ static void scope(struct trace_model *m, const struct ctrace_event *ev)
 		s.ts_ns = dur < ev->ts_ns ? ev->ts_ns - dur : 0;
 	}
 	resolve(m, ev->tgid, ev->tid, ev->arg[0], &s.pid, &s.tid);
+	m->out->sf = ev->sf;
 	chrome_trace_complete(m->out, s.pid, s.tid, s.ts_ns, dur_to(&s, end), &name, &args, NULL);
 }
 
@@ -558,6 +565,7 @@ static void instant(struct trace_model *m, const struct ctrace_event *ev)
 	default: scope = 't'; break; /* the format's default, for any other value */
 	}
 	resolve(m, ev->tgid, ev->tid, ev->arg[0], &pid, &tid);
+	m->out->sf = ev->sf;
 	chrome_trace_instant(m->out, pid, tid, ev->ts_ns,
 			     &(struct ct_text){ ev->name, ev->name_len, ev->name_flags }, scope,
 			     &(struct ct_text){ ev->args, ev->args_len, ev->args_flags });
@@ -619,6 +627,7 @@ static void counter(struct trace_model *m, const struct ctrace_event *ev)
 			free(tb_evict(&m->b_counters, &m->counters));
 	}
 	slot->value = sample;
+	m->out->sf = ev->sf;
 	chrome_trace_counter(m->out, pid, tid, ev->ts_ns,
 			     &(struct ct_text){ ev->name, ev->name_len, ev->name_flags }, slot->value);
 }
