@@ -170,7 +170,7 @@ header-test: $(BUILD)/ctrace-bpf
 	$(Q)CTRACE_BPF=$(BUILD)/ctrace-bpf ./tests/header/compile_matrix
 
 $(INTEG_TESTS): $(wildcard tests/integration/*.h)
-integration-test: all $(TEST_PROGS) $(INTEG_TESTS)
+integration-test: all $(TEST_PROGS) $(STACK_PROGS) $(INTEG_TESTS)
 	$(Q)CTRACE_BPF=$(BUILD)/ctrace-bpf CTRACE_TEST_PROGRAMS=$(BUILD)/tests/programs \
 		./tests/run-integration $(INTEG_TESTS)
 
@@ -179,7 +179,7 @@ integration-test: all $(TEST_PROGS) $(INTEG_TESTS)
 # perf uprobes (6.0-6.5), probe_read with perf uprobes and no BPF cookies
 # (5.8-5.14). So every fallback runs here although this kernel has better.
 PROGRAM_SET_RUNS := copy_str copy_user:CTRACE_NO_MULTI=1 probe_read:CTRACE_NO_MULTI=1:CTRACE_NO_COOKIES=1
-test-program-sets: all $(TEST_PROGS) $(INTEG_TESTS)
+test-program-sets: all $(TEST_PROGS) $(STACK_PROGS) $(INTEG_TESTS)
 	$(Q)failed=; for run in $(PROGRAM_SET_RUNS); do \
 		vars="CTRACE_PROGRAM_SET=$$(echo $$run | tr ':' ' ')"; start=$$(date +%s); \
 		echo "==== $$vars"; \

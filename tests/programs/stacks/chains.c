@@ -89,7 +89,7 @@ int main(int argc, char **argv)
 	STK_LINE("call-template"); stk_template_entry(3);
 	stk_sink++;
 	if (argc > 1) {
-		int rc = plugin(argv[1]);
+		STK_LINE("call-plugin-fn"); int rc = plugin(argv[1]);
 
 		if (rc)
 			return rc;
