@@ -472,6 +472,13 @@ static __always_inline __u32 stack_capture(struct pt_regs *ctx, struct ctrace_re
 		regs[14] = ctx->r14;
 		regs[15] = ctx->r15;
 		regs[16] = ctx->ip;
+		/* The whole window at once, the common case; in pieces only where that fails. */
+		if (stack_bytes == CTRACE_STACK_BYTES &&
+		    !bpf_probe_read_user(dst, CTRACE_STACK_BYTES, (const void *)sp)) {
+			st->n = CTRACE_STACK_BYTES;
+			r->flags |= CTRACE_REC_STACK;
+			return sizeof(*st) + CTRACE_STACK_REGS * 8 + CTRACE_STACK_BYTES;
+		}
 		for (int i = 0; i < CTRACE_STACK_BYTES / CTRACE_STACK_CHUNK; i++) {
 			if (copied + CTRACE_STACK_CHUNK > stack_bytes)
 				break;
