@@ -121,7 +121,13 @@ STACK_SRC := tests/programs/stacks
 STACK_DEPS := $(wildcard $(STACK_SRC)/*.h) include/ctrace.h $(wildcard usdt/*.h) | $(BUILD)
 STACK_fp := -fno-omit-frame-pointer
 STACK_nofp := -fomit-frame-pointer
-STACK_PROGS := $(BUILD)/tests/programs/stack_chains_fp $(BUILD)/tests/programs/stack_chains_nofp
+STACK_stripped := -fomit-frame-pointer
+STACK_PROGS := $(BUILD)/tests/programs/stack_chains_fp $(BUILD)/tests/programs/stack_chains_nofp \
+	$(BUILD)/tests/programs/stack_chains_stripped
+# The library as distributions ship theirs: no symbol table, no DWARF, .eh_frame kept.
+$(BUILD)/tests/programs/libstk_stripped.so: $(BUILD)/tests/programs/libstk_nofp.so
+	$(call msg,STRIP,$@)
+	$(Q)strip -o $@ $<
 $(BUILD)/tests/programs/libstk_%.so: $(STACK_SRC)/lib.c $(STACK_DEPS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

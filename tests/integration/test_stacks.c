@@ -16,6 +16,8 @@
  *   - fp for the frame-pointer build, dwarf for the other, chosen by
  *     itself and said in metadata.stacks; dwarf asked for on the
  *     frame-pointer build gives the same chains; --stacks=N keeps N frames;
+ *   - a stripped library (no symbols, no DWARF) is unwound through its
+ *     .eh_frame: "lib.so+0xoff" for its static function, counted;
  *   - a plugin dlopen()ed, hit, dlclose()d and deleted before the trace
  *     ends is still symbolized;
  *   - the per-event path, with its reason in metadata.event_path_reason;
@@ -241,6 +243,37 @@ static void test_depth(void **state)
 	assert_null(cJSON_GetObjectItem(frame(tr_num(inner, "parent")), "parent"));
 }
 
+/*
+ * A library without symbols or DWARF (stripped): still unwound through its
+ * .eh_frame; its static function is "object+0xoffset", its exported one
+ * named from .dynsym, and both counted as written without file:line.
+ */
+static void test_stripped_library(void **state)
+{
+	cJSON *ev, *stack, *f;
+	const char *s0;
+
+	(void)state;
+	run("stack_chains_stripped", "stripped", false, "--stacks");
+	ev = tr_find(&r, "I", "in-lib");
+	assert_non_null(ev);
+	stack = tr_arg(ev, "stack");
+	s0 = cJSON_GetArrayItem(stack, 0)->valuestring;
+	if (strncmp(s0, "libstk_stripped.so+0x", 21))
+		fail_msg("in-lib's frame 0 is '%s', not libstk_stripped.so+0x...", s0);
+	assert_string_equal(cJSON_GetArrayItem(stack, 1)->valuestring, "stk_lib_entry");
+	{
+		char main_frame[64];
+
+		snprintf(main_frame, sizeof(main_frame), "main (chains.c:%d)", line_of("call-lib"));
+		assert_string_equal(cJSON_GetArrayItem(stack, 2)->valuestring, main_frame);
+	}
+	f = frame(tr_num(ev, "sf"));
+	assert_string_equal(tr_str(f, "category"), "libstk_stripped.so");
+	assert_true(tr_num(cJSON_GetObjectItem(tr_meta(&r), "stacks"), "frames_unsymbolized") == 1);
+	assert_true(tr_num(cJSON_GetObjectItem(tr_meta(&r), "stacks"), "not_unwound") == 0);
+}
+
 static void check_hostile(const char *how)
 {
 	cJSON *stacks = cJSON_GetObjectItem(tr_meta(&r), "stacks"), *after, *sum;
@@ -291,6 +324,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_chains_without_frame_pointers, free_run),
 		cmocka_unit_test_teardown(test_dwarf_asked_for_on_frame_pointers, free_run),
 		cmocka_unit_test_teardown(test_depth, free_run),
+		cmocka_unit_test_teardown(test_stripped_library, free_run),
 		cmocka_unit_test_teardown(test_hostile_stack_dwarf, free_run),
 		cmocka_unit_test_teardown(test_hostile_stack_fp, free_run),
 	};
