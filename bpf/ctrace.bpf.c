@@ -77,7 +77,7 @@ struct {
  * the ring on the short strings most events carry.
  */
 struct record_buf {
-	char bytes[CTRACE_RECORD_MAX + CTRACE_STACK_TRAILER_MAX]; /* + --stacks' part */
+	char bytes[CTRACE_RECORD_MAX];
 	__u32 sent; /* records this thread sent (for the wake-up policy) */
 };
 
@@ -111,6 +111,32 @@ struct {
 	__type(key, int);
 	__type(value, struct record_buf);
 } task_scratch SEC(".maps");
+
+/*
+ * --stacks: the same records with room for the stack part (stack_capture()),
+ * in maps of their own, so that a trace without stacks keeps the smaller
+ * record per thread. Used only when the loader sets stack_how.
+ */
+const volatile __u32 stack_how = 0; /* 0 (off), CTRACE_STACK_FP or CTRACE_STACK_DWARF */
+
+struct record_buf_stacks {
+	char bytes[CTRACE_RECORD_MAX + CTRACE_STACK_TRAILER_MAX];
+	__u32 sent;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct record_buf_stacks);
+} scratch_stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct record_buf_stacks);
+} task_scratch_stacks SEC(".maps");
 
 #if CTRACE_SET == CTRACE_SET_COPY_STR
 extern int bpf_copy_from_user_str(void *dst, __u32 dst__sz,
@@ -290,13 +316,30 @@ static __always_inline struct ctrace_record *record_start_cpu(__u16 kind, __u32 
 static __always_inline struct ctrace_record *record_start(__u16 kind)
 {
 #if CTRACE_SLEEPABLE
-	struct record_buf *b = bpf_task_storage_get(&task_scratch, bpf_get_current_task_btf(),
-						     0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	void *b;
 
+	if (stack_how)
+		b = bpf_task_storage_get(&task_scratch_stacks, bpf_get_current_task_btf(), 0,
+					 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	else
+		b = bpf_task_storage_get(&task_scratch, bpf_get_current_task_btf(), 0,
+					 BPF_LOCAL_STORAGE_GET_F_CREATE);
 	return record_init((struct ctrace_record *)b, kind);
 #else
+	__u32 zero = 0;
+
+	if (stack_how)
+		return record_init(bpf_map_lookup_elem(&scratch_stacks, &zero), kind);
 	return record_start_cpu(kind, SCRATCH_PROBES);
 #endif
+}
+
+/* The thread's count of records sent, after the record (of either size). */
+static __always_inline __u32 *record_sent(struct ctrace_record *r)
+{
+	if (stack_how)
+		return &((struct record_buf_stacks *)r)->sent;
+	return &((struct record_buf *)r)->sent;
 }
 
 #if CTRACE_SET == CTRACE_SET_COPY_USER
@@ -403,8 +446,7 @@ static __always_inline void remember_literal(struct ctrace_record *r, __u64 ptr,
 
 /* ---- --stacks: the user stack where the macro ran (ctrace_record.h) ---- */
 
-/* Set by the loader before load: 0 (off), CTRACE_STACK_FP or CTRACE_STACK_DWARF. */
-const volatile __u32 stack_how = 0;
+/* Set by the loader before load (and stack_how, above). */
 const volatile __u32 stack_depth = 32;               /* FP: frames at most */
 const volatile __u32 stack_bytes = CTRACE_STACK_BYTES; /* DWARF: bytes copied at most */
 
@@ -530,7 +572,7 @@ static __always_inline int record_emit(struct pt_regs *ctx, struct ctrace_record
 	size += stack_capture(ctx, r, size);
 	/* Keep the check: the compiler knows the bound, the verifier must see it. */
 	barrier_var(size);
-	if (size > CTRACE_RECORD_MAX + CTRACE_STACK_TRAILER_MAX)
+	if (size > (stack_how ? CTRACE_RECORD_MAX + CTRACE_STACK_TRAILER_MAX : CTRACE_RECORD_MAX))
 		return 0;
 	/*
 	 * Wake the loader only when a batch waits, and look only every 64th
@@ -539,7 +581,7 @@ static __always_inline int record_emit(struct pt_regs *ctx, struct ctrace_record
 	 * every few ms, so a quiet program's events still arrive.
 	 */
 	flags = BPF_RB_NO_WAKEUP;
-	if ((++((struct record_buf *)r)->sent & 63) == 0 &&
+	if ((++*record_sent(r) & 63) == 0 &&
 	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;
 	if (bpf_ringbuf_output(&events, r, size, flags)) {

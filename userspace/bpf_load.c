@@ -124,8 +124,10 @@ static struct ctrace_bpf *open_set(enum program_set set)
 		return NULL;
 	}
 	/* Its kernels may not know the map type; its programs do not use it. */
-	if (set == PROGRAM_SET_PROBE_READ)
+	if (set == PROGRAM_SET_PROBE_READ) {
 		bpf_map__set_autocreate(skel->maps.task_scratch, false);
+		bpf_map__set_autocreate(skel->maps.task_scratch_stacks, false);
+	}
 	return skel;
 }
 

@@ -7,7 +7,8 @@
  * part (template.cpp), and a plugin it dlopen()s.
  *
  *   stack_chains [PLUGIN_SO]
- *     prints "ready ...", waits for a tracer, then fires, in this order:
+ *     prints "ready ...", waits for a tracer (its probes and libstk's),
+ *     then fires, in this order:
  *       in-inline    stk_inlined (always inlined) <- stk_outer <- main
  *       in-static    stk_static_leaf (static) <- stk_outer <- main
  *       in-lib       stk_lib_leaf (static, libstk) <- stk_lib_entry (libstk) <- main
@@ -84,6 +85,11 @@ int main(int argc, char **argv)
 {
 	if (!ready_and_wait())
 		return 3;
+	for (int waited = 0; !stk_lib_armed(); waited++) {
+		if (waited == 5000)
+			return 3;
+		usleep(1000);
+	}
 	STK_LINE("call-outer"); stk_outer(1);
 	STK_LINE("call-lib"); stk_lib_entry(2);
 	STK_LINE("call-template"); stk_template_entry(3);

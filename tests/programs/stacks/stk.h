@@ -12,6 +12,7 @@
 extern "C" {
 #endif
 void stk_lib_entry(int k);     /* libstk.so */
+int stk_lib_armed(void);       /* libstk.so's probes are attached */
 int stk_template_entry(int k); /* template.cpp */
 #ifdef __cplusplus
 }
