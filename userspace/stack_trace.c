@@ -21,6 +21,7 @@ void stack_trace_init(struct stack_trace *t, unsigned how, unsigned depth, const
 	stack_frames_init(&t->frames);
 	stack_unwind_init(&t->unwind);
 	key_map_init(&t->syms);
+	key_map_init(&t->chains);
 }
 
 static void free_cached(const void *key, size_t len, void *value, void *ctx)
@@ -37,6 +38,7 @@ void stack_trace_free(struct stack_trace *t)
 {
 	key_map_each(&t->syms, free_cached, NULL);
 	key_map_free(&t->syms);
+	key_map_free(&t->chains);
 	stack_frames_free(&t->frames);
 	stack_unwind_free(&t->unwind);
 }
@@ -92,6 +94,7 @@ struct chain {
 	const char *name[CTRACE_STACK_DEPTH_MAX];
 	char addr_buf[CTRACE_STACK_DEPTH_MAX][24];
 	size_t n, max;
+	uint32_t unsymbolized; /* frames written as an address */
 };
 
 static void add_pc(struct stack_trace *t, struct chain *c, uint32_t tgid, uint64_t pc, bool ret)
@@ -106,17 +109,61 @@ static void add_pc(struct stack_trace *t, struct chain *c, uint32_t tgid, uint64
 		c->object[c->n] = "[unknown]";
 		c->name[c->n] = c->addr_buf[c->n];
 		c->n++;
-		t->stats.frames_unsymbolized++;
+		c->unsymbolized++;
 		return;
 	}
 	s = symbols(t, tgid, mod, pc, ret);
 	if (!s->s.symbolized)
-		t->stats.frames_unsymbolized++;
+		c->unsymbolized++;
 	for (size_t i = 0; i < s->s.n && c->n < c->max; i++) {
 		c->object[c->n] = s->object;
 		c->name[c->n] = s->s.names[i];
 		c->n++;
 	}
+}
+
+/*
+ * Most events come from a few call paths: a chain of pcs seen before in the
+ * process is looked up once. Bounded: emptied when it holds this many.
+ */
+#define CHAINS_MAX 65536
+/* A return address has bit 63 set in the key (no user pc has it). */
+#define RETURN_BIT (1ull << 63)
+
+static uint32_t chain_id(struct stack_trace *t, uint32_t tgid, const uint64_t *pcs, const bool *act,
+			 size_t n, size_t max)
+{
+	unsigned char key[4 + CTRACE_STACK_DEPTH_MAX * 8];
+	uintptr_t id;
+	struct chain c;
+	uint32_t parent = 0;
+
+	memcpy(key, &tgid, 4);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = pcs[i] | (act[i] ? 0 : RETURN_BIT);
+
+		memcpy(key + 4 + 8 * i, &k, 8);
+	}
+	/* The value: the innermost frame's id, and (above bit 32) its unsymbolized frames. */
+	id = (uintptr_t)key_map_get(&t->chains, key, 4 + 8 * n);
+	if (id) {
+		t->stats.frames_unsymbolized += (uint64_t)id >> 32;
+		return (uint32_t)id;
+	}
+	c.unsymbolized = 0;
+	c.n = 0;
+	c.max = max;
+	for (size_t i = 0; i < n; i++)
+		add_pc(t, &c, tgid, pcs[i], !act[i]);
+	for (size_t i = c.n; i-- > 0;)
+		parent = stack_frames_id(&t->frames, parent, c.object[i], c.name[i]);
+	if (t->chains.count >= CHAINS_MAX) {
+		key_map_free(&t->chains);
+		key_map_init(&t->chains);
+	}
+	t->stats.frames_unsymbolized += c.unsymbolized;
+	key_map_put(&t->chains, key, 4 + 8 * n, (void *)(uintptr_t)((uint64_t)c.unsymbolized << 32 | parent));
+	return parent;
 }
 
 /* The parts of a stack record: how, err, n, then what follows (record_decode checked the sizes). */
@@ -126,9 +173,7 @@ uint32_t stack_trace_event(struct stack_trace *t, const struct ctrace_event *ev)
 	const unsigned char *rest;
 	uint64_t pcs[CTRACE_STACK_DEPTH_MAX];
 	bool act[CTRACE_STACK_DEPTH_MAX];
-	struct chain c;
 	size_t n = 0, max = t->stats.depth ? t->stats.depth : 32;
-	uint32_t parent = 0;
 
 	if (!ev->stack || ev->stack_len < sizeof(st))
 		return 0;
@@ -165,11 +210,5 @@ uint32_t stack_trace_event(struct stack_trace *t, const struct ctrace_event *ev)
 		t->stats.empty++;
 		return 0;
 	}
-	c.n = 0;
-	c.max = max;
-	for (size_t i = 0; i < n; i++)
-		add_pc(t, &c, ev->tgid, pcs[i], !act[i]);
-	for (size_t i = c.n; i-- > 0;)
-		parent = stack_frames_id(&t->frames, parent, c.object[i], c.name[i]);
-	return parent;
+	return chain_id(t, ev->tgid, pcs, act, n, max);
 }

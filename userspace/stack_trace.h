@@ -33,6 +33,7 @@ struct stack_trace {
 	struct stack_frames frames;
 	struct stack_unwind unwind;
 	struct key_map syms; /* {object's build-id, address, return?} -> struct cached_symbols * */
+	struct key_map chains; /* {tgid, pcs} -> sf: a stack seen before costs one lookup */
 };
 
 void stack_trace_init(struct stack_trace *t, unsigned how, unsigned depth, const char *why);
