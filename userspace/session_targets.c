@@ -118,11 +118,19 @@ void session_add_pending(struct session *s, int pid)
  */
 int session_attach_process(struct session *s, int pid)
 {
+	int err;
+
 	record_strings_snapshot(&s->strings, pid);
-	/* Its objects now (a dlopen()): a library dlclose()d before its events are decoded still has its symbols. */
+	err = attach_process(s->skel, pid, &s->att);
+	/*
+	 * Its objects for --stacks, after the attach: every object whose probes
+	 * it armed was mapped by then, so an event from one is never decoded
+	 * before the process's Dwfl has it (and a library dlclose()d before its
+	 * events are decoded keeps its symbols).
+	 */
 	if (s->o->stack_depth)
 		stack_unwind_refresh(&s->stacks.unwind, (uint32_t)pid);
-	return attach_process(s->skel, pid, &s->att);
+	return err;
 }
 
 /* Puts a process in the BPF side's set of traced processes. */

@@ -239,7 +239,7 @@ static void parse_stacks(const char *arg, struct trace_options *o)
 	o->stack_depth = 32;
 	if (!arg)
 		return;
-	if (strlen(arg) >= sizeof(words))
+	if (!*arg || strlen(arg) >= sizeof(words))
 		goto bad;
 	strcpy(words, arg);
 	for (char *w = strtok_r(words, ",", &save); w; w = strtok_r(NULL, ",", &save)) {

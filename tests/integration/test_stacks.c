@@ -21,6 +21,7 @@
  *   - a plugin dlopen()ed, hit, dlclose()d and deleted before the trace
  *     ends is still symbolized;
  *   - the per-event path, with its reason in metadata.event_path_reason;
+ *   - a --stacks value it cannot take: one line, exit 2;
  *   - stacks with garbage %rsp/%rbp: the tracer does not crash, the events
  *     are there, what could not be unwound is counted.
  */
@@ -128,7 +129,11 @@ static int check_chain(const char *name, const struct want *want, size_t n, cons
 	sf = tr_num(ev, "sf");
 	if (!cJSON_IsArray(stack) || sf != sf)
 		fail_msg("instant %s has no sf or no args.stack", name);
-	assert_true((size_t)cJSON_GetArraySize(stack) > n);
+	if ((size_t)cJSON_GetArraySize(stack) <= n) {
+		char *text = cJSON_PrintUnformatted(stack);
+
+		fail_msg("%s: %d frames, not more than %zu: %s", name, cJSON_GetArraySize(stack), n, text);
+	}
 	f = frame(sf);
 	for (cJSON *s = stack->child; s; s = s->next, i++) {
 		char expect[300];
@@ -317,6 +322,30 @@ static void test_hostile_stack_fp(void **state)
 	check_hostile("fp");
 }
 
+/* A --stacks the tracer cannot take: one line saying what it takes, exit 2, nothing traced. */
+static void test_bad_stacks_values(void **state)
+{
+	static const char *const bad[] = { "--stacks=0", "--stacks=128", "--stacks=dwarf,x",
+					   "--stacks=", "--stacks=-1", "--stacks=fp,,8x" };
+	struct tr_cmd res = { 0 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *const args[] = { bad[i], "-p", "1", NULL };
+		const char *nl;
+
+		if (tr_run_tracer(&res, NULL, NULL, args, 5000) < 0)
+			fail_msg("cannot run the tracer");
+		assert_int_equal(res.exit, 2);
+		nl = strchr(res.err, '\n');
+		assert_non_null(nl);
+		assert_null(strchr(nl + 1, '\n')); /* one line */
+		if (!strstr(res.err, "--stacks takes a depth from 1 to 127"))
+			fail_msg("%s: %s", bad[i], res.err);
+	}
+	tr_cmd_free(&res);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -327,6 +356,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_stripped_library, free_run),
 		cmocka_unit_test_teardown(test_hostile_stack_dwarf, free_run),
 		cmocka_unit_test_teardown(test_hostile_stack_fp, free_run),
+		cmocka_unit_test(test_bad_stacks_values),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -87,6 +87,51 @@ static void test_refuses_inconsistent_records(void **state)
 	assert_int_equal(record_decode(buf, sizeof(*r) + 4 + CTRACE_ARGS_MAX + 1, &ev), -EINVAL);
 }
 
+/* Appends a --stacks part (bpf/ctrace_record.h) of `how` with n addresses or bytes. */
+static size_t add_stack(char *buf, size_t at, uint16_t how, uint32_t n)
+{
+	struct ctrace_stack st = { .how = how, .n = n };
+	size_t body = how == CTRACE_STACK_FP ? (size_t)n * 8 : CTRACE_STACK_REGS * 8 + (size_t)n;
+
+	memcpy(buf + at, &st, sizeof(st));
+	memset(buf + at + sizeof(st), 0x5a, body);
+	return at + sizeof(st) + body;
+}
+
+/* A stack part is taken exactly as its header says, and only with its flag. */
+static void test_stack_part(void **state)
+{
+	static char buf[CTRACE_RECORD_MAX + CTRACE_STACK_TRAILER_MAX + 64];
+	struct ctrace_record *r = (struct ctrace_record *)buf;
+	struct ctrace_event ev;
+	size_t n0, n;
+
+	(void)state;
+	n0 = make_record(buf, CTRACE_KIND_INSTANT, "tick", "{}", CTRACE_REC_STACK);
+	n = add_stack(buf, n0, CTRACE_STACK_FP, 3);
+	assert_int_equal(record_decode(buf, n, &ev), 0);
+	assert_ptr_equal(ev.stack, buf + n0);
+	assert_int_equal(ev.stack_len, n - n0);
+	assert_int_equal(ev.args_len, 2); /* the strings are not changed by it */
+	assert_int_equal(record_decode(buf, n - 1, &ev), -EINVAL); /* an address cut */
+	assert_int_equal(record_decode(buf, n + 8, &ev), -EINVAL); /* more than it says */
+	n = add_stack(buf, n0, CTRACE_STACK_DWARF, CTRACE_STACK_BYTES);
+	assert_int_equal(record_decode(buf, n, &ev), 0);
+	assert_int_equal(ev.stack_len, n - n0);
+	n = add_stack(buf, n0, CTRACE_STACK_DWARF, CTRACE_STACK_BYTES + 8); /* more than the BPF side copies */
+	assert_int_equal(record_decode(buf, n, &ev), -EINVAL);
+	n = add_stack(buf, n0, CTRACE_STACK_FP, CTRACE_STACK_DEPTH_MAX + 1);
+	assert_int_equal(record_decode(buf, n, &ev), -EINVAL);
+	n = add_stack(buf, n0, 7, 0); /* an unknown way */
+	assert_int_equal(record_decode(buf, n, &ev), -EINVAL);
+	assert_int_equal(record_decode(buf, n0 + 4, &ev), -EINVAL); /* a header cut */
+	r->flags = 0; /* no flag: no stack part, trailing bytes refused as before */
+	n = add_stack(buf, n0, CTRACE_STACK_FP, 1);
+	assert_int_equal(record_decode(buf, n, &ev), -EINVAL);
+	assert_int_equal(record_decode(buf, n0, &ev), 0);
+	assert_null(ev.stack);
+}
+
 static void test_kind_table(void **state)
 {
 	(void)state;
@@ -173,6 +218,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decodes_every_field),
 		cmocka_unit_test(test_refuses_inconsistent_records),
+		cmocka_unit_test(test_stack_part),
 		cmocka_unit_test(test_kind_table),
 		cmocka_unit_test(test_key_map),
 		cmocka_unit_test(test_literal_cache_takes_the_new_copy),
