@@ -191,6 +191,8 @@ static void write_stack_stats(struct json_writer *w, const struct stack_stats *s
 	write_kv_u64(w, "not_unwound", s->not_unwound);
 	write_kv_u64(w, "empty", s->empty);
 	write_kv_u64(w, "frames_unsymbolized", s->frames_unsymbolized);
+	write_kv_u64(w, "objects_unreadable", s->objects_unreadable);
+	write_kv_u64(w, "processes_let_go", s->processes_let_go);
 	jw_lit(w, "}");
 }
 

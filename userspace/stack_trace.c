@@ -206,6 +206,8 @@ uint32_t stack_trace_event(struct stack_trace *t, const struct ctrace_event *ev)
 			n = 1;
 		}
 	}
+	t->stats.objects_unreadable = t->unwind.objects_failed;
+	t->stats.processes_let_go = t->unwind.evicted;
 	if (!n) {
 		t->stats.empty++;
 		return 0;

@@ -26,6 +26,8 @@ struct stack_stats {
 	uint64_t empty;           /* no frame at all came out */
 	uint64_t bad;             /* a stack part inconsistent with its record */
 	uint64_t frames_unsymbolized; /* frames written as an address: in no object, or no symbol */
+	uint64_t objects_unreadable;  /* objects libdwfl could not open (stack_unwind.h) */
+	uint64_t processes_let_go;    /* Dwfls freed for want of room (STACK_UNWIND_PROCS_MAX) */
 };
 
 struct stack_trace {

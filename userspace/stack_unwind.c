@@ -25,6 +25,7 @@ struct stack_proc {
 	struct reported *objs;
 	size_t n_objs;
 	uint64_t missed_ns;  /* when a pc in no module last made us look again */
+	uint64_t used;       /* stack_unwind.uses when last asked for */
 	const struct stack_sample *cur; /* the sample being unwound */
 	size_t frames;       /* ... and what it gave */
 	size_t max;
@@ -146,18 +147,45 @@ static void report(struct stack_unwind *u, struct stack_proc *p, const struct ma
 		dwfl_report_end(p->dwfl, NULL, NULL);
 }
 
+/* The process whose Dwfl was used longest ago. */
+static void find_oldest(const void *key, size_t len, void *value, void *ctx)
+{
+	struct stack_proc *p = value, **oldest = ctx;
+
+	(void)key, (void)len;
+	if (!*oldest || p->used < (*oldest)->used)
+		*oldest = p;
+}
+
 static struct stack_proc *proc_get(struct stack_unwind *u, uint32_t tgid)
 {
 	struct stack_proc *p = key_map_get(&u->procs, &tgid, sizeof(tgid));
 
-	if (p)
+	if (p) {
+		p->used = ++u->uses;
 		return p;
+	}
+	/*
+	 * Each Dwfl holds its objects open: a bounded number of them (-f with
+	 * many children). The one used longest ago goes (counted); its later
+	 * stacks find its objects again in /proc if it still runs.
+	 */
+	if (u->procs.count >= STACK_UNWIND_PROCS_MAX) {
+		struct stack_proc *oldest = NULL;
+
+		key_map_each(&u->procs, find_oldest, &oldest);
+		key_map_del(&u->procs, &oldest->tgid, sizeof(oldest->tgid));
+		proc_drop_dwfl(oldest);
+		free(oldest);
+		u->evicted++;
+	}
 	p = calloc(1, sizeof(*p));
 	if (!p) {
 		fputs("ctrace-bpf: out of memory\n", stderr);
 		abort();
 	}
 	p->tgid = tgid;
+	p->used = ++u->uses;
 	key_map_put(&u->procs, &tgid, sizeof(tgid), p);
 	return p;
 }

@@ -32,7 +32,12 @@ struct stack_unwind {
 	uint64_t objects_reported; /* modules opened, all processes */
 	uint64_t objects_failed;   /* objects libdwfl could not open */
 	uint64_t rebuilds;         /* a process's modules started over (a mapping replaced) */
+	uint64_t evicted;          /* processes whose Dwfl was let go (STACK_UNWIND_PROCS_MAX) */
+	uint64_t uses;
 };
+
+/* Processes with a Dwfl (and their objects open) at once, at most. */
+#define STACK_UNWIND_PROCS_MAX 128
 
 /* A DWARF sample, as the record's stack part carries it. */
 struct stack_sample {
