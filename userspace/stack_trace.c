@@ -95,6 +95,7 @@ struct chain {
 	char addr_buf[CTRACE_STACK_DEPTH_MAX][24];
 	size_t n, max;
 	uint32_t unsymbolized; /* frames written as an address */
+	uint32_t outside;      /* ... of those, in no object known (yet) */
 };
 
 static void add_pc(struct stack_trace *t, struct chain *c, uint32_t tgid, uint64_t pc, bool ret)
@@ -110,6 +111,7 @@ static void add_pc(struct stack_trace *t, struct chain *c, uint32_t tgid, uint64
 		c->name[c->n] = c->addr_buf[c->n];
 		c->n++;
 		c->unsymbolized++;
+		c->outside++;
 		return;
 	}
 	s = symbols(t, tgid, mod, pc, ret);
@@ -150,7 +152,7 @@ static uint32_t chain_id(struct stack_trace *t, uint32_t tgid, const uint64_t *p
 		t->stats.frames_unsymbolized += (uint64_t)id >> 32;
 		return (uint32_t)id;
 	}
-	c.unsymbolized = 0;
+	c.unsymbolized = c.outside = 0;
 	c.n = 0;
 	c.max = max;
 	for (size_t i = 0; i < n; i++)
@@ -162,6 +164,9 @@ static uint32_t chain_id(struct stack_trace *t, uint32_t tgid, const uint64_t *p
 		key_map_init(&t->chains);
 	}
 	t->stats.frames_unsymbolized += c.unsymbolized;
+	/* A pc in no object may be in one mapped later (or garbage): not kept. */
+	if (c.outside)
+		return parent;
 	key_map_put(&t->chains, key, 4 + 8 * n, (void *)(uintptr_t)((uint64_t)c.unsymbolized << 32 | parent));
 	return parent;
 }
