@@ -118,19 +118,8 @@ void session_add_pending(struct session *s, int pid)
  */
 int session_attach_process(struct session *s, int pid)
 {
-	int err;
-
 	record_strings_snapshot(&s->strings, pid);
-	err = attach_process(s->skel, pid, &s->att);
-	/*
-	 * Its objects for --stacks, after the attach: every object whose probes
-	 * it armed was mapped by then, so an event from one is never decoded
-	 * before the process's Dwfl has it (and a library dlclose()d before its
-	 * events are decoded keeps its symbols).
-	 */
-	if (s->o->stack_depth)
-		stack_unwind_refresh(&s->stacks.unwind, (uint32_t)pid);
-	return err;
+	return attach_process(s->skel, pid, &s->att);
 }
 
 /* Puts a process in the BPF side's set of traced processes. */
@@ -189,6 +178,14 @@ static int trace_exe(struct session *s, const char *exe_path, const struct stat 
 	return err;
 }
 
+/* --stacks: a process's objects, as the attach found them, before their probes rise. */
+static void stack_objects_seen(void *session, int pid, const struct mapped_object_list *objs)
+{
+	struct session *s = session;
+
+	stack_unwind_objects(&s->stacks.unwind, (uint32_t)pid, objs);
+}
+
 /* Called again after a fallback to other programs: the targets start over. */
 int session_attach_targets(void *session)
 {
@@ -196,6 +193,10 @@ int session_attach_targets(void *session)
 	const struct trace_options *o = s->o;
 	int err = 0;
 
+	if (o->stack_depth) {
+		s->att.objects_seen = stack_objects_seen;
+		s->att.objects_ctx = s;
+	}
 	targets_free(&s->targets);
 	record_strings_watch_epochs(&s->strings, s->skel->bss->literal_epochs);
 	if (o->exe)

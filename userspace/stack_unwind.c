@@ -199,9 +199,9 @@ static void look_again(struct stack_unwind *u, struct stack_proc *p)
 	mapped_object_list_free(&l);
 }
 
-void stack_unwind_refresh(struct stack_unwind *u, uint32_t tgid)
+void stack_unwind_objects(struct stack_unwind *u, uint32_t tgid, const struct mapped_object_list *l)
 {
-	look_again(u, proc_get(u, tgid));
+	report(u, proc_get(u, tgid), l);
 }
 
 Dwfl_Module *stack_unwind_module(struct stack_unwind *u, uint32_t tgid, uint64_t pc)

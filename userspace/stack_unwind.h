@@ -11,8 +11,9 @@
  * Objects are only added, never taken out: a library dlclose()d after an
  * event keeps its module (libdwfl holds the file open), so the event's
  * stack is still symbolized when it is decoded later. The objects are
- * looked at when the session attaches the process (its start, every
- * dlopen, via stack_unwind_refresh()) and when a pc is in none of them.
+ * looked at each time the process is attached (its start, every dlopen:
+ * stack_unwind_objects(), before any of the objects' probes rises) and
+ * when a pc is in none of them.
  * An object mapped where another was (dlopen after dlclose at the same
  * address) replaces the process's modules: stacks of the old one decoded
  * after that are written as addresses.
@@ -49,8 +50,9 @@ struct stack_sample {
 
 void stack_unwind_init(struct stack_unwind *u);
 void stack_unwind_free(struct stack_unwind *u);
-/* Looks at process tgid's mappings again (it may have loaded objects). */
-void stack_unwind_refresh(struct stack_unwind *u, uint32_t tgid);
+/* Process tgid maps these objects (proc_maps.h), as the attach found them. */
+struct mapped_object_list;
+void stack_unwind_objects(struct stack_unwind *u, uint32_t tgid, const struct mapped_object_list *l);
 /* The module holding pc in process tgid (its mappings looked at again once if none does), or NULL. */
 Dwfl_Module *stack_unwind_module(struct stack_unwind *u, uint32_t tgid, uint64_t pc);
 /*
