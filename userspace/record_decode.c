@@ -48,6 +48,19 @@ static bool stack_part_fits(const char *p, size_t len)
 	return false;
 }
 
+const void *record_stack_part(const void *data, size_t size, size_t *len)
+{
+	struct ctrace_record r;
+	size_t strings;
+
+	memcpy(&r, data, sizeof(r));
+	strings = sizeof(r) + (size_t)r.name_len + r.args_len;
+	if (!(r.flags & CTRACE_REC_STACK) || strings >= size)
+		return NULL;
+	*len = size - strings;
+	return (const char *)data + strings;
+}
+
 int record_decode(const void *data, size_t size, struct ctrace_event *out)
 {
 	size_t stack_len;
@@ -79,9 +92,5 @@ int record_decode(const void *data, size_t size, struct ctrace_event *out)
 	out->args = bytes + sizeof(r) + r.name_len;
 	out->args_len = r.args_len;
 	out->args_flags = CTRACE_ARGS_FLAGS(r.flags);
-	if (stack_len) {
-		out->stack = bytes + size - stack_len;
-		out->stack_len = stack_len;
-	}
 	return 0;
 }

@@ -127,10 +127,12 @@ int session_take_record(void *session, void *data, size_t size)
 		s->stats.bad_records++;
 		return round_over(s) ? END_OF_ROUND : 0;
 	}
-	if (ev.stack) { /* --stacks: symbolized now, while the process's objects are as they were */
-		ev.sf = s->o->stack_depth ? stack_trace_event(&s->stacks, &ev) : 0;
-		ev.stack = NULL;
-		ev.stack_len = 0;
+	if (s->o->stack_depth) { /* symbolized now, while the process's objects are as they were */
+		size_t len = 0;
+		const void *part = record_stack_part(data, size, &len);
+
+		if (part)
+			ev.sf = stack_trace_event(&s->stacks, &ev, part, len);
 	}
 	if (s->stop_ns && ev.ts_ns > s->stop_ns) {
 		s->stats.records_after_stop++;

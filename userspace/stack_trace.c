@@ -172,7 +172,8 @@ static uint32_t chain_id(struct stack_trace *t, uint32_t tgid, const uint64_t *p
 }
 
 /* The parts of a stack record: how, err, n, then what follows (record_decode checked the sizes). */
-uint32_t stack_trace_event(struct stack_trace *t, const struct ctrace_event *ev)
+uint32_t stack_trace_event(struct stack_trace *t, const struct ctrace_event *ev, const void *part,
+			   size_t len)
 {
 	struct ctrace_stack st;
 	const unsigned char *rest;
@@ -180,10 +181,10 @@ uint32_t stack_trace_event(struct stack_trace *t, const struct ctrace_event *ev)
 	bool act[CTRACE_STACK_DEPTH_MAX];
 	size_t n = 0, max = t->stats.depth ? t->stats.depth : 32;
 
-	if (!ev->stack || ev->stack_len < sizeof(st))
+	if (!part || len < sizeof(st))
 		return 0;
-	memcpy(&st, ev->stack, sizeof(st));
-	rest = (const unsigned char *)ev->stack + sizeof(st);
+	memcpy(&st, part, sizeof(st));
+	rest = (const unsigned char *)part + sizeof(st);
 	t->stats.stacks++;
 	if (st.err < 0)
 		t->stats.capture_errors++;

@@ -40,7 +40,8 @@ struct stack_trace {
 
 void stack_trace_init(struct stack_trace *t, unsigned how, unsigned depth, const char *why);
 void stack_trace_free(struct stack_trace *t);
-/* The event's stack as a stackFrames id (0: none). */
-uint32_t stack_trace_event(struct stack_trace *t, const struct ctrace_event *ev);
+/* The event's stack (its record's stack part, record_stack_part()) as a stackFrames id (0: none). */
+uint32_t stack_trace_event(struct stack_trace *t, const struct ctrace_event *ev, const void *part,
+			   size_t len);
 
 #endif

@@ -104,20 +104,21 @@ static void test_stack_part(void **state)
 	static char buf[CTRACE_RECORD_MAX + CTRACE_STACK_TRAILER_MAX + 64];
 	struct ctrace_record *r = (struct ctrace_record *)buf;
 	struct ctrace_event ev;
-	size_t n0, n;
+	size_t n0, n, len = 0;
 
 	(void)state;
 	n0 = make_record(buf, CTRACE_KIND_INSTANT, "tick", "{}", CTRACE_REC_STACK);
 	n = add_stack(buf, n0, CTRACE_STACK_FP, 3);
 	assert_int_equal(record_decode(buf, n, &ev), 0);
-	assert_ptr_equal(ev.stack, buf + n0);
-	assert_int_equal(ev.stack_len, n - n0);
+	assert_ptr_equal(record_stack_part(buf, n, &len), buf + n0);
+	assert_int_equal(len, n - n0);
 	assert_int_equal(ev.args_len, 2); /* the strings are not changed by it */
 	assert_int_equal(record_decode(buf, n - 1, &ev), -EINVAL); /* an address cut */
 	assert_int_equal(record_decode(buf, n + 8, &ev), -EINVAL); /* more than it says */
 	n = add_stack(buf, n0, CTRACE_STACK_DWARF, CTRACE_STACK_BYTES);
 	assert_int_equal(record_decode(buf, n, &ev), 0);
-	assert_int_equal(ev.stack_len, n - n0);
+	assert_ptr_equal(record_stack_part(buf, n, &len), buf + n0);
+	assert_int_equal(len, n - n0);
 	n = add_stack(buf, n0, CTRACE_STACK_DWARF, CTRACE_STACK_BYTES + 8); /* more than the BPF side copies */
 	assert_int_equal(record_decode(buf, n, &ev), -EINVAL);
 	n = add_stack(buf, n0, CTRACE_STACK_FP, CTRACE_STACK_DEPTH_MAX + 1);
@@ -129,7 +130,7 @@ static void test_stack_part(void **state)
 	n = add_stack(buf, n0, CTRACE_STACK_FP, 1);
 	assert_int_equal(record_decode(buf, n, &ev), -EINVAL);
 	assert_int_equal(record_decode(buf, n0, &ev), 0);
-	assert_null(ev.stack);
+	assert_null(record_stack_part(buf, n0, &len));
 }
 
 static void test_kind_table(void **state)
