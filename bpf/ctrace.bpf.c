@@ -489,7 +489,6 @@ static __always_inline __u32 stack_capture(struct pt_regs *ctx, struct ctrace_re
 		}
 		n &= 1023; /* at most 127 * 8: a bound the verifier can see */
 		st->n = n / 8;
-		r->flags |= CTRACE_REC_STACK;
 		return sizeof(*st) + (n & ~7);
 	}
 	{
@@ -518,7 +517,6 @@ static __always_inline __u32 stack_capture(struct pt_regs *ctx, struct ctrace_re
 		if (stack_bytes == CTRACE_STACK_BYTES &&
 		    !bpf_probe_read_user(dst, CTRACE_STACK_BYTES, (const void *)sp)) {
 			st->n = CTRACE_STACK_BYTES;
-			r->flags |= CTRACE_REC_STACK;
 			return sizeof(*st) + CTRACE_STACK_REGS * 8 + CTRACE_STACK_BYTES;
 		}
 		for (int i = 0; i < CTRACE_STACK_BYTES / CTRACE_STACK_CHUNK; i++) {
@@ -538,7 +536,6 @@ static __always_inline __u32 stack_capture(struct pt_regs *ctx, struct ctrace_re
 			copied += CTRACE_STACK_CHUNK;
 		}
 		st->n = copied;
-		r->flags |= CTRACE_REC_STACK;
 		return sizeof(*st) + CTRACE_STACK_REGS * 8 + copied;
 	}
 }

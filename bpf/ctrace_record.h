@@ -140,7 +140,8 @@ struct ctrace_record {
 
 /*
  * --stacks: an event's record may end in the user stack where its macro
- * ran (flag CTRACE_REC_STACK), after its name and args: a struct
+ * ran, after its name and args (what follows them is that part: no flag,
+ * the flags' bits are the strings' and the category's): a struct
  * ctrace_stack, then for CTRACE_STACK_FP `n` return addresses (u64, the
  * kernel's frame-pointer walk, the site's own pc first), for
  * CTRACE_STACK_DWARF the registers then `n` bytes copied from the stack
@@ -148,7 +149,6 @@ struct ctrace_record {
  * (userspace/stack_unwind.c). A trailing part, so that a record without it
  * is the same as before. Not 8-byte aligned: read it with memcpy.
  */
-#define CTRACE_REC_STACK 0x100
 #define CTRACE_STACK_FP 1
 #define CTRACE_STACK_DWARF 2
 #define CTRACE_STACK_DEPTH_MAX 127 /* the kernel's sysctl_perf_event_max_stack default */

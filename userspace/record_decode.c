@@ -55,7 +55,7 @@ const void *record_stack_part(const void *data, size_t size, size_t *len)
 
 	memcpy(&r, data, sizeof(r));
 	strings = sizeof(r) + (size_t)r.name_len + r.args_len;
-	if (!(r.flags & CTRACE_REC_STACK) || strings >= size)
+	if (strings >= size)
 		return NULL;
 	*len = size - strings;
 	return (const char *)data + strings;
@@ -76,8 +76,8 @@ int record_decode(const void *data, size_t size, struct ctrace_event *out)
 	    sizeof(r) + (size_t)r.name_len + r.args_len > size)
 		return -EINVAL;
 	stack_len = size - (sizeof(r) + (size_t)r.name_len + r.args_len);
-	if ((r.flags & CTRACE_REC_STACK) ? !stack_part_fits(bytes + size - stack_len, stack_len) :
-					   stack_len != 0)
+	/* Bytes after the strings: only a whole stack part (--stacks). */
+	if (stack_len && !stack_part_fits(bytes + size - stack_len, stack_len))
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
 	out->ts_ns = r.ts_ns;
