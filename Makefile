@@ -148,10 +148,10 @@ $(BUILD)/tests/lib/%.o: tests/lib/%.c $(wildcard tests/lib/*.h) | $(BUILD)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib -c $< -o $@
 
-$(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS) $(TEST_HELPER_OBJS) | $(BUILD)
+$(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS) $(TEST_HELPER_OBJS) include/ctrace.h $(wildcard usdt/*.h) | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(LDFLAGS) $^ $(LIBS) -lcmocka -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(LDFLAGS) $(filter-out %.h,$^) $(LIBS) -lcmocka -o $@
 
 $(BUILD)/tests/integration/%: tests/integration/%.c $(TEST_HELPER_OBJS) | $(BUILD)
 	$(call msg,CC,$@)

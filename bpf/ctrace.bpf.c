@@ -312,8 +312,16 @@ static __always_inline struct ctrace_record *record_start_cpu(__u16 kind, __u32 
 	return record_init(bpf_map_lookup_elem(&scratch, &entry), kind);
 }
 
+/*
+ * Set by the loader when it passes BPF cookies: a site's cookie holds its
+ * category's number in bits 48-55 (userspace/categories.h), copied into
+ * the record's flags bits 8-15. Off, the helper is never called (kernels
+ * before 5.15 do not have it for uprobes; the verifier skips dead code).
+ */
+const volatile bool site_categories = false;
+
 /* For the probes: this thread's scratch record (sleepable), else this CPU's. */
-static __always_inline struct ctrace_record *record_start(__u16 kind)
+static __always_inline struct ctrace_record *record_start_site(__u16 kind)
 {
 #if CTRACE_SLEEPABLE
 	void *b;
@@ -332,6 +340,15 @@ static __always_inline struct ctrace_record *record_start(__u16 kind)
 		return record_init(bpf_map_lookup_elem(&scratch_stacks, &zero), kind);
 	return record_start_cpu(kind, SCRATCH_PROBES);
 #endif
+}
+
+static __always_inline struct ctrace_record *record_start(void *ctx, __u16 kind)
+{
+	struct ctrace_record *r = record_start_site(kind);
+
+	if (r && site_categories)
+		r->flags = (__u16)((bpf_get_attach_cookie(ctx) >> 48 & 0xff) << 8);
+	return r;
 }
 
 /* The thread's count of records sent, after the record (of either size). */
@@ -598,7 +615,7 @@ SEC(PROBE_SEC)
 int BPF_KPROBE(ctrace_span_begin, __u64 marker, __u64 span, __u64 name,
 	       __u64 args)
 {
-	struct ctrace_record *r = record_start(CTRACE_KIND_SPAN_BEGIN);
+	struct ctrace_record *r = record_start(ctx, CTRACE_KIND_SPAN_BEGIN);
 
 	if (!r)
 		return 0;
@@ -612,7 +629,7 @@ int BPF_KPROBE(ctrace_span_begin, __u64 marker, __u64 span, __u64 name,
 SEC(PROBE_SEC)
 int BPF_KPROBE(ctrace_span_end, __u64 span, __u64 args, __u64 lit)
 {
-	struct ctrace_record *r = record_start(CTRACE_KIND_SPAN_END);
+	struct ctrace_record *r = record_start(ctx, CTRACE_KIND_SPAN_END);
 
 	if (!r)
 		return 0;
@@ -625,7 +642,7 @@ SEC(PROBE_SEC)
 int BPF_KPROBE(ctrace_instant, __u64 marker, __u64 name, __u64 scope,
 	       __u64 args)
 {
-	struct ctrace_record *r = record_start(CTRACE_KIND_INSTANT);
+	struct ctrace_record *r = record_start(ctx, CTRACE_KIND_INSTANT);
 
 	if (!r)
 		return 0;
@@ -636,10 +653,10 @@ int BPF_KPROBE(ctrace_instant, __u64 marker, __u64 name, __u64 scope,
 	return record_emit(ctx, r, CTRACE_KIND_INSTANT, PT_REGS_RC(ctx));
 }
 
-static __always_inline int counter(struct pt_regs *ctx, __u16 kind, __u64 marker,
+static __always_inline int counter(void *ctx, __u16 kind, __u64 marker,
 				   __u64 name, __u64 bits, __u64 lit)
 {
-	struct ctrace_record *r = record_start(kind);
+	struct ctrace_record *r = record_start(ctx, kind);
 
 	if (!r)
 		return 0;
@@ -664,7 +681,7 @@ int BPF_KPROBE(ctrace_counter_add, __u64 marker, __u64 name, __u64 bits, __u64 l
 SEC(PROBE_SEC)
 int BPF_KPROBE(ctrace_new_pid, __u64 marker, __u64 pname, __u64 lit)
 {
-	struct ctrace_record *r = record_start(CTRACE_KIND_NEW_PID);
+	struct ctrace_record *r = record_start(ctx, CTRACE_KIND_NEW_PID);
 
 	if (!r)
 		return 0;
@@ -676,7 +693,7 @@ int BPF_KPROBE(ctrace_new_pid, __u64 marker, __u64 pname, __u64 lit)
 SEC(PROBE_SEC)
 int BPF_KPROBE(ctrace_discard, __u64 marker)
 {
-	struct ctrace_record *r = record_start(CTRACE_KIND_DISCARD);
+	struct ctrace_record *r = record_start(ctx, CTRACE_KIND_DISCARD);
 
 	if (!r)
 		return 0;
@@ -685,10 +702,10 @@ int BPF_KPROBE(ctrace_discard, __u64 marker)
 }
 
 /* The end of a CTRACE_SCOPE; its strings travel through a struct, never as literals. */
-static __always_inline int scope_end(struct pt_regs *ctx, __u16 kind, __u64 marker, __u64 name, __u64 args,
+static __always_inline int scope_end(void *ctx, __u16 kind, __u64 marker, __u64 name, __u64 args,
 				     __u64 ticks, __u64 tsc)
 {
-	struct ctrace_record *r = record_start(kind);
+	struct ctrace_record *r = record_start(ctx, kind);
 
 	if (!r)
 		return 0;

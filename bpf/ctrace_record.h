@@ -114,7 +114,7 @@ struct ctrace_record {
 	__u32 tid;      /* the real thread id (kernel pid) */
 	__u64 arg[4];   /* the probe's raw arguments, in note order */
 	__u16 kind;     /* enum ctrace_kind */
-	__u16 flags;    /* CTRACE_STR_* bits for name and args */
+	__u16 flags;    /* CTRACE_STR_* bits for name and args; bits 8-15: the site's category number (userspace/categories.h) */
 	__u16 name_len; /* bytes of name at data[0] */
 	__u16 args_len; /* bytes of args at data[name_len] */
 	__u64 tsc;      /* SCOPE_TSC: the TSC at the scope's end; else not set */

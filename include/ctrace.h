@@ -32,6 +32,27 @@
 
 #include "../usdt/ctrace_site.h"
 
+/*
+ * Categories: `#define CTRACE_CATEGORY net` before including this header
+ * puts every site of the file in category net (an identifier; default
+ * ctrace), written as "cat" in the trace. `ctrace-bpf --categories net,db`
+ * traces only those, `--categories -verbose` all but that; a site of a
+ * category not traced costs what an untraced site costs (its own
+ * semaphore stays 0) and evaluates nothing. One site of another category:
+ *
+ *   CTRACE_IN(verbose, INSTANT, NULL, "cache probe", CTRACE_SCOPE_THREAD, NULL);
+ *   if (CTRACE_ENABLED_IN(verbose)) { ... }
+ *
+ * CTRACE_IN(cat, KIND, ...) takes the arguments of CTRACE_KIND; every
+ * macro but CTRACE_SCOPE (its end is a function of the file's category).
+ */
+#ifndef CTRACE_CATEGORY
+#define CTRACE_CATEGORY ctrace
+#endif
+#define CTRACE_IN(cat, kind, ...) CTRACE__CAT(CTRACE__, CTRACE__CAT(kind, _IN))(cat, __VA_ARGS__)
+#define CTRACE_ENABLED_IN(cat) CTRACE__CAST(int, CTRACE__ARMED_IN(cat))
+#define CTRACE__SCOPE_IN(cat, ...) CTRACE_IN_does_not_take_SCOPE_use_CTRACE_CATEGORY
+
 #define CTRACE_VERSION_MAJOR 0
 #define CTRACE_VERSION_MINOR 3
 
@@ -50,7 +71,7 @@ struct ctrace_span {
 };
 
 /* True while a tracer is attached: guard costly argument preparation. */
-#define CTRACE_ENABLED() CTRACE__CAST(int, CTRACE__ARMED())
+#define CTRACE_ENABLED() CTRACE_ENABLED_IN(CTRACE_CATEGORY)
 
 /*
  * While a batching tracer is attached (ctrace_batch_semaphore, see
@@ -65,41 +86,51 @@ struct ctrace_span {
 #define CTRACE__BATCHED(desc, a0, a1, a2, a3, tsc)                             \
 	(ctrace_batch_semaphore != 0 &&                                        \
 	 ctrace__batch_append(desc, a0, a1, a2, a3, tsc) == 0)
+/*
+ * A batched event carries no category: sites of the default category
+ * batch; the others fire their own probe (whose uprobe tells the category).
+ */
+#define CTRACE__BATCHED_IN(cat, ...) CTRACE__CAT(CTRACE__BATCHED_IN_, CTRACE__IS_DEFAULT(cat))(__VA_ARGS__)
+#define CTRACE__BATCHED_IN_1(...) CTRACE__BATCHED(__VA_ARGS__)
+#define CTRACE__BATCHED_IN_0(...) 0
 
-#define CTRACE_SPAN_BEGIN(marker, span, name, args)                            \
-	CTRACE__WHEN_ARMED(                                                    \
+#define CTRACE_SPAN_BEGIN(marker, span, name, args) CTRACE__SPAN_BEGIN_IN(CTRACE_CATEGORY, marker, span, name, args)
+#define CTRACE__SPAN_BEGIN_IN(cat, marker, span, name, args)                            \
+	CTRACE__WHEN_ARMED_IN(cat,                                                     \
 		unsigned long long ctrace__a0 = CTRACE__PTR(marker);           \
 		unsigned long long ctrace__a1 = CTRACE__PTR(span);             \
 		unsigned long long ctrace__a2 = CTRACE__PTR(name);             \
 		unsigned long long ctrace__a3 = CTRACE__PTR(args);             \
-		if (!CTRACE__BATCHED(CTRACE__DESC(1u, 4u, 2u, 3u,              \
+		if (!CTRACE__BATCHED_IN(cat, CTRACE__DESC(1u, 4u, 2u, 3u,              \
 				CTRACE__LIT(name) | CTRACE__LIT(args) << 1),   \
 				ctrace__a0, ctrace__a1, ctrace__a2, ctrace__a3, 0)) \
-			CTRACE__SITE4L(span_begin, ctrace__a0, ctrace__a1,     \
+			CTRACE__SITE4L_IN(cat, span_begin, ctrace__a0, ctrace__a1,     \
 				       ctrace__a2, ctrace__a3,                 \
 				       CTRACE__LIT(name) | CTRACE__LIT(args) << 1);)
 
-#define CTRACE_SPAN_END(span, args)                                            \
-	CTRACE__WHEN_ARMED(                                                    \
+#define CTRACE_SPAN_END(span, args) CTRACE__SPAN_END_IN(CTRACE_CATEGORY, span, args)
+#define CTRACE__SPAN_END_IN(cat, span, args)                                            \
+	CTRACE__WHEN_ARMED_IN(cat,                                                     \
 		unsigned long long ctrace__a0 = CTRACE__PTR(span);             \
 		unsigned long long ctrace__a1 = CTRACE__PTR(args);             \
-		if (!CTRACE__BATCHED(CTRACE__DESC(2u, 2u, 7u, 1u,              \
+		if (!CTRACE__BATCHED_IN(cat, CTRACE__DESC(2u, 2u, 7u, 1u,              \
 				CTRACE__LIT(args) << 1),                       \
 				ctrace__a0, ctrace__a1, 0, 0, 0))              \
-			CTRACE__SITE2L(span_end, ctrace__a0, ctrace__a1,       \
+			CTRACE__SITE2L_IN(cat, span_end, ctrace__a0, ctrace__a1,       \
 				       CTRACE__LIT(args) << 1);)
 
-#define CTRACE_INSTANT(marker, name, scope, args)                              \
-	CTRACE__WHEN_ARMED(                                                    \
+#define CTRACE_INSTANT(marker, name, scope, args) CTRACE__INSTANT_IN(CTRACE_CATEGORY, marker, name, scope, args)
+#define CTRACE__INSTANT_IN(cat, marker, name, scope, args)                              \
+	CTRACE__WHEN_ARMED_IN(cat,                                                     \
 		unsigned long long ctrace__a0 = CTRACE__PTR(marker);           \
 		unsigned long long ctrace__a1 = CTRACE__PTR(name);             \
 		unsigned long long ctrace__a2 = CTRACE__U64(scope);            \
 		unsigned long long ctrace__a3 = CTRACE__PTR(args);             \
-		if (!CTRACE__BATCHED(CTRACE__DESC(3u, 4u, 1u, 3u,              \
+		if (!CTRACE__BATCHED_IN(cat, CTRACE__DESC(3u, 4u, 1u, 3u,              \
 				CTRACE__LIT(name) | CTRACE__LIT(args) << 1) |  \
 				CTRACE__BD_SMALL2,                             \
 				ctrace__a0, ctrace__a1, ctrace__a2, ctrace__a3, 0)) \
-			CTRACE__SITE4L(instant, ctrace__a0, ctrace__a1,        \
+			CTRACE__SITE4L_IN(cat, instant, ctrace__a0, ctrace__a1,        \
 				       ctrace__a2, ctrace__a3,                 \
 				       CTRACE__LIT(name) | CTRACE__LIT(args) << 1);)
 
@@ -107,38 +138,44 @@ struct ctrace_span {
  * Counter values travel as the IEEE-754 bit pattern of a double (a USDT
  * argument is an integer register; bpftrace shows these bits as an integer).
  */
-#define CTRACE__COUNTER(probe, kind, marker, name, value)                      \
-	CTRACE__WHEN_ARMED(                                                    \
+#define CTRACE__COUNTER(cat, probe, kind, marker, name, value)                 \
+	CTRACE__WHEN_ARMED_IN(cat,                                                     \
 		double ctrace__d = CTRACE__DOUBLE(value);                      \
 		unsigned long long ctrace__bits;                               \
 		unsigned long long ctrace__a0 = CTRACE__PTR(marker);           \
 		unsigned long long ctrace__a1 = CTRACE__PTR(name);             \
 		__builtin_memcpy(&ctrace__bits, &ctrace__d, sizeof(ctrace__bits)); \
-		if (!CTRACE__BATCHED(CTRACE__DESC(kind, 3u, 1u, 7u, CTRACE__LIT(name)), \
+		if (!CTRACE__BATCHED_IN(cat, CTRACE__DESC(kind, 3u, 1u, 7u, CTRACE__LIT(name)), \
 				ctrace__a0, ctrace__a1, ctrace__bits, 0, 0))   \
-			CTRACE__SITE3L(probe, ctrace__a0, ctrace__a1,          \
+			CTRACE__SITE3L_IN(cat, probe, ctrace__a0, ctrace__a1,          \
 				       ctrace__bits, CTRACE__LIT(name));)
 
 #define CTRACE_COUNTER_SET(marker, name, value)                                \
-	CTRACE__COUNTER(counter_set, 4u, marker, name, value)
+	CTRACE__COUNTER_SET_IN(CTRACE_CATEGORY, marker, name, value)
 #define CTRACE_COUNTER_ADD(marker, name, value)                                \
-	CTRACE__COUNTER(counter_add, 5u, marker, name, value)
+	CTRACE__COUNTER_ADD_IN(CTRACE_CATEGORY, marker, name, value)
+#define CTRACE__COUNTER_SET_IN(cat, marker, name, value)                       \
+	CTRACE__COUNTER(cat, counter_set, 4u, marker, name, value)
+#define CTRACE__COUNTER_ADD_IN(cat, marker, name, value)                       \
+	CTRACE__COUNTER(cat, counter_add, 5u, marker, name, value)
 
-#define CTRACE_NEW_PID(marker, pname)                                          \
-	CTRACE__WHEN_ARMED(                                                    \
+#define CTRACE_NEW_PID(marker, pname) CTRACE__NEW_PID_IN(CTRACE_CATEGORY, marker, pname)
+#define CTRACE__NEW_PID_IN(cat, marker, pname)                                          \
+	CTRACE__WHEN_ARMED_IN(cat,                                                     \
 		unsigned long long ctrace__a0 = CTRACE__PTR(marker);           \
 		unsigned long long ctrace__a1 = CTRACE__PTR(pname);            \
-		if (!CTRACE__BATCHED(CTRACE__DESC(6u, 2u, 1u, 7u, CTRACE__LIT(pname)), \
+		if (!CTRACE__BATCHED_IN(cat, CTRACE__DESC(6u, 2u, 1u, 7u, CTRACE__LIT(pname)), \
 				ctrace__a0, ctrace__a1, 0, 0, 0))              \
-			CTRACE__SITE2L(new_pid, ctrace__a0, ctrace__a1,        \
+			CTRACE__SITE2L_IN(cat, new_pid, ctrace__a0, ctrace__a1,        \
 				       CTRACE__LIT(pname));)
 
-#define CTRACE_DISCARD(marker)                                                 \
-	CTRACE__WHEN_ARMED(                                                    \
+#define CTRACE_DISCARD(marker) CTRACE__DISCARD_IN(CTRACE_CATEGORY, marker)
+#define CTRACE__DISCARD_IN(cat, marker)                                                 \
+	CTRACE__WHEN_ARMED_IN(cat,                                                     \
 		unsigned long long ctrace__a0 = CTRACE__PTR(marker);           \
-		if (!CTRACE__BATCHED(CTRACE__DESC(7u, 1u, 7u, 7u, 0u),         \
+		if (!CTRACE__BATCHED_IN(cat, CTRACE__DESC(7u, 1u, 7u, 7u, 0u),         \
 				ctrace__a0, 0, 0, 0, 0))                       \
-			CTRACE__SITE1(discard, ctrace__a0);)
+			CTRACE__SITE1_IN(cat, discard, ctrace__a0);)
 
 /*
  * CTRACE_SCOPE(marker, name, args): a span from here to the end of the
@@ -177,9 +214,9 @@ static __inline__ void ctrace__scope_end(struct ctrace_scope *s)
 	if (__builtin_expect(s->tsc != 0, 0)) {
 		unsigned long long end = ctrace__rdtsc();
 
-		if (!CTRACE__BATCHED(CTRACE__DESC(11u, 4u, 1u, 2u, s->lit), CTRACE__PTR(s->marker),
+		if (!CTRACE__BATCHED_IN(CTRACE_CATEGORY, CTRACE__DESC(11u, 4u, 1u, 2u, s->lit), CTRACE__PTR(s->marker),
 				     CTRACE__PTR(s->name), CTRACE__PTR(s->args), end - s->tsc, end))
-			CTRACE__SITE5(scope_tsc, CTRACE__PTR(s->marker), CTRACE__PTR(s->name),
+			CTRACE__SITE5_IN(CTRACE_CATEGORY, scope_tsc, CTRACE__PTR(s->marker), CTRACE__PTR(s->name),
 				      CTRACE__PTR(s->args), end - s->tsc, end);
 	}
 }
@@ -188,7 +225,7 @@ static __inline__ void ctrace__scope_end(struct ctrace_scope *s)
 #define CTRACE__SCOPE_BEGIN(s, marker_, name_, args_)                          \
 	do {                                                                   \
 		(s).tsc = 0;                                                   \
-		CTRACE__SCOPE_WHEN_ARMED(                                      \
+		CTRACE__SCOPE_WHEN_ARMED_IN(CTRACE_CATEGORY,                   \
 			(s).marker = (marker_);                                \
 			(s).name = (name_);                                    \
 			(s).args = (args_);                                    \
@@ -198,7 +235,11 @@ static __inline__ void ctrace__scope_end(struct ctrace_scope *s)
 	} while (0)
 
 #ifdef __cplusplus
-/* C++: a destructor ends the scope. */
+/*
+ * C++: a destructor ends the scope. One type per category (an inline
+ * destructor is one definition per program, its site one category's).
+ */
+#define ctrace_scope_guard CTRACE__CAT(ctrace_scope_guard_, CTRACE_CATEGORY)
 struct ctrace_scope_guard {
 	struct ctrace_scope s;
 	~ctrace_scope_guard() { ctrace__scope_end(&s); }

@@ -74,6 +74,14 @@ volatile unsigned short ctrace_semaphore;
 }
 #endif
 
+#define CTRACE__CAT2(a, b) a##b
+#define CTRACE__CAT(a, b) CTRACE__CAT2(a, b)
+#ifdef __COUNTER__
+#define CTRACE__UNIQUE(prefix) CTRACE__CAT(prefix, __COUNTER__)
+#else
+#define CTRACE__UNIQUE(prefix) CTRACE__CAT(prefix, __LINE__)
+#endif
+
 /*
  * The guard of every site: two instructions, `cmpw $0, sem(%rip)` and a
  * not-taken `jne` to the site's out-of-line block, where the arguments are
@@ -97,6 +105,81 @@ static __inline__ __attribute__((always_inline)) int ctrace__armed(void)
 /* The semaphore as a value (CTRACE_ENABLED()). */
 #define CTRACE__ARMED() __builtin_expect(ctrace__armed(), 0)
 
+
+/*
+ * Categories (include/ctrace.h: CTRACE_CATEGORY, CTRACE_IN). A category
+ * is an identifier; the default one, ctrace, keeps the semaphore and the
+ * guard above exactly as they were (older tracers and other tools trace
+ * default-only programs as before). Any other category `cat` has its own
+ * semaphore, ctrace_semaphore_cat, so that a tracer can arm some
+ * categories and not others: a site of a category nobody traces reads a
+ * zero, like an untraced site, and evaluates nothing.
+ *
+ * Its semaphore is defined by the guard's own asm (a site may give its
+ * category inside a function, where C cannot define a variable): a 2-byte
+ * slot in .probes, weak and hidden like ctrace_semaphore, in a COMDAT
+ * group of its own so that exactly one copy is kept per executable or DSO
+ * whatever the compiler keeps of the functions that named it (inline
+ * functions, templates, LTO partitions). `.ifndef` emits it once per
+ * assembly file. With it goes a non-allocated note (owner "ctrace", type
+ * 1, in .note.ctrace, same group): the semaphore's link-time address and
+ * the category's name, which the tracer reads (stripped files keep it: no
+ * symbol table needed). A semaphore no note describes is of category
+ * ctrace.
+ */
+#define CTRACE__XSTR(x) CTRACE__STR(x)
+#define CTRACE__SECOND_(a, b, ...) b
+#define CTRACE__SECOND(...) CTRACE__SECOND_(__VA_ARGS__)
+#define CTRACE__DEFAULT_CAT_ctrace ~, 1
+/* 1 for the default category, 0 for any other. */
+#define CTRACE__IS_DEFAULT(cat) CTRACE__SECOND(CTRACE__CAT(CTRACE__DEFAULT_CAT_, cat), 0, ~)
+/* The semaphore's symbol, as a string. */
+#define CTRACE__SEM_NAME(cat) CTRACE__CAT(CTRACE__SEM_NAME_, CTRACE__IS_DEFAULT(cat))(cat)
+#define CTRACE__SEM_NAME_1(cat) "ctrace_semaphore"
+#define CTRACE__SEM_NAME_0(cat) "ctrace_semaphore_" CTRACE__XSTR(cat)
+/* The definition and the note of a category's semaphore (nothing for the default). */
+#define CTRACE__SEM_DEF(cat) CTRACE__CAT(CTRACE__SEM_DEF_, CTRACE__IS_DEFAULT(cat))(cat)
+#define CTRACE__SEM_DEF_1(cat) ""
+#define CTRACE__SEM_DEF_0(cat) CTRACE__SEM_DEF_ASM(CTRACE__SEM_NAME_0(cat), CTRACE__XSTR(cat))
+#define CTRACE__SEM_DEF_ASM(sem, name)                                         \
+	"	.ifndef " sem "\n"                                             \
+	"	.pushsection .probes,\"awG\",@progbits," sem ",comdat\n"      \
+	"	.weak " sem "\n"                                               \
+	"	.hidden " sem "\n"                                             \
+	"	.type " sem ",@object\n"                                       \
+	"	.balign 2\n"                                                   \
+	sem ":	.2byte 0\n"                                                    \
+	"	.size " sem ",2\n"                                             \
+	"	.popsection\n"                                                 \
+	"	.pushsection .note.ctrace,\"G\",@note," sem ",comdat\n"       \
+	"	.balign 4\n"                                                   \
+	"	.4byte 996f-995f, 998f-997f, 1\n"                              \
+	"995:	.asciz \"ctrace\"\n"                                           \
+	"996:	.balign 4\n"                                                   \
+	"997:	.8byte " sem "\n"                                              \
+	"	.asciz \"" name "\"\n"                                         \
+	"998:	.balign 4\n"                                                   \
+	"	.popsection\n"                                                 \
+	"	.endif\n"
+
+/*
+ * The guard of a category other than the default: the same compare, with
+ * its semaphore named in the asm text (there is no C declaration of it),
+ * which defines it too. Sets `armed` to the flag (a statement).
+ */
+#define CTRACE__ARMED_SET_0(cat, armed)                                        \
+	__asm__ __volatile__("cmpw $0, " CTRACE__SEM_NAME_0(cat) "(%%rip)\n"  \
+			     CTRACE__SEM_DEF_0(cat) : "=@ccne"(armed))
+/* CTRACE__ARMED() of a category: an expression (the default's is CTRACE__ARMED() itself). */
+#define CTRACE__ARMED_IN(cat) CTRACE__CAT(CTRACE__ARMED_IN_, CTRACE__IS_DEFAULT(cat))(cat)
+#define CTRACE__ARMED_IN_1(cat) CTRACE__ARMED()
+#define CTRACE__ARMED_IN_0(cat)                                                \
+	__extension__({                                                        \
+		int ctrace__on;                                                \
+		CTRACE__ARMED_SET_0(cat, ctrace__on);                          \
+		__builtin_expect(ctrace__on, 0);                               \
+	})
+
 /*
  * CTRACE__WHEN_ARMED(statements): runs them only while armed, an if on
  * ctrace__armed(). Not asm goto: clang before 19 (at least 14 and 16) takes
@@ -113,6 +196,19 @@ static __inline__ __attribute__((always_inline)) int ctrace__armed(void)
 		}                                                              \
 	} while (0)
 
+/* The same for a category's sites. */
+#define CTRACE__WHEN_ARMED_IN(cat, ...)                                        \
+	CTRACE__CAT(CTRACE__WHEN_ARMED_IN_, CTRACE__IS_DEFAULT(cat))(cat, __VA_ARGS__)
+#define CTRACE__WHEN_ARMED_IN_1(cat, ...) CTRACE__WHEN_ARMED(__VA_ARGS__)
+#define CTRACE__WHEN_ARMED_IN_0(cat, ...)                                      \
+	do {                                                                   \
+		int ctrace__on;                                                \
+		CTRACE__ARMED_SET_0(cat, ctrace__on);                          \
+		if (__builtin_expect(ctrace__on, 0)) {                         \
+			__VA_ARGS__                                            \
+		}                                                              \
+	} while (0)
+
 /*
  * The same for CTRACE_SCOPE's start. gcc, given the flag as a value, merges
  * the start's test with the end's (tsc != 0) by keeping the flag in a
@@ -122,6 +218,7 @@ static __inline__ __attribute__((always_inline)) int ctrace__armed(void)
  */
 #if defined(__clang__)
 #define CTRACE__SCOPE_WHEN_ARMED CTRACE__WHEN_ARMED
+#define CTRACE__SCOPE_WHEN_ARMED_IN CTRACE__WHEN_ARMED_IN
 #else
 #define CTRACE__SCOPE_WHEN_ARMED(...) CTRACE__GOTO_WHEN_ARMED(CTRACE__UNIQUE(ctrace__armed_), __VA_ARGS__)
 #define CTRACE__GOTO_WHEN_ARMED(label, ...)                                    \
@@ -134,15 +231,23 @@ static __inline__ __attribute__((always_inline)) int ctrace__armed(void)
 			}                                                      \
 		}                                                              \
 	} while (0)
+#define CTRACE__SCOPE_WHEN_ARMED_IN(cat, ...)                                  \
+	CTRACE__CAT(CTRACE__SCOPE_WHEN_ARMED_IN_, CTRACE__IS_DEFAULT(cat))(cat, __VA_ARGS__)
+#define CTRACE__SCOPE_WHEN_ARMED_IN_1(cat, ...) CTRACE__SCOPE_WHEN_ARMED(__VA_ARGS__)
+#define CTRACE__SCOPE_WHEN_ARMED_IN_0(cat, ...)                                \
+	CTRACE__GOTO_WHEN_ARMED_IN(cat, CTRACE__UNIQUE(ctrace__armed_), __VA_ARGS__)
+#define CTRACE__GOTO_WHEN_ARMED_IN(cat, label, ...)                            \
+	do {                                                                   \
+		__asm__ goto("cmpw $0, " CTRACE__SEM_NAME_0(cat) "(%%rip)\n\tjne %l0\n" \
+			     CTRACE__SEM_DEF_0(cat) : : : "cc" : label);       \
+		if (0) {                                                       \
+		label: {                                                       \
+				__VA_ARGS__                                    \
+			}                                                      \
+		}                                                              \
+	} while (0)
 #endif
 
-#define CTRACE__CAT2(a, b) a##b
-#define CTRACE__CAT(a, b) CTRACE__CAT2(a, b)
-#ifdef __COUNTER__
-#define CTRACE__UNIQUE(prefix) CTRACE__CAT(prefix, __COUNTER__)
-#else
-#define CTRACE__UNIQUE(prefix) CTRACE__CAT(prefix, __LINE__)
-#endif
 
 /*
  * Every argument travels as a 64-bit unsigned integer. In C++ the
@@ -199,6 +304,9 @@ static __inline__ __attribute__((always_inline)) unsigned long long ctrace__ptr(
  * The .stapsdt.base block is emitted once per object file (.ifndef).
  */
 #define CTRACE__SITE_ASM(name, argspec) CTRACE__SITE_ASM_SEM(name, argspec, "ctrace_semaphore")
+/* A site of category `cat`: its note names the category's semaphore (defined here too). */
+#define CTRACE__SITE_ASM_IN(cat, name, argspec)                                \
+	CTRACE__SITE_ASM_SEM(name, argspec, CTRACE__SEM_NAME(cat)) CTRACE__SEM_DEF(cat)
 /* The same, with the semaphore `sem` (a symbol's name, as a string) in the note. */
 #define CTRACE__SITE_ASM_SEM(name, argspec, sem)                               \
 	"990:	nop\n"                                                         \
@@ -233,24 +341,24 @@ static __inline__ __attribute__((always_inline)) unsigned long long ctrace__ptr(
  * without it a store to a buffer that is dead after the probe could be
  * dropped. It only costs anything inside the traced branch.
  */
-#define CTRACE__SITE1(name, a0)                                                \
-	__asm__ __volatile__(CTRACE__SITE_ASM(name, "8@%%rdi")                 \
+#define CTRACE__SITE1_IN(cat, name, a0)                                                \
+	__asm__ __volatile__(CTRACE__SITE_ASM_IN(cat, name, "8@%%rdi")                 \
 			     : : "D"(a0) : "memory")
-#define CTRACE__SITE2(name, a0, a1)                                            \
-	__asm__ __volatile__(CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi")         \
+#define CTRACE__SITE2_IN(cat, name, a0, a1)                                            \
+	__asm__ __volatile__(CTRACE__SITE_ASM_IN(cat, name, "8@%%rdi 8@%%rsi")         \
 			     : : "D"(a0), "S"(a1) : "memory")
-#define CTRACE__SITE3(name, a0, a1, a2)                                        \
-	__asm__ __volatile__(CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi 8@%%rdx") \
+#define CTRACE__SITE3_IN(cat, name, a0, a1, a2)                                        \
+	__asm__ __volatile__(CTRACE__SITE_ASM_IN(cat, name, "8@%%rdi 8@%%rsi 8@%%rdx") \
 			     : : "D"(a0), "S"(a1), "d"(a2) : "memory")
-#define CTRACE__SITE4(name, a0, a1, a2, a3)                                    \
+#define CTRACE__SITE4_IN(cat, name, a0, a1, a2, a3)                                    \
 	__asm__ __volatile__(                                                  \
-		CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx")      \
+		CTRACE__SITE_ASM_IN(cat, name, "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx")      \
 		: : "D"(a0), "S"(a1), "d"(a2), "c"(a3) : "memory")
 
 /* Five arguments: the fifth in %rax, as for the literal flags below. */
-#define CTRACE__SITE5(name, a0, a1, a2, a3, a4)                                \
+#define CTRACE__SITE5_IN(cat, name, a0, a1, a2, a3, a4)                                \
 	__asm__ __volatile__(                                                  \
-		CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx 8@%%rax") \
+		CTRACE__SITE_ASM_IN(cat, name, "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx 8@%%rax") \
 		: : "D"(a0), "S"(a1), "d"(a2), "c"(a3), "a"(a4) : "memory")
 
 /*
@@ -264,17 +372,27 @@ static __inline__ __attribute__((always_inline)) unsigned long long ctrace__ptr(
  * function returning a value computed before the site one `mov`.
  */
 #define CTRACE__LIT(s) CTRACE__CAST(unsigned long long, __builtin_constant_p(s))
-#define CTRACE__SITE2L(name, a0, a1, lit)                                      \
-	__asm__ __volatile__(CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi 8@%%rdx") \
+#define CTRACE__SITE2L_IN(cat, name, a0, a1, lit)                                      \
+	__asm__ __volatile__(CTRACE__SITE_ASM_IN(cat, name, "8@%%rdi 8@%%rsi 8@%%rdx") \
 			     : : "D"(a0), "S"(a1), "d"(lit) : "memory")
-#define CTRACE__SITE3L(name, a0, a1, a2, lit)                                  \
+#define CTRACE__SITE3L_IN(cat, name, a0, a1, a2, lit)                                  \
 	__asm__ __volatile__(                                                  \
-		CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx")      \
+		CTRACE__SITE_ASM_IN(cat, name, "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx")      \
 		: : "D"(a0), "S"(a1), "d"(a2), "c"(lit) : "memory")
-#define CTRACE__SITE4L(name, a0, a1, a2, a3, lit)                              \
+#define CTRACE__SITE4L_IN(cat, name, a0, a1, a2, a3, lit)                              \
 	__asm__ __volatile__(                                                  \
-		CTRACE__SITE_ASM(name, "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx 8@%%rax") \
+		CTRACE__SITE_ASM_IN(cat, name, "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx 8@%%rax") \
 		: : "D"(a0), "S"(a1), "d"(a2), "c"(a3), "a"(lit) : "memory")
+
+/* Sites of the default category (the macros of other kinds use these). */
+#define CTRACE__SITE1(name, a0) CTRACE__SITE1_IN(ctrace, name, a0)
+#define CTRACE__SITE2(name, a0, a1) CTRACE__SITE2_IN(ctrace, name, a0, a1)
+#define CTRACE__SITE3(name, a0, a1, a2) CTRACE__SITE3_IN(ctrace, name, a0, a1, a2)
+#define CTRACE__SITE4(name, a0, a1, a2, a3) CTRACE__SITE4_IN(ctrace, name, a0, a1, a2, a3)
+#define CTRACE__SITE5(name, a0, a1, a2, a3, a4) CTRACE__SITE5_IN(ctrace, name, a0, a1, a2, a3, a4)
+#define CTRACE__SITE2L(name, a0, a1, lit) CTRACE__SITE2L_IN(ctrace, name, a0, a1, lit)
+#define CTRACE__SITE3L(name, a0, a1, a2, lit) CTRACE__SITE3L_IN(ctrace, name, a0, a1, a2, lit)
+#define CTRACE__SITE4L(name, a0, a1, a2, a3, lit) CTRACE__SITE4L_IN(ctrace, name, a0, a1, a2, a3, lit)
 
 /* The batch probe (usdt/ctrace_batch.h): five arguments, its own semaphore. */
 #define CTRACE__SITE5_SEM(name, sem, a0, a1, a2, a3, a4)                       \

@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include <linux/perf_event.h>
+#include "categories.h"
 #include "ctrace.skel.h"
 #include "ctrace_record.h"
 #include "ctrace_site.h"
@@ -24,28 +25,8 @@
 #include "grow_array.h"
 #include "path_list.h"
 #include "proc_maps.h"
+#include "uprobe_multi_abi.h"
 #include "usdt_notes.h"
-
-/*
- * uprobe_multi links (Linux 6.6) postdate the UAPI headers and libbpf of
- * Debian 12 (libbpf 1.1), so the attach type and the BPF_LINK_CREATE
- * layout are spelled out here, as in the kernel's include/uapi/linux/bpf.h.
- */
-#define CTRACE_TRACE_UPROBE_MULTI 48 /* enum bpf_attach_type */
-
-struct uprobe_multi_link_attr {
-	__u32 prog_fd;
-	__u32 target_fd;
-	__u32 attach_type;
-	__u32 flags;
-	__aligned_u64 path;
-	__aligned_u64 offsets;
-	__aligned_u64 ref_ctr_offsets;
-	__aligned_u64 cookies;
-	__u32 cnt;
-	__u32 multi_flags;
-	__u32 pid;
-};
 
 /* The BPF program for each probe name of provider "ctrace" (the kinds table), by index. */
 static const struct {
@@ -89,13 +70,20 @@ void attachment_init(struct attachment *a, bool multi, bool verbose)
 	key_map_init(&a->seen);
 }
 
+/* One category's semaphore in an object, and the site that carries it (attached last). */
+struct armer {
+	int kind;
+	uint64_t offset, sema, cookie;
+	bool is_default; /* ctrace_semaphore: raised after the others */
+};
+
 /* One object's attachable sites, grouped by kind. */
 struct site_set {
 	uint64_t *offsets[KIND_COUNT]; /* uprobe offsets (the nop, or the guarded nop5) */
 	uint64_t *cookies[KIND_COUNT];
 	size_t n[KIND_COUNT], cap[KIND_COUNT];
-	int armer_kind;                /* the site that carries the semaphore */
-	uint64_t armer_offset, armer_sema, armer_cookie;
+	struct armer *armers;          /* one per semaphore (category) */
+	size_t n_armers, cap_armers;
 	uint64_t batch_sema;           /* ctrace:batch's own (usdt/ctrace_batch.h) */
 };
 
@@ -105,6 +93,7 @@ static void site_set_free(struct site_set *s)
 		free(s->offsets[i]);
 		free(s->cookies[i]);
 	}
+	free(s->armers);
 }
 
 static int site_set_add(struct site_set *s, int kind, uint64_t offset, uint64_t cookie)
@@ -124,6 +113,34 @@ static int site_set_add(struct site_set *s, int kind, uint64_t offset, uint64_t 
 }
 
 /*
+ * A site with a semaphore: it becomes its semaphore's armer if it is that
+ * semaphore's highest offset so far (the previous armer an ordinary site).
+ */
+static int site_set_add_armed(struct site_set *s, int kind, uint64_t offset, uint64_t sema,
+			      uint64_t cookie, bool is_default)
+{
+	struct armer *ar = NULL;
+
+	for (size_t i = 0; i < s->n_armers; i++)
+		if (s->armers[i].sema == sema)
+			ar = &s->armers[i];
+	if (!ar) {
+		if (GROW_ARRAY(s->armers, s->cap_armers, s->n_armers, 4))
+			return -ENOMEM;
+		s->armers[s->n_armers++] = (struct armer){ kind, offset, sema, cookie, is_default };
+		return 0;
+	}
+	if (offset < ar->offset)
+		return site_set_add(s, kind, offset, cookie);
+	{
+		struct armer old = *ar;
+
+		*ar = (struct armer){ kind, offset, sema, cookie, is_default };
+		return site_set_add(s, old.kind, old.offset, old.cookie);
+	}
+}
+
+/*
  * Collects the sites of one object. The semaphore must not turn on before
  * every site is attached, or the program would run sites nobody listens to
  * yet and their events would be lost (an event fired right after
@@ -131,7 +148,9 @@ static int site_set_add(struct site_set *s, int kind, uint64_t offset, uint64_t 
  * attached without the reference counter, and one site is attached last,
  * with it: the same one for every tracer (the highest offset), so that two
  * ctrace-bpf on one process agree and the kernel sees one ref_ctr_offset
- * per uprobe.
+ * per uprobe. So for each category's semaphore (usdt/ctrace_site.h): the
+ * sites of a category --categories leaves out are not attached at all, and
+ * their semaphore stays 0.
  */
 static int collect_sites(const struct mapped_object *obj, struct attachment *a,
 			 struct site_set *set)
@@ -141,7 +160,6 @@ static int collect_sites(const struct mapped_object *obj, struct attachment *a,
 	int fd, ret = 0;
 
 	memset(set, 0, sizeof(*set));
-	set->armer_kind = -1;
 	if (usdt_notes_read(obj->host_path, &notes, err, sizeof(err)) < 0) {
 		if (a->verbose)
 			fprintf(stderr, "ctrace-bpf: %s: %s\n", obj->path, err);
@@ -155,6 +173,8 @@ static int collect_sites(const struct mapped_object *obj, struct attachment *a,
 	for (size_t i = 0; i < notes.n && !ret; i++) {
 		const struct usdt_note *n = &notes.v[i];
 		uint64_t offset = n->site_offset + (a->fast ? CTRACE_SITE_NOP5_OFFSET : 0);
+		uint64_t cookie;
+		bool is_default;
 		int kind;
 
 		if (strcmp(n->provider, "ctrace"))
@@ -177,18 +197,18 @@ static int collect_sites(const struct mapped_object *obj, struct attachment *a,
 			}
 			continue;
 		}
-		if (n->sema_offset && offset > set->armer_offset) {
-			/* The previous armer becomes an ordinary site. */
-			if (set->armer_kind >= 0)
-				ret = site_set_add(set, set->armer_kind, set->armer_offset,
-						   set->armer_cookie);
-			set->armer_kind = kind;
-			set->armer_offset = offset;
-			set->armer_sema = n->sema_offset;
-			set->armer_cookie = n->site_vaddr;
-		} else {
-			ret = site_set_add(set, kind, offset, n->site_vaddr);
+		if (!category_filter_traces(a->categories, n->category)) {
+			a->filtered_sites++;
+			continue;
 		}
+		/* The category's number rides in the cookie's top bits (categories.h). */
+		cookie = n->site_vaddr | (uint64_t)category_id(n->category) << CATEGORY_COOKIE_SHIFT;
+		is_default = !strcmp(n->category, CATEGORY_DEFAULT);
+		a->other_categories |= !is_default;
+		if (n->sema_offset)
+			ret = site_set_add_armed(set, kind, offset, n->sema_offset, cookie, is_default);
+		else
+			ret = site_set_add(set, kind, offset, cookie);
 	}
 	close(fd);
 	usdt_note_list_free(&notes);
@@ -306,18 +326,20 @@ static int perf_arm(const char *path, uint64_t offset, uint64_t sema, int pid,
 
 /*
  * Where to arm: the object's .init code (ran once, at load), else the
- * armer site's other nop (that site then traps twice a hit).
+ * armer site's other nop (that site then traps twice a hit). A uprobe has
+ * one reference counter: .init carries the first category's semaphore,
+ * the others are raised at their armer's other nop.
  */
-static int perf_arm_object(const struct mapped_object *obj, const struct site_set *set,
+static int perf_arm_object(const struct mapped_object *obj, const struct armer *ar,
 			   int pid, struct attachment *a)
 {
 	uint64_t init = elf_init_offset(obj->host_path);
-	uint64_t other = a->fast ? set->armer_offset - CTRACE_SITE_NOP5_OFFSET :
-				   set->armer_offset + CTRACE_SITE_NOP5_OFFSET;
-	int err = init ? perf_arm(obj->host_path, init, set->armer_sema, pid, a) : -ENOENT;
+	uint64_t other = a->fast ? ar->offset - CTRACE_SITE_NOP5_OFFSET :
+				   ar->offset + CTRACE_SITE_NOP5_OFFSET;
+	int err = init ? perf_arm(obj->host_path, init, ar->sema, pid, a) : -ENOENT;
 
 	if (err)
-		err = perf_arm(obj->host_path, other, set->armer_sema, pid, a);
+		err = perf_arm(obj->host_path, other, ar->sema, pid, a);
 	if (err)
 		fprintf(stderr, "ctrace-bpf: cannot raise the semaphore of %s: %s\n", obj->path,
 			strerror(-err));
@@ -409,18 +431,33 @@ static int attach_object(struct ctrace_bpf *skel, int pid,
 			a->batch_sites += (unsigned)set.n[k];
 		}
 	}
-	if (!err && set.armer_kind >= 0 && a->multi)
-		err = attach_sites(skel, pid, obj, set.armer_kind, &set.armer_offset,
-				   &set.armer_cookie, 1, set.armer_sema, a);
-	else if (!err && set.armer_kind >= 0) {
-		/* Perf uprobes: the armer site like any other, then the semaphore apart. */
-		err = attach_sites(skel, pid, obj, set.armer_kind, &set.armer_offset,
-				   &set.armer_cookie, 1, 0, a);
-		if (!err)
-			err = perf_arm_object(obj, &set, pid, a);
+	/*
+	 * The default category's semaphore last: once CTRACE_ENABLED() of the
+	 * default is true, every category of the object that is traced is.
+	 */
+	for (size_t i = 0; i + 1 < set.n_armers; i++)
+		if (set.armers[i].is_default) {
+			struct armer t = set.armers[i];
+
+			set.armers[i] = set.armers[set.n_armers - 1];
+			set.armers[set.n_armers - 1] = t;
+			break;
+		}
+	for (size_t i = 0; i < set.n_armers && !err; i++) {
+		struct armer *ar = &set.armers[i];
+
+		if (a->multi) {
+			err = attach_sites(skel, pid, obj, ar->kind, &ar->offset, &ar->cookie, 1,
+					   ar->sema, a);
+		} else {
+			/* Perf uprobes: the armer site like any other, then the semaphore apart. */
+			err = attach_sites(skel, pid, obj, ar->kind, &ar->offset, &ar->cookie, 1, 0, a);
+			if (!err)
+				err = perf_arm_object(obj, ar, pid, a);
+		}
 	}
 	site_set_free(&set);
-	if (!err && set.armer_kind >= 0 && !a->first_armed_ns) {
+	if (!err && set.n_armers && !a->first_armed_ns) {
 		struct timespec now;
 
 		clock_gettime(CLOCK_MONOTONIC, &now);
@@ -736,8 +773,10 @@ void attachment_free(struct attachment *a)
 	key_map_free_with_values(&a->seen);
 	{
 		bool global = a->global, fast = a->fast, cookies = a->cookies, no_batch = a->no_batch;
+		const struct category_filter *categories = a->categories;
 
 		attachment_init(a, a->multi, a->verbose);
+		a->categories = categories;
 		a->global = global;
 		a->fast = fast;
 		a->cookies = cookies;

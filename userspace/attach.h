@@ -18,6 +18,7 @@
 struct ctrace_bpf;
 struct bpf_link;
 struct bpf_program;
+struct category_filter;
 
 struct mapped_object_list;
 
@@ -68,6 +69,10 @@ struct attachment {
 	 */
 	bool no_batch;
 	unsigned batch_sites;
+	/* --categories (categories.h); NULL: every category. */
+	const struct category_filter *categories;
+	unsigned filtered_sites;  /* sites of categories left out: not attached */
+	bool other_categories;    /* a site of a category other than the default was attached */
 	struct bpf_link **links; /* perf-event uprobes */
 	size_t n_links, cap_links;
 	int *link_fds;           /* uprobe_multi links */

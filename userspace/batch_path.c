@@ -14,8 +14,6 @@
 #define IDLE_READ_NS (20 * 1000000ull)
 /* Idle reads that found a flush on its way before it counts as lost (the ring drained each time). */
 #define STUCK_READS 3
-/* The merge holds at most this much before it hands on early (counted). */
-#define MERGE_MAX_BYTES (8u << 20)
 
 struct batch_stream {
 	uint32_t tgid, tid;

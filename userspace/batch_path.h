@@ -17,6 +17,9 @@
 #ifndef CTRACE_BATCH_PATH_H
 #define CTRACE_BATCH_PATH_H
 
+/* The merge holds at most this much before it hands on early (counted); test_flood's bound too. */
+#define MERGE_MAX_BYTES (8u << 20)
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "batch_split.h"
+#include "categories.h"
 
 #include <string.h>
 
@@ -91,6 +92,7 @@ int64_t batch_split(const void *bytes, size_t n, uint64_t from, uint32_t tgid, u
 		e.ev.tgid = tgid;
 		e.ev.tid = tid;
 		e.ev.kind = (uint16_t)kind;
+		e.ev.cat = CATEGORY_DEFAULT_ID; /* only the default category's sites batch */
 		for (unsigned i = 0, w = 0; i < 4; i++)
 			if (mask >> i & 1)
 				memcpy(&e.ev.arg[i], data + off + 16 + 8 * w++, 8);

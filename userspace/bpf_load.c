@@ -138,7 +138,8 @@ static struct ctrace_bpf *open_set(enum program_set set)
  * perf-event uprobe per site. Returns NULL with *err set.
  */
 static struct ctrace_bpf *load_programs(const struct trace_options *o, enum program_set set,
-					bool multi, bool global, const struct stat *exe, int *err)
+					bool multi, bool global, const struct stat *exe, bool cookies,
+					int *err)
 {
 	struct ctrace_bpf *skel = open_set(set);
 
@@ -159,6 +160,8 @@ static struct ctrace_bpf *load_programs(const struct trace_options *o, enum prog
 	skel->rodata->follow_forks = o->follow;
 	skel->rodata->stack_how = o->stack_depth ? o->stack_how : 0;
 	skel->rodata->stack_depth = o->stack_depth;
+	/* Each site's cookie tells its category (categories.h). */
+	skel->rodata->site_categories = cookies;
 	{
 		/* CTRACE_TRACED_MAX=N: a smaller table of traced processes (the tests fill it). */
 		const char *max = getenv("CTRACE_TRACED_MAX");
@@ -201,13 +204,13 @@ static int load_set(const struct trace_options *o, const struct stat *exe,
 {
 	bool global = o->follow || o->exe;
 	/* CTRACE_NO_MULTI=1 forces one perf-event uprobe per site. */
-	int first = env_on("CTRACE_NO_MULTI") ? 0 : 1;
+	int first = env_on("CTRACE_NO_MULTI") || !c->feat.uprobe_multi ? 0 : 1;
 
 	for (int multi = first; multi >= 0; multi--) {
 		bool no_batch;
 		int err;
 
-		*t->skel = load_programs(o, set, multi, global, exe, load_err);
+		*t->skel = load_programs(o, set, multi, global, exe, c->cookies, load_err);
 		if (!*t->skel) {
 			if (multi) {
 				/* Perhaps only the uprobe_multi attach type is unknown. */
@@ -239,11 +242,13 @@ static int load_set(const struct trace_options *o, const struct stat *exe,
 			return err;
 		}
 		/*
-		 * Batches only with uprobe_multi links: with perf uprobes (kernels
-		 * before 6.6) Debian's 6.1 locked up (soft lockups of the tracer
-		 * and of a forking target) under -f; not understood yet, so those
-		 * kernels keep one probe per event. Before any probe: a thread
-		 * may crash or exec with events in its buffer at once.
+		 * Batches only with uprobe_multi links: on the kernels before 6.6
+		 * (perf uprobes) attaching and detaching the death watches, which
+		 * are syscall tracepoints, locked a Debian 6.1 guest under qemu
+		 * TCG in the kernel's text patching (both CPUs at an int3 in
+		 * syscall_trace_enter) about once in ten boots; those kernels keep
+		 * one probe per event. The watches come before any probe: a
+		 * thread may crash or exec with events in its buffer at once.
 		 */
 		no_batch = o->no_batch || !multi;
 		if (!no_batch)
@@ -253,9 +258,10 @@ static int load_set(const struct trace_options *o, const struct stat *exe,
 		t->att->fast = c->fast;
 		t->att->cookies = c->cookies;
 		t->att->no_batch = no_batch;
+		t->att->categories = &o->categories;
 		err = t->attach_targets(t->ctx);
 		if (err == -EOPNOTSUPP && multi) {
-			add_why(c, "no uprobe_multi links");
+			add_why(c, "uprobe_multi links refused at the first attach");
 			bpf_unload(t);
 			continue;
 		}
@@ -294,6 +300,8 @@ int bpf_load_and_attach(const struct trace_options *o, const struct stat *exe,
 		add_why(c, "no BPF links for perf events, so no BPF cookies");
 	if (env_on("CTRACE_NO_MULTI"))
 		add_why(c, "uprobe_multi links off (CTRACE_NO_MULTI)");
+	else if (!c->feat.uprobe_multi)
+		add_why(c, "no uprobe_multi links (Linux 6.6)");
 	if (env_on("CTRACE_NO_COOKIES"))
 		add_why(c, "BPF cookies off (CTRACE_NO_COOKIES)");
 	c->fast = o->fast && c->feat.optimized_nop5;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include "args_json.h"
+#include "categories.h"
 #include "ctrace_record.h"
 #include "json_check.h"
 
@@ -114,6 +115,7 @@ void chrome_trace_begin(struct chrome_trace *tf, struct json_writer *w,
 	tf->w = w;
 	tf->first_event = true;
 	tf->events = 0;
+	tf->cat = 0;
 	jw_lit(w, "{\"context\":{");
 	write_facts(w, facts);
 	jw_lit(w, "},\n\"traceEvents\":[\n");
@@ -208,6 +210,7 @@ void chrome_trace_end(struct chrome_trace *tf, const struct trace_facts *facts,
 	/* Known once attached, after "context" was written. */
 	write_kv_u64(w, "probes_attached", facts->probes_attached);
 	write_kv_u64(w, "objects_with_probes", facts->objects_with_probes);
+	write_kv_str(w, "categories", facts->categories ? facts->categories : "", true);
 	write_programs(w, facts);
 	write_kv_str(w, "stop_reason", s->stop_reason ? s->stop_reason : "", true);
 	write_kv_u64(w, "trace_stop_monotonic_ns", s->stop_mono_ns);
@@ -226,6 +229,7 @@ void chrome_trace_end(struct chrome_trace *tf, const struct trace_facts *facts,
 	write_kv_u64(w, "spans_begun_before_tracing", s->spans_begun_before_tracing);
 	write_kv_u64(w, "untraced_processes", s->untraced_processes);
 	write_kv_u64(w, "ends_of_evicted_spans", s->ends_of_evicted_spans);
+	write_kv_u64(w, "events_of_unknown_category", s->events_of_unknown_category);
 	write_memory(w, s);
 	write_kv_u64(w, "records_unread_at_stop", s->records_unread_at_stop);
 	write_stack_stats(w, s->stacks);
@@ -361,7 +365,7 @@ void chrome_trace_thread_name(struct chrome_trace *ct, uint32_t pid, uint32_t ti
 }
 
 /* ,"cat":"ctrace","s":"S" (S: 'g', 'p' or 't'), in one copy: on every instant's path. */
-static void te_scope(struct chrome_trace *ct, char scope)
+static void te_scope_default(struct chrome_trace *ct, char scope)
 {
 #define SCOPE_FIELDS(s) ",\"cat\":\"ctrace\",\"s\":\"" s "\""
 	static const char g[] = SCOPE_FIELDS("g"), p[] = SCOPE_FIELDS("p"), t[] = SCOPE_FIELDS("t");
@@ -370,12 +374,38 @@ static void te_scope(struct chrome_trace *ct, char scope)
 	jw_raw(ct->w, scope == 'g' ? g : scope == 'p' ? p : t, sizeof(t) - 1);
 }
 
+/* True when the events written next are of a category other than the default. */
+static bool other_category(const struct chrome_trace *ct)
+{
+	return ct->cat > CATEGORY_DEFAULT_ID;
+}
+
+/*
+ * ,"cat":"NAME: the event's category, without its closing quote. Names
+ * are identifiers (usdt_notes.c checks them): nothing to escape.
+ */
+static void te_cat_open(struct chrome_trace *ct)
+{
+	jw_lit(ct->w, ",\"cat\":\"");
+	jw_lit(ct->w, category_name(ct->cat));
+}
+
+static void te_scope(struct chrome_trace *ct, char scope)
+{
+	if (!other_category(ct)) {
+		te_scope_default(ct, scope);
+		return;
+	}
+	te_cat_open(ct);
+	jw_lit(ct->w, scope == 'g' ? "\",\"s\":\"g\"" : scope == 'p' ? "\",\"s\":\"p\"" : "\",\"s\":\"t\"");
+}
+
 void chrome_trace_notice(struct chrome_trace *ct, uint32_t pid, uint32_t tid, uint64_t ts_ns,
 			 const char *name, char scope, const struct ct_arg *args, size_t n_args)
 {
 	te_begin(ct, "I", pid, tid, ts_ns);
 	te_name(ct, name, strlen(name), 0);
-	te_scope(ct, scope);
+	te_scope_default(ct, scope);
 	for (size_t i = 0; i < n_args; i++) {
 		const struct ct_arg *a = &args[i];
 
@@ -509,7 +539,12 @@ static void complete_head(struct chrome_trace *ct, uint32_t pid, uint32_t tid, u
 {
 	te_begin(ct, "X", pid, tid, ts_ns);
 	te_name(ct, name->s, name->n, name->flags);
-	jw_lit(ct->w, ",\"cat\":\"ctrace\",\"dur\":");
+	if (other_category(ct)) {
+		te_cat_open(ct);
+		jw_lit(ct->w, "\",\"dur\":");
+	} else {
+		jw_lit(ct->w, ",\"cat\":\"ctrace\",\"dur\":");
+	}
 	jw_ts_us(ct->w, dur_ns);
 }
 
@@ -550,7 +585,12 @@ static void async_end(struct chrome_trace *ct, const char *ph, uint32_t pid, uin
 {
 	te_begin(ct, ph, pid, tid, ts_ns);
 	te_name(ct, name->s, name->n, name->flags);
-	jw_lit(ct->w, ",\"cat\":\"ctrace.async\",\"id\":\"");
+	if (other_category(ct)) {
+		te_cat_open(ct);
+		jw_lit(ct->w, ".async\",\"id\":\"");
+	} else {
+		jw_lit(ct->w, ",\"cat\":\"ctrace.async\",\"id\":\"");
+	}
 	jw_lit(ct->w, id);
 	jw_lit(ct->w, "\"");
 	write_args_text(ct, args);
@@ -590,7 +630,12 @@ void chrome_trace_counter(struct chrome_trace *ct, uint32_t pid, uint32_t tid, u
 {
 	te_begin(ct, "C", pid, tid, ts_ns);
 	te_name(ct, name->s, name->n, name->flags);
-	jw_lit(ct->w, ",\"cat\":\"ctrace\",\"args\":{\"value\":");
+	if (other_category(ct)) {
+		te_cat_open(ct);
+		jw_lit(ct->w, "\",\"args\":{\"value\":");
+	} else {
+		jw_lit(ct->w, ",\"cat\":\"ctrace\",\"args\":{\"value\":");
+	}
 	jw_double(ct->w, value);
 	jw_lit(ct->w, "}");
 	te_end(ct);

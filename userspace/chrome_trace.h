@@ -37,6 +37,7 @@ struct trace_facts {
 	uint64_t target_start_mono_ns;
 	unsigned probes_attached;
 	unsigned objects_with_probes;
+	const char *categories;       /* --categories as given; NULL: every category */
 	/* The BPF programs (bpf_load.c): which set, attached how, and why. */
 	const char *program_set;      /* NULL: none loaded (not written) */
 	const char *program_set_why;  /* why better ones were not taken */
@@ -65,6 +66,7 @@ struct trace_stats {
 	uint64_t spans_begun_before_tracing; /* ENDs of spans never begun in the trace */
 	uint64_t untraced_processes; /* left out: the table of traced processes was full */
 	uint64_t ends_of_evicted_spans; /* ENDs of spans evicted (written unfinished) before */
+	uint64_t events_of_unknown_category; /* no BPF cookies to tell it: cat "(unknown)" (categories.h) */
 	uint64_t max_memory;       /* --max-memory, bytes (0: not written) */
 	const struct table_bound *bounds[TRACE_BOUNDS_MAX]; /* the tables it was split into */
 	unsigned n_bounds;
@@ -92,6 +94,12 @@ struct chrome_trace {
 	 */
 	const struct stack_frames *frames;
 	uint32_t sf, sf_end;
+	/*
+	 * The category (categories.h's number; 0 and 1: "ctrace") of the
+	 * program's events written next: the model sets it (trace_model.c).
+	 * ctrace's own notices are always "ctrace".
+	 */
+	unsigned cat;
 };
 
 void chrome_trace_begin(struct chrome_trace *ct, struct json_writer *w,

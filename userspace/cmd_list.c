@@ -35,7 +35,7 @@ static const char list_usage[] =
 	"process (every executable and library it has mapped) or of one ELF file.\n"
 	"One line per probe site:\n"
 	"\n"
-	"  usdt:PATH:PROVIDER:NAME addr=0xADDR sema=0xADDR|- site=KIND attach=0xOFF args=SPEC\n"
+	"  usdt:PATH:PROVIDER:NAME addr=0xADDR sema=0xADDR|- site=KIND attach=0xOFF cat=NAME|- args=SPEC\n"
 	"\n"
 	"  usdt:...   the probe as bpftrace names it; PATH as the process sees it\n"
 	"  addr       the site's link-time address (the note's, as readelf -n shows)\n"
@@ -46,6 +46,8 @@ static const char list_usage[] =
 	"  attach     site=ctrace: the file offset of the 5-byte nop ctrace-bpf attaches\n"
 	"             to; otherwise the file offset of the note's address (where\n"
 	"             other tools attach)\n"
+	"  cat        site=ctrace: its category (CTRACE_CATEGORY, CTRACE_IN; default\n"
+	"             ctrace), what --categories selects; - for other probes\n"
 	"  args       the note's argument specs (may be empty), to the end of the line\n"
 	"\n"
 	"Bytes that could break a line (spaces in PATH, PROVIDER and NAME, control\n"
@@ -117,7 +119,8 @@ static void print_probe(const char *path, int fd, const struct usdt_note *n)
 		printf(" sema=0x%llx", (unsigned long long)n->sema_vaddr);
 	else
 		fputs(" sema=-", stdout);
-	printf(" site=%s attach=0x%llx args=", kind, (unsigned long long)attach);
+	printf(" site=%s attach=0x%llx cat=%s args=", kind, (unsigned long long)attach,
+	       strcmp(kind, "ctrace") || !strcmp(n->name, "batch") ? "-" : n->category);
 	put_escaped(n->args, false, false, true);
 	putchar('\n');
 }

@@ -9,7 +9,7 @@
 
 struct merge_item {
 	struct ctrace_event ev; /* name and args point into bytes[] */
-	uint64_t arrival;
+	uint64_t arrival;       /* ties in time keep their arrival order */
 	size_t size;
 	struct merge_item *next_free; /* in m->free_items, while not held */
 	char bytes[];
@@ -59,18 +59,26 @@ void event_merge_init(struct event_merge *m, size_t max_bytes,
 	m->ctx = ctx;
 }
 
-static bool before(const struct merge_item *a, const struct merge_item *b)
+/*
+ * Under a flood every event passes through this heap, which then holds
+ * tens of thousands: with the time in the heap's own array, not only
+ * behind each item's pointer (a cache miss per comparison), an event costs
+ * a third less (tests/bench/merge_replay: 1109 -> 715 ns with 100,000 held;
+ * 10,000 held: 455-500 -> 555-608, the item first read at the pop). Only
+ * a tie reads the items; 16 bytes a slot keep the heap small.
+ */
+static bool before(const struct merge_slot *a, const struct merge_slot *b)
 {
-	return a->ev.ts_ns < b->ev.ts_ns || (a->ev.ts_ns == b->ev.ts_ns && a->arrival < b->arrival);
+	return a->ts_ns < b->ts_ns || (a->ts_ns == b->ts_ns && a->item->arrival < b->item->arrival);
 }
 
 static void sift_up(struct event_merge *m, size_t i)
 {
 	while (i > 0) {
 		size_t parent = (i - 1) / 2;
-		struct merge_item *t;
+		struct merge_slot t;
 
-		if (!before(m->heap[i], m->heap[parent]))
+		if (!before(&m->heap[i], &m->heap[parent]))
 			break;
 		t = m->heap[i];
 		m->heap[i] = m->heap[parent];
@@ -83,11 +91,11 @@ static void sift_down(struct event_merge *m, size_t i)
 {
 	for (;;) {
 		size_t l = 2 * i + 1, r = l + 1, least = i;
-		struct merge_item *t;
+		struct merge_slot t;
 
-		if (l < m->n && before(m->heap[l], m->heap[least]))
+		if (l < m->n && before(&m->heap[l], &m->heap[least]))
 			least = l;
-		if (r < m->n && before(m->heap[r], m->heap[least]))
+		if (r < m->n && before(&m->heap[r], &m->heap[least]))
 			least = r;
 		if (least == i)
 			return;
@@ -100,7 +108,7 @@ static void sift_down(struct event_merge *m, size_t i)
 
 static struct merge_item *pop(struct event_merge *m)
 {
-	struct merge_item *top = m->heap[0];
+	struct merge_item *top = m->heap[0].item;
 
 	m->heap[0] = m->heap[--m->n];
 	if (m->n)
@@ -143,7 +151,7 @@ void event_merge_push(struct event_merge *m, const struct ctrace_event *ev)
 	memcpy(it->bytes + ev->name_len, ev->args, ev->args_len);
 	it->ev.name = it->bytes;
 	it->ev.args = it->bytes + ev->name_len;
-	m->heap[m->n++] = it;
+	m->heap[m->n++] = (struct merge_slot){ .ts_ns = ev->ts_ns, .item = it };
 	m->bytes += size;
 	sift_up(m, m->n - 1);
 	/* Bounded: past the budget, the oldest go on now (counted: their order may be off). */
@@ -155,19 +163,19 @@ void event_merge_push(struct event_merge *m, const struct ctrace_event *ev)
 
 void event_merge_release(struct event_merge *m, uint64_t watermark)
 {
-	while (m->n && m->heap[0]->ev.ts_ns <= watermark)
+	while (m->n && m->heap[0].ts_ns <= watermark)
 		hand_on(m, pop(m));
 }
 
 uint64_t event_merge_oldest(const struct event_merge *m)
 {
-	return m->n ? m->heap[0]->ev.ts_ns : UINT64_MAX;
+	return m->n ? m->heap[0].ts_ns : UINT64_MAX;
 }
 
 void event_merge_free(struct event_merge *m)
 {
 	for (size_t i = 0; i < m->n; i++)
-		free(m->heap[i]);
+		free(m->heap[i].item);
 	while (m->free_items) {
 		struct merge_item *next = m->free_items->next_free;
 

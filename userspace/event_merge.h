@@ -20,8 +20,14 @@
 
 struct merge_item;
 
+/* The heap holds each item's time next to it: a comparison reads no item but on a tie. */
+struct merge_slot {
+	uint64_t ts_ns;
+	struct merge_item *item;
+};
+
 struct event_merge {
-	struct merge_item **heap; /* a binary min-heap by (ts_ns, arrival) */
+	struct merge_slot *heap;  /* a binary min-heap by (ts_ns, arrival) */
 	size_t n, cap;
 	uint64_t arrivals;        /* ties in time keep their arrival order */
 	size_t bytes;             /* held: what the cap below bounds */

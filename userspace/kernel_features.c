@@ -11,6 +11,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
+#include "uprobe_multi_abi.h"
 
 /* The x86-64 number of the uprobe syscall (Linux 6.18); older kernels say ENOSYS. */
 #define CTRACE_NR_UPROBE 336
@@ -81,6 +82,43 @@ static bool has_perf_link(void)
 }
 
 /*
+ * uprobe_multi links (6.6): a link on "/" (not a regular file) fails with
+ * EBADF where the kernel knows them; before, the attach type is unknown
+ * (EINVAL). Probed before any program set is tried: a set loaded for these
+ * links, then unloaded when the first link fails, attached and detached
+ * the batches' syscall tracepoints (death watches) on the way, and Debian
+ * 6.1 under qemu TCG locked up in that kernel text patching (both CPUs at
+ * an int3 in syscall_trace_enter) about once in ten runs.
+ */
+static bool has_uprobe_multi(void)
+{
+	const struct bpf_insn insns[] = {
+		INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0),
+		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = CTRACE_TRACE_UPROBE_MULTI);
+	int prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "ctrace_probe_m", "GPL", insns, 2, &opts);
+	struct uprobe_multi_link_attr attr;
+	__u64 offset = 0;
+	int link, err;
+
+	if (prog < 0)
+		return false;
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_fd = (__u32)prog;
+	attr.attach_type = CTRACE_TRACE_UPROBE_MULTI;
+	attr.path = (uintptr_t)"/";
+	attr.offsets = (uintptr_t)&offset;
+	attr.cnt = 1;
+	link = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	err = errno;
+	if (link >= 0)
+		close(link);
+	close(prog);
+	return link < 0 && err == EBADF;
+}
+
+/*
  * The uprobe syscall (6.18) exists for the nop5 optimization; called from
  * outside the kernel's trampoline it fails (ENXIO or EPROTO; a draft of it
  * sent SIGILL, hence the child). ENOSYS: no such optimization.
@@ -116,6 +154,7 @@ void kernel_features_probe(struct kernel_features *f)
 	f->sleepable_uprobes = f->sleepable_error == 0;
 	f->task_storage = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1;
 	f->perf_link = has_perf_link();
+	f->uprobe_multi = has_uprobe_multi();
 	f->optimized_nop5 = has_uprobe_syscall();
 }
 
@@ -127,4 +166,5 @@ void kernel_features_list(const struct kernel_features *f,
 	out[2] = (struct kernel_feature){ "task_storage", f->task_storage };
 	out[3] = (struct kernel_feature){ "perf_link_cookies", f->perf_link };
 	out[4] = (struct kernel_feature){ "uprobe_syscall_nop5", f->optimized_nop5 };
+	out[5] = (struct kernel_feature){ "uprobe_multi_links", f->uprobe_multi };
 }

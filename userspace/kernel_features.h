@@ -18,6 +18,7 @@ struct kernel_features {
 	bool task_storage;       /* BPF_MAP_TYPE_TASK_STORAGE (5.11) */
 	bool perf_link;          /* BPF links for perf events, so BPF cookies on
 				    perf uprobes (5.15) */
+	bool uprobe_multi;       /* uprobe_multi links (6.6) */
 	bool optimized_nop5;     /* the uprobe syscall: a uprobe on a 5-byte nop
 				    becomes a call after its first hit (6.18) */
 	int sleepable_error;     /* errno of the sleepable probe's load, or 0 */
@@ -32,7 +33,7 @@ struct kernel_feature {
 	const char *name;
 	bool present;
 };
-enum { KERNEL_FEATURE_COUNT = 5 };
+enum { KERNEL_FEATURE_COUNT = 6 };
 void kernel_features_list(const struct kernel_features *f,
 			  struct kernel_feature out[KERNEL_FEATURE_COUNT]);
 

@@ -92,5 +92,6 @@ int record_decode(const void *data, size_t size, struct ctrace_event *out)
 	out->args = bytes + sizeof(r) + r.name_len;
 	out->args_len = r.args_len;
 	out->args_flags = CTRACE_ARGS_FLAGS(r.flags);
+	out->cat = (uint8_t)(r.flags >> 8);
 	return 0;
 }

@@ -18,6 +18,7 @@ struct ctrace_event {
 	uint32_t tgid, tid;
 	uint16_t kind; /* enum ctrace_kind */
 	uint32_t sf;   /* --stacks: the event's innermost frame in stackFrames; 0: none */
+	uint8_t cat;   /* the site's category number (categories.h); 0: not known */
 	uint64_t arg[4];
 	uint64_t tsc; /* SCOPE_TSC: the TSC at the scope's end */
 	const char *name; /* not NUL-terminated; may hold any bytes */

@@ -187,6 +187,10 @@ static void say_what_is_traced(const struct session *s)
 	if (o->exe)
 		fprintf(stderr, "ctrace-bpf: tracing every process running %s (%zu now): %u probes; writing %s; Ctrl-C to stop\n",
 			o->exe, s->targets.n, s->att.sites, where);
+	else if (!s->att.sites && s->att.filtered_sites)
+		/* A misspelt --categories must not look like a process without probes. */
+		fprintf(stderr, "ctrace-bpf: process %d (%s) has %u ctrace probes, none of the categories --categories names (see ctrace-bpf list -p %d): waiting for a library with some; writing %s; Ctrl-C to stop\n",
+			s->first_pid, s->target.comm, s->att.filtered_sites, s->first_pid, where);
 	else if (!s->att.sites)
 		/* A plugin host, an interpreter: its probes may come with a library it loads later. */
 		fprintf(stderr, "ctrace-bpf: process %d (%s) has no ctrace probes yet (looked in: %s): waiting for it to load a library with probes; writing %s; Ctrl-C to stop\n",
@@ -229,6 +233,7 @@ int session_start(struct session *s, struct trace_output *out)
 	s->started = true;
 	name_and_hook_targets(s);
 	facts->probes_attached = s->att.sites;
+	facts->categories = o->categories.list;
 	bpf_choice_facts(&s->programs, facts);
 	facts->objects_with_probes = s->att.objects_with_probes;
 

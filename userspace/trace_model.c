@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "trace_model.h"
+#include "categories.h"
 
 #include <stddef.h>
 #include <inttypes.h>
@@ -51,6 +52,7 @@ struct open_span {
 	uint32_t pid, tid;   /* as shown */
 	uint32_t real_tid;
 	uint32_t sf; /* --stacks: the begin's */
+	unsigned cat;        /* the begin's category: the span's */
 	struct ct_text name, args; /* in bytes[]: one allocation a span */
 	char bytes[];
 };
@@ -391,6 +393,7 @@ static void write_unfinished(struct trace_model *m, struct open_span *s,
 			     uint64_t stop_ns, const char *why)
 {
 	m->out->sf = s->sf;
+	m->out->cat = s->cat;
 	chrome_trace_unfinished(m->out, s->pid, s->tid, s->ts_ns, dur_to(s, stop_ns), &s->name,
 				&s->args, why);
 	m->stats->unfinished_spans++;
@@ -411,6 +414,7 @@ static void span_begin(struct trace_model *m, const struct ctrace_event *ev)
 	s->ts_ns = ev->ts_ns;
 	s->real_tid = ev->tid;
 	s->sf = ev->sf;
+	s->cat = m->out->cat; /* as trace_model_event() resolved it */
 	resolve(m, ev->tgid, ev->tid, ev->arg[0], &s->pid, &s->tid);
 	text_copy(&s->args, text_copy(&s->name, s->bytes, ev->name, ev->name_len, ev->name_flags),
 		  ev->args, ev->args_len, ev->args_flags);
@@ -515,6 +519,7 @@ static void span_end(struct trace_model *m, const struct ctrace_event *ev)
 	remember_ended(m, &key);
 	m->out->sf = s->sf;
 	m->out->sf_end = ev->sf;
+	m->out->cat = s->cat;
 	if (s->real_tid == ev->tid) {
 		m->out->sf_end = 0;
 		chrome_trace_complete(m->out, s->pid, s->tid, s->ts_ns, dur_to(s, ev->ts_ns), &s->name,
@@ -714,6 +719,13 @@ void trace_model_event(struct trace_model *m, const struct ctrace_event *ev)
 {
 	m->now_ns = ev->ts_ns;
 	m->now_tgid = ev->tgid;
+	/* The site's category, for what this event writes. */
+	m->out->cat = ev->cat;
+	if (!ev->cat && ev->kind != CTRACE_KIND_FORK && ev->kind != CTRACE_KIND_EXEC &&
+	    ev->kind != CTRACE_KIND_LINK_MAP && category_others_attached()) {
+		m->out->cat = CATEGORY_UNKNOWN_ID;
+		m->stats->events_of_unknown_category++;
+	}
 	switch (ev->kind) {
 	case CTRACE_KIND_SPAN_BEGIN: span_begin(m, ev); break;
 	case CTRACE_KIND_SPAN_END: span_end(m, ev); break;

@@ -54,6 +54,9 @@ static const char usage_text[] =
 	"                       unwound from the objects' CFI; default: fp for a\n"
 	"                       program built with frame pointers, else dwarf. Takes\n"
 	"                       the per-event path (a batched event has no probe hit)\n"
+	"  --categories LIST    only the sites of these categories (CTRACE_CATEGORY),\n"
+	"                       e.g. net,db; -NAME leaves one out (-verbose: all\n"
+	"                       others); sites left out stay as cheap as untraced\n"
 	"  -v, --verbose        say what is attached; show libbpf's messages\n"
 	"  -h, --help           this text\n"
 	"  -V, --version        the version\n"
@@ -282,6 +285,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		{ "no-batch", no_argument, NULL, 'N' },
 		{ "max-memory", required_argument, NULL, 'M' },
 		{ "stacks", optional_argument, NULL, 'S' },
+		{ "categories", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
@@ -328,6 +332,15 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 				exit(2);
 			}
 			break;
+		case 'C': {
+			char err[300];
+
+			if (category_filter_parse(&o->categories, optarg, err, sizeof(err))) {
+				fprintf(stderr, "ctrace-bpf: %s\n", err);
+				exit(2);
+			}
+			break;
+		}
 		case 'v':
 			o->verbose = true;
 			break;

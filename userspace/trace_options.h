@@ -4,6 +4,7 @@
 #define CTRACE_TRACE_OPTIONS_H
 
 #include <stdbool.h>
+#include "categories.h"
 
 #define TRACE_MAX_PIDS 64
 
@@ -24,6 +25,7 @@ struct trace_options {
 	unsigned stack_depth;
 	unsigned stack_how; /* 0: chosen per target (stack_mode.c); CTRACE_STACK_FP, _DWARF */
 	const char *event_path_why; /* why the per-event path was taken (metadata, -v) */
+	struct category_filter categories; /* --categories (none: every category) */
 };
 
 /* Parses argv; on a usage error prints one line and exits 2; --help, --version exit 0. */

@@ -34,12 +34,20 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "categories.h"
 #include "grow_array.h"
 
 #define STAPSDT_NOTE_TYPE 3
 #define STAPSDT_OWNER "stapsdt" /* with its NUL: namesz 8 */
 #define STAPSDT_NOTE_SECTION ".note.stapsdt"
 #define STAPSDT_BASE_SECTION ".stapsdt.base"
+/* The category notes of usdt/ctrace_site.h: owner "ctrace", type 1, desc u64 semaphore, name\0. */
+#define CATEGORY_NOTE_SECTION ".note.ctrace"
+#define CATEGORY_OWNER "ctrace"
+#define CATEGORY_NOTE_TYPE 1
+_Static_assert(USDT_CATEGORY_MAX == CATEGORY_NAME_MAX, "one limit for category names");
+/* More categories than this in one file is a hostile file. */
+#define CATEGORIES_MAX 1000
 /* Three 64-bit addresses, then three strings of at least their NUL. */
 #define STAPSDT_DESC_MIN (3 * 8 + 3)
 /* A hostile file could describe millions of notes; no real one comes close. */
@@ -100,6 +108,9 @@ struct elf_file {
 	bool msb;      /* big-endian file */
 	bool has_base; /* a .stapsdt.base section exists */
 	uint64_t base_addr;
+	/* The categories' semaphores (link-time addresses) and names. */
+	struct file_category { uint64_t sema; char name[USDT_CATEGORY_MAX]; } *cats;
+	size_t n_cats, cap_cats;
 };
 
 /*
@@ -259,6 +270,84 @@ static int read_note_section(const struct elf_file *f, Elf_Scn *scn,
 }
 
 /*
+ * Reads the category notes of one .note.ctrace section. Under LTO one
+ * category may be described once per partition: the same address and
+ * name again is fine; one address with two names is a malformed file.
+ */
+static int read_category_section(struct elf_file *f, Elf_Scn *scn, char *err, size_t errlen)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t off = 0, next, name_off, desc_off;
+	GElf_Nhdr nh;
+
+	if (!data) {
+		set_err(err, errlen, "cannot read %s: %s", CATEGORY_NOTE_SECTION, elf_errmsg(-1));
+		return -EINVAL;
+	}
+	if (!data->d_buf)
+		return 0;
+	while ((next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		const unsigned char *desc = (const unsigned char *)data->d_buf + desc_off;
+		const char *name = (const char *)desc + 8;
+		const char *nul;
+		uint64_t sema;
+		size_t i;
+
+		off = next;
+		if (nh.n_type != CATEGORY_NOTE_TYPE || nh.n_namesz != sizeof(CATEGORY_OWNER) ||
+		    memcmp((const char *)data->d_buf + name_off, CATEGORY_OWNER, sizeof(CATEGORY_OWNER)))
+			continue;
+		if (nh.n_descsz < 10 || !(nul = memchr(name, '\0', nh.n_descsz - 8)) ||
+		    !category_name_valid(name, (size_t)(nul - name))) {
+			set_err(err, errlen, "category note without a valid name");
+			return -EINVAL;
+		}
+		sema = get_u64(desc, f->msb);
+		for (i = 0; i < f->n_cats; i++)
+			if (f->cats[i].sema == sema)
+				break;
+		if (i < f->n_cats) {
+			if (strcmp(f->cats[i].name, name)) {
+				set_err(err, errlen, "semaphore 0x%llx of two categories (%s, %s)",
+					(unsigned long long)sema, f->cats[i].name, name);
+				return -EINVAL;
+			}
+			continue;
+		}
+		if (f->n_cats >= CATEGORIES_MAX) {
+			set_err(err, errlen, "more than %d categories", CATEGORIES_MAX);
+			return -EINVAL;
+		}
+		if (GROW_ARRAY(f->cats, f->cap_cats, f->n_cats, 8)) {
+			set_err(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		f->cats[f->n_cats].sema = sema;
+		snprintf(f->cats[f->n_cats++].name, USDT_CATEGORY_MAX, "%s", name);
+	}
+	if (off < data->d_size) {
+		set_err(err, errlen, "malformed note at offset %zu of %s", off, CATEGORY_NOTE_SECTION);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Names each note's category (its semaphore's link-time address, as the note gave it). */
+static void name_categories(const struct elf_file *f, struct usdt_note_list *out, size_t from)
+{
+	for (size_t i = from; i < out->n; i++) {
+		struct usdt_note *n = &out->v[i];
+
+		snprintf(n->category, sizeof(n->category), "%s", USDT_DEFAULT_CATEGORY);
+		for (size_t c = 0; c < f->n_cats && n->sema_vaddr; c++)
+			if (f->cats[c].sema == n->sema_vaddr) {
+				snprintf(n->category, sizeof(n->category), "%s", f->cats[c].name);
+				break;
+			}
+	}
+}
+
+/*
  * Walks the section headers: a first pass finds .stapsdt.base (every note
  * needs it), a second reads the note sections.
  */
@@ -292,6 +381,11 @@ static int read_sections(struct elf_file *f, struct usdt_note_list *out,
 			    strcmp(name, STAPSDT_BASE_SECTION) == 0) {
 				f->has_base = true;
 				f->base_addr = sh.sh_addr;
+			} else if (pass == 0 && sh.sh_type == SHT_NOTE &&
+				   strcmp(name, CATEGORY_NOTE_SECTION) == 0) {
+				rc = read_category_section(f, scn, err, errlen);
+				if (rc)
+					return rc;
 			} else if (pass == 1 && sh.sh_type == SHT_NOTE &&
 				   strcmp(name, STAPSDT_NOTE_SECTION) == 0) {
 				rc = read_note_section(f, scn, out, &cap, err,
@@ -395,7 +489,10 @@ int usdt_notes_read_fd(int fd, struct usdt_note_list *out, char *err,
 	}
 	out->elf_type = eh.e_type;
 	rc = read_sections(&f, out, err, errlen);
+	if (!rc)
+		name_categories(&f, out, 0);
 out:
+	free(f.cats);
 	elf_end(f.elf);
 	if (rc)
 		usdt_note_list_free(out);

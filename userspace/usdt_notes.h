@@ -22,6 +22,9 @@
 #define USDT_PROVIDER_MAX 64
 #define USDT_NAME_MAX 64
 #define USDT_ARGS_MAX 256
+/* A category's name (include/ctrace.h's CTRACE_CATEGORY): an identifier. */
+#define USDT_CATEGORY_MAX 64 /* categories.h: CATEGORY_NAME_MAX */
+#define USDT_DEFAULT_CATEGORY "ctrace"
 
 struct usdt_note {
 	char provider[USDT_PROVIDER_MAX]; /* e.g. "ctrace" */
@@ -31,6 +34,12 @@ struct usdt_note {
 	uint64_t site_offset; /* file offset: the uprobe offset */
 	uint64_t sema_vaddr;  /* 0: no semaphore */
 	uint64_t sema_offset; /* file offset: the uprobe ref_ctr_offset; 0: none */
+	/*
+	 * The category of its semaphore, from the file's .note.ctrace notes
+	 * (usdt/ctrace_site.h); "ctrace" for a semaphore none describes (the
+	 * default, and programs built with headers before categories).
+	 */
+	char category[USDT_CATEGORY_MAX];
 };
 
 struct usdt_note_list {

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 #include "group_run.h"
 #include "target_check.h"
+#include "batch_path.h"
 #include "trace_run.h"
 
 #define FLOOD_MS "400"
@@ -178,7 +179,9 @@ static void test_drops_on_stderr(void **state)
 /*
  * The loader's memory does not grow with the events it handles: after the
  * first quarter of the flood (buffers allocated, pages touched), it stays
- * within 2 MiB of where it was.
+ * within 2 MiB of where it was, plus what the batched path's merge may hold
+ * by design (MERGE_MAX_BYTES: events behind the watermark, more of them the
+ * later a loaded machine lets the watermark move; up to 3 MiB was seen).
  */
 static void test_loader_memory_flat(void **state)
 {
@@ -193,8 +196,19 @@ static void test_loader_memory_flat(void **state)
 		peak = rss_kib[i] > peak ? rss_kib[i] : peak;
 	print_message("loader RSS: %ld KiB at 1/4 of the flood, peak %ld KiB after (%zu samples)\n",
 		      base, peak, n_rss);
-	if (peak - base > 2048)
-		fail_msg("the loader grew by %ld KiB during the flood", peak - base);
+#ifdef __SANITIZE_ADDRESS__
+	/*
+	 * ASan holds every freed block in its quarantine (256 MiB by default)
+	 * before reuse: the RSS of an ASan loader grows with what it frees.
+	 * The plain build checks the bound (as test_memory_bounds does its
+	 * ceiling); this one checks that the flood is clean.
+	 */
+	print_message("(ASan build: the 2 MiB bound is checked by the plain build)\n");
+#else
+	if (peak - base > 2048 + (long)(MERGE_MAX_BYTES >> 10))
+		fail_msg("the loader grew by %ld KiB during the flood (bound %ld KiB)", peak - base,
+			 2048 + (long)(MERGE_MAX_BYTES >> 10));
+#endif
 }
 
 /* The whole file is strict JSON and UTF-8 (tr_load_trace checked RFC 8259). */

@@ -150,7 +150,7 @@ static int free_all(void **state)
 /* ---- running list and reading its lines ---- */
 
 struct listed {
-	char path[PATH_MAX], provider[64], name[64], site[16], args[256];
+	char path[PATH_MAX], provider[64], name[64], site[16], cat[64], args[256];
 	unsigned long long addr, sema, attach; /* sema 0: "-" */
 };
 
@@ -174,8 +174,8 @@ static bool parse_line(const char *line, struct listed *l)
 	snprintf(l->path, sizeof(l->path), "%.*s", (int)(prov - 1 - (line + 5)), line + 5);
 	snprintf(l->provider, sizeof(l->provider), "%.*s", (int)(name - 1 - prov), prov);
 	snprintf(l->name, sizeof(l->name), "%.*s", (int)(sp - name), name);
-	if (sscanf(sp, " addr=0x%llx sema=%31s site=%15s attach=0x%llx args=%n",
-		   &l->addr, sema, l->site, &l->attach, &n) != 4 || !n)
+	if (sscanf(sp, " addr=0x%llx sema=%31s site=%15s attach=0x%llx cat=%63s args=%n",
+		   &l->addr, sema, l->site, &l->attach, l->cat, &n) != 5 || !n)
 		return false;
 	snprintf(l->args, sizeof(l->args), "%s", sp + n);
 	l->args[strcspn(l->args, "\n")] = '\0';
@@ -268,10 +268,13 @@ static size_t check_against_readelf(const struct listed *v, size_t n,
 		assert_string_equal(l->args, re[k].args);
 		if (!strcmp(l->provider, "ctrace")) {
 			assert_string_equal(l->site, "ctrace");
+			/* Programs without CTRACE_CATEGORY: every site of the default; the batch probe is none's. */
+			assert_string_equal(l->cat, strcmp(l->name, "batch") ? "ctrace" : "-");
 			assert_true(nop5_at(file, l->attach));
 			assert_int_equal(read_byte(file, l->attach - 6), 0x90);
 		} else {
 			assert_string_equal(l->site, "usdt");
+			assert_string_equal(l->cat, "-");
 			assert_int_equal(read_byte(file, l->attach), 0x90);
 		}
 		k++;

@@ -197,6 +197,30 @@ static bool arg_str_is(const cJSON *ev, const char *key, const char *want)
 }
 
 
+/*
+ * uprobe_multi links are probed before any program set is loaded: on a
+ * kernel without them no set is loaded for them and unloaded again (that
+ * attached and detached the batches' syscall tracepoints, and Debian's 6.1
+ * under TCG locked up in the kernel's text patching about once in ten
+ * boots); on a kernel with them, they are used.
+ */
+static void check_links_probed(struct gcase *c)
+{
+	const cJSON *feat = cJSON_GetObjectItem(tr_meta(&c->r), "kernel_features");
+	const cJSON *multi = cJSON_GetObjectItem(feat, "uprobe_multi_links");
+
+	NEED(c, cJSON_IsBool(multi), "metadata.kernel_features.uprobe_multi_links is missing");
+	if (cJSON_IsTrue(multi))
+		NEED(c, cJSON_IsString(cJSON_GetObjectItem(tr_meta(&c->r), "probe_links")) &&
+				!strcmp(cJSON_GetObjectItem(tr_meta(&c->r), "probe_links")->valuestring,
+					"uprobe_multi"),
+		     "the kernel has uprobe_multi links, the trace says probe_links is not uprobe_multi");
+	else
+		NEED(c, !has_text(c->tracer_err, "for uprobe_multi links") &&
+				!has_text(c->tracer_err, "uprobe_multi links refused"),
+		     "the kernel has no uprobe_multi links, yet a program set was tried with them (tracer -v)");
+}
+
 /* every_macro: every event kind, the scenario of tests/programs/every_macro.c. */
 static void check_every_macro(struct gcase *c)
 {
@@ -207,6 +231,7 @@ static void check_every_macro(struct gcase *c)
 	NEED(c, c->prog_exit == 0, "every_macro exited %d", c->prog_exit);
 	NEED(c, pid > 0 && worker > 0, "no \"ready pid= main_tid= worker_tid=\" line");
 	NEED(c, tr_meta_num(&c->r, "dropped_events") == 0, "metadata.dropped_events is not 0");
+	check_links_probed(c);
 	NEED(c, tr_count(&c->r, "X") == 4 && tr_count(&c->r, "I") == 5 && tr_count(&c->r, "C") == 6 &&
 			tr_count(&c->r, "b") == 1 && tr_count(&c->r, "e") == 1,
 	     "events X/I/C/b/e: %zu/%zu/%zu/%zu/%zu, want 4/5/6/1/1", tr_count(&c->r, "X"),

@@ -15,18 +15,30 @@
  * "after-flood", a span "after-span" begun and ended, a COUNTER_ADD of 3 to
  * "after-counter" twice (the trace must show 3 then 6), and an instant on a
  * pseudo-process "after-pseudo". Prints "ready pid=P main_tid=T", waits up
- * to 10 s for a tracer (exit 3), prints "flooded n=N still_armed=0|1" and
+ * to 10 s for a tracer (exit 3); after the flood prints "flood done" and
+ * waits up to 60 s for SIGUSR1 (the test sends it once the tracer has
+ * caught up: a slow one, under ASan, would have the events after the
+ * flood find the ring still full); prints "flooded n=N still_armed=0|1" and
  * exits 0. Every event is paced a little (a yield every 256: batched, an
  * event costs tens of ns, not a microsecond) so that the tracer keeps up
  * and most of the flood reaches it.
  */
 #include <ctrace.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "ready.h"
+
+static volatile sig_atomic_t go_on;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	go_on = 1;
+}
 
 static void pace(long i)
 {
@@ -61,6 +73,7 @@ int main(int argc, char **argv)
 	markers = calloc((size_t)n, 1);
 	if (!spans || !markers)
 		return 1;
+	signal(SIGUSR1, on_usr1);
 	if (!ready_and_wait()) {
 		fprintf(stderr, "table_flood: no tracer attached within 10 s\n");
 		return 3;
@@ -85,7 +98,10 @@ int main(int argc, char **argv)
 		}
 		pace(i);
 	}
-	usleep(20000);
+	puts("flood done");
+	fflush(stdout);
+	for (int waited = 0; !go_on && waited < 6000; waited++)
+		usleep(10000);
 	CTRACE_INSTANT(NULL, "after-flood", CTRACE_SCOPE_THREAD, "{\"n\":1}");
 	CTRACE_SPAN_BEGIN(NULL, &after, "after-span", NULL);
 	CTRACE_SPAN_END(&after, NULL);

@@ -114,6 +114,57 @@ static void test_every_kind_round_trip(void **state)
 	}
 }
 
+/*
+ * The inlined append (usdt/ctrace_batch.h) stores each word without a
+ * branch and keeps it only if it is not 0: words that are 0 or not at run
+ * time, in every combination, come back as they were; an instant's scope
+ * that does not fit a byte is stored as a word.
+ */
+static void test_runtime_words_round_trip(void **state)
+{
+	struct ctrace_span sp;
+	int marker;
+	volatile unsigned pick = 0;
+	volatile double value = 0;
+	volatile unsigned long long scope = 300;
+	unsigned i;
+
+	(void)state;
+	armed();
+	for (i = 0; i < 4; i++) {
+		pick = i;
+		CTRACE_SPAN_BEGIN(pick & 1 ? &marker : NULL, pick & 2 ? &sp : NULL, "s", NULL);
+	}
+	CTRACE_COUNTER_SET(NULL, "c", value);
+	value = -1.5;
+	CTRACE_COUNTER_SET(&marker, "c", value);
+	CTRACE_INSTANT(NULL, "i", scope, NULL);
+	scope = 't';
+	CTRACE_INSTANT(NULL, "i", scope, NULL);
+	batch_split(ctrace__batch_tls, copy_size(), 0, 7, 8, collect, NULL);
+	assert_int_equal(n_seen, 8);
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(seen[i].ev.kind, CTRACE_KIND_SPAN_BEGIN);
+		assert_int_equal(seen[i].ev.arg[0], i & 1 ? (uintptr_t)&marker : 0);
+		assert_int_equal(seen[i].ev.arg[1], i & 2 ? (uintptr_t)&sp : 0);
+		assert_string_equal((const char *)(uintptr_t)seen[i].ev.arg[2], "s");
+		assert_int_equal(seen[i].ev.arg[3], 0);
+		assert_true(seen[i].literals & BATCH_NAME_LITERAL);
+	}
+	for (i = 4; i < 6; i++) {
+		double v;
+
+		assert_int_equal(seen[i].ev.kind, CTRACE_KIND_COUNTER_SET);
+		memcpy(&v, &seen[i].ev.arg[2], sizeof(v));
+		assert_true(v == (i == 4 ? 0.0 : -1.5));
+		assert_int_equal(seen[i].ev.arg[0], i == 4 ? 0 : (uintptr_t)&marker);
+	}
+	assert_int_equal(seen[6].ev.arg[2], 300);
+	assert_int_equal(seen[7].ev.arg[2], 't');
+	for (i = 1; i < n_seen; i++)
+		assert_int_equal(seen[i].seq, seen[i - 1].seq + 1);
+}
+
 /* Events numbered below `from` were taken before: not given again. */
 static void test_from_skips_taken(void **state)
 {
@@ -201,6 +252,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_kind_round_trip),
+		cmocka_unit_test(test_runtime_words_round_trip),
 		cmocka_unit_test(test_from_skips_taken),
 		cmocka_unit_test(test_full_buffer_numbers_on),
 		cmocka_unit_test(test_fallbacks_decline),

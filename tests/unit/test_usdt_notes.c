@@ -504,6 +504,107 @@ static void test_sys_sdt_semaphore(void **state)
 	usdt_note_list_free(&l);
 }
 
+/* ---- categories: .note.ctrace names each semaphore's category ---- */
+
+static const char cats_src[] =
+	"#define CTRACE_CATEGORY net\n"
+	"#include <ctrace.h>\n"
+	"int main(int argc, char **argv)\n"
+	"{\n"
+	"	(void)argv;\n"
+	"	CTRACE_INSTANT(NULL, \"n\", CTRACE_SCOPE_THREAD, NULL);\n"
+	"	CTRACE_IN(verbose, INSTANT, NULL, \"v\", CTRACE_SCOPE_THREAD, NULL);\n"
+	"	CTRACE_IN(ctrace, COUNTER_SET, NULL, \"c\", argc);\n"
+	"	return 0;\n"
+	"}\n";
+
+/* Builds cats_src plus `extra` (top-level asm: hand-made notes) as dir/name; stripped if `strip`. */
+static void build_cats(const char *name, const char *extra, bool strip)
+{
+	char src[PATH_MAX], out[PATH_MAX];
+	char text[2048];
+
+	pathf(src, sizeof(src), "cats.c");
+	pathf(out, sizeof(out), name);
+	snprintf(text, sizeof(text), "%s%s", cats_src, extra);
+	assert_int_equal(write_file(src, text, strlen(text)), 0);
+	assert_int_equal(run("cc -O2 -Wall -Wextra -Werror -std=gnu11 -Iinclude %s -o %s%s%s", src, out,
+			     strip ? " && strip -s " : "", strip ? out : ""), 0);
+}
+
+static void test_categories_named(void **state)
+{
+	(void)state;
+	for (int strip = 0; strip < 2; strip++) {
+		struct usdt_note_list l;
+		char path[PATH_MAX], err[256];
+		uint64_t net = 0, verbose = 0, dflt = 0;
+		unsigned seen = 0;
+
+		build_cats(strip ? "cats_stripped" : "cats", "", strip);
+		if (!strip) {
+			pathf(path, sizeof(path), "cats");
+			net = symbol_value(path, "ctrace_semaphore_net");
+			verbose = symbol_value(path, "ctrace_semaphore_verbose");
+			dflt = symbol_value(path, "ctrace_semaphore");
+			assert_true(net && verbose && dflt);
+		}
+		pathf(path, sizeof(path), strip ? "cats_stripped" : "cats");
+		assert_int_equal(usdt_notes_read(path, &l, err, sizeof(err)), 0);
+		for (size_t i = 0; i < l.n; i++) {
+			const struct usdt_note *n = &l.v[i];
+			const char *want = !strcmp(n->name, "counter_set") ? "ctrace" :
+					   !strcmp(n->name, "batch") ? "ctrace" : NULL;
+
+			if (!want && !strcmp(n->name, "instant"))
+				continue; /* two instants: told apart by their semaphores below */
+			assert_non_null(want);
+			assert_string_equal(n->category, want);
+			seen++;
+		}
+		for (size_t i = 0; i < l.n; i++)
+			if (!strcmp(l.v[i].name, "instant")) {
+				const char *cat = l.v[i].category;
+
+				assert_true(!strcmp(cat, "net") || !strcmp(cat, "verbose"));
+				if (!strip)
+					assert_int_equal(l.v[i].sema_vaddr, !strcmp(cat, "net") ? net : verbose);
+				seen++;
+			}
+		assert_int_equal(seen, 4); /* batch, counter_set, two instants */
+		usdt_note_list_free(&l);
+	}
+}
+
+/* A hostile .note.ctrace: a name that is not an identifier, or one semaphore of two names. */
+static void test_categories_malformed(void **state)
+{
+#define CAT_NOTE(addr, name, len)                                                                 \
+	"__asm__(\".pushsection .note.ctrace,\\\"\\\",@note\\n.balign 4\\n.4byte 7, " #len ", 1\\n"   \
+	".asciz \\\"ctrace\\\"\\n.balign 4\\n.8byte " addr "\\n.asciz \\\"" name "\\\"\\n"           \
+	".balign 4\\n.popsection\");\n"
+	static const struct {
+		const char *extra, *why;
+	} bad[] = {
+		{ CAT_NOTE("0x1234", "a-b", 12), "valid name" },
+		{ CAT_NOTE("0x1234", "", 9), "valid name" },
+		{ CAT_NOTE("ctrace_semaphore_net", "db", 11), "two categories" },
+	};
+	struct usdt_note_list l;
+	char path[PATH_MAX], err[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		build_cats("cats_bad", bad[i].extra, false);
+		pathf(path, sizeof(path), "cats_bad");
+		assert_int_equal(usdt_notes_read(path, &l, err, sizeof(err)), -EINVAL);
+		if (!strstr(err, bad[i].why))
+			fail_msg("note %zu: '%s'", i, err);
+		assert_int_equal(l.n, 0);
+	}
+#undef CAT_NOTE
+}
+
 /* ---- .stapsdt.base: the prelink correction ---- */
 
 /* Copies "pie" to `name`, moving .stapsdt.base's sh_addr by `delta` and
@@ -882,6 +983,8 @@ int main(void)
 		cmocka_unit_test(test_built_probe_sites),
 		cmocka_unit_test(test_sys_sdt),
 		cmocka_unit_test(test_sys_sdt_semaphore),
+		cmocka_unit_test(test_categories_named),
+		cmocka_unit_test(test_categories_malformed),
 		cmocka_unit_test(test_stapsdt_base_adjust),
 		cmocka_unit_test(test_not_found_and_not_elf),
 		cmocka_unit_test(test_truncated),
