@@ -29,7 +29,7 @@ CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 LDFLAGS  += -fsanitize=address,undefined
 endif
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Ibpf -Iusdt -Iuserspace -DCTRACE_SITE_LAYOUT_ONLY
-LIBS     := -lbpf -lelf -lz -lcjson -lcap -lm -pthread
+LIBS     := -lbpf -ldw -lelf -lz -lcjson -lcap -lstdc++ -lm -pthread
 
 VMLINUX  := vmlinux/vmlinux.h
 # One BPF source, one object per program set (bpf/ctrace.bpf.c says what
@@ -115,6 +115,34 @@ $(BUILD)/tests/programs/%: tests/programs/%.c $(wildcard tests/programs/*.h) inc
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(PROG_CFLAGS) $< -o $@ -lm
 
+# --stacks' call chains (tests/programs/stacks/chains.c), gcc -O2 -g with and
+# without frame pointers: a program, its shared library, C++ part and plugin.
+STACK_SRC := tests/programs/stacks
+STACK_DEPS := $(wildcard $(STACK_SRC)/*.h) include/ctrace.h $(wildcard usdt/*.h) | $(BUILD)
+STACK_fp := -fno-omit-frame-pointer
+STACK_nofp := -fomit-frame-pointer
+STACK_stripped := -fomit-frame-pointer
+STACK_PROGS := $(BUILD)/tests/programs/stack_chains_fp $(BUILD)/tests/programs/stack_chains_nofp \
+	$(BUILD)/tests/programs/stack_chains_stripped
+# The library as distributions ship theirs: no symbol table, no DWARF, .eh_frame kept.
+$(BUILD)/tests/programs/libstk_stripped.so: $(BUILD)/tests/programs/libstk_nofp.so
+	$(call msg,STRIP,$@)
+	$(Q)strip -o $@ $<
+$(BUILD)/tests/programs/libstk_%.so: $(STACK_SRC)/lib.c $(STACK_DEPS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(PROG_CFLAGS) $(STACK_$*) -fPIC -shared $< -o $@
+$(BUILD)/tests/programs/libstk_plugin_%.so: $(STACK_SRC)/plugin.c $(STACK_DEPS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(PROG_CFLAGS) $(STACK_$*) -fPIC -shared $< -o $@
+$(BUILD)/tests/programs/stack_chains_%: $(STACK_SRC)/chains.c $(STACK_SRC)/template.cpp \
+		$(BUILD)/tests/programs/libstk_%.so $(BUILD)/tests/programs/libstk_plugin_%.so $(STACK_DEPS)
+	$(call msg,CC,$@)
+	$(Q)$(CXX) -g -O2 $(WARN) -pedantic -std=gnu++17 -Iinclude $(STACK_$*) -c $(STACK_SRC)/template.cpp -o $@.tmpl.o
+	$(Q)$(CC) $(PROG_CFLAGS) $(STACK_$*) $< $@.tmpl.o -L$(@D) -lstk_$* -Wl,-rpath,'$$ORIGIN' -ldl -lstdc++ -o $@
+	$(Q)rm -f $@.tmpl.o
+
 $(BUILD)/tests/lib/%.o: tests/lib/%.c $(wildcard tests/lib/*.h) | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -148,7 +176,7 @@ header-test: $(BUILD)/ctrace-bpf
 	$(Q)CTRACE_BPF=$(BUILD)/ctrace-bpf ./tests/header/compile_matrix
 
 $(INTEG_TESTS): $(wildcard tests/integration/*.h)
-integration-test: all $(TEST_PROGS) $(INTEG_TESTS)
+integration-test: all $(TEST_PROGS) $(STACK_PROGS) $(INTEG_TESTS)
 	$(Q)CTRACE_BPF=$(BUILD)/ctrace-bpf CTRACE_TEST_PROGRAMS=$(BUILD)/tests/programs \
 		./tests/run-integration $(INTEG_TESTS)
 
@@ -157,7 +185,7 @@ integration-test: all $(TEST_PROGS) $(INTEG_TESTS)
 # perf uprobes (6.0-6.5), probe_read with perf uprobes and no BPF cookies
 # (5.8-5.14). So every fallback runs here although this kernel has better.
 PROGRAM_SET_RUNS := copy_str copy_user:CTRACE_NO_MULTI=1 probe_read:CTRACE_NO_MULTI=1:CTRACE_NO_COOKIES=1
-test-program-sets: all $(TEST_PROGS) $(INTEG_TESTS)
+test-program-sets: all $(TEST_PROGS) $(STACK_PROGS) $(INTEG_TESTS)
 	$(Q)failed=; for run in $(PROGRAM_SET_RUNS); do \
 		vars="CTRACE_PROGRAM_SET=$$(echo $$run | tr ':' ' ')"; start=$$(date +%s); \
 		echo "==== $$vars"; \

@@ -112,6 +112,32 @@ struct {
 	__type(value, struct record_buf);
 } task_scratch SEC(".maps");
 
+/*
+ * --stacks: the same records with room for the stack part (stack_capture()),
+ * in maps of their own, so that a trace without stacks keeps the smaller
+ * record per thread. Used only when the loader sets stack_how.
+ */
+const volatile __u32 stack_how = 0; /* 0 (off), CTRACE_STACK_FP or CTRACE_STACK_DWARF */
+
+struct record_buf_stacks {
+	char bytes[CTRACE_RECORD_MAX + CTRACE_STACK_TRAILER_MAX];
+	__u32 sent;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct record_buf_stacks);
+} scratch_stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct record_buf_stacks);
+} task_scratch_stacks SEC(".maps");
+
 #if CTRACE_SET == CTRACE_SET_COPY_STR
 extern int bpf_copy_from_user_str(void *dst, __u32 dst__sz,
 				  const void *unsafe_ptr__ign, __u64 flags) __weak __ksym;
@@ -298,11 +324,20 @@ const volatile bool site_categories = false;
 static __always_inline struct ctrace_record *record_start_site(__u16 kind)
 {
 #if CTRACE_SLEEPABLE
-	struct record_buf *b = bpf_task_storage_get(&task_scratch, bpf_get_current_task_btf(),
-						     0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	void *b;
 
+	if (stack_how)
+		b = bpf_task_storage_get(&task_scratch_stacks, bpf_get_current_task_btf(), 0,
+					 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	else
+		b = bpf_task_storage_get(&task_scratch, bpf_get_current_task_btf(), 0,
+					 BPF_LOCAL_STORAGE_GET_F_CREATE);
 	return record_init((struct ctrace_record *)b, kind);
 #else
+	__u32 zero = 0;
+
+	if (stack_how)
+		return record_init(bpf_map_lookup_elem(&scratch_stacks, &zero), kind);
 	return record_start_cpu(kind, SCRATCH_PROBES);
 #endif
 }
@@ -314,6 +349,14 @@ static __always_inline struct ctrace_record *record_start(void *ctx, __u16 kind)
 	if (r && site_categories)
 		r->flags = (__u16)((bpf_get_attach_cookie(ctx) >> 48 & 0xff) << 8);
 	return r;
+}
+
+/* The thread's count of records sent, after the record (of either size). */
+static __always_inline __u32 *record_sent(struct ctrace_record *r)
+{
+	if (stack_how)
+		return &((struct record_buf_stacks *)r)->sent;
+	return &((struct record_buf *)r)->sent;
 }
 
 #if CTRACE_SET == CTRACE_SET_COPY_USER
@@ -418,12 +461,109 @@ static __always_inline void remember_literal(struct ctrace_record *r, __u64 ptr,
 		bpf_map_update_elem(&literals_sent, &key, &one, BPF_ANY);
 }
 
+/* ---- --stacks: the user stack where the macro ran (ctrace_record.h) ---- */
+
+/* Set by the loader before load (and stack_how, above). */
+const volatile __u32 stack_depth = 32;               /* FP: frames at most */
+const volatile __u32 stack_bytes = CTRACE_STACK_BYTES; /* DWARF: bytes copied at most */
+
+/* Stacks that could not be taken at all (bpf_get_stack or the copy failed); read by the loader. */
+__u64 stack_errors = 0;
+
+/*
+ * Appends the stack part at `off` (the record's length so far); returns its
+ * size. FP: the kernel walks the frame pointers (what perf does with
+ * --call-graph fp). DWARF: the registers and the stack's top, for the
+ * loader's CFI unwinder; copied in pieces, so that a stack whose top is
+ * nearer than stack_bytes still gives what lies below it.
+ */
+static __always_inline __u32 stack_capture(struct pt_regs *ctx, struct ctrace_record *r, __u32 off)
+{
+	struct ctrace_stack *st;
+	__u32 copied = 0;
+	long n;
+
+	if (!stack_how)
+		return 0;
+	barrier_var(off);
+	if (off > CTRACE_RECORD_MAX)
+		return 0;
+	st = (struct ctrace_stack *)((char *)r + off);
+	st->how = stack_how;
+	st->pad = 0;
+	st->pad2 = 0;
+	st->err = 0;
+	if (stack_how == CTRACE_STACK_FP) {
+		__u32 size = stack_depth * 8;
+
+		if (size > CTRACE_STACK_DEPTH_MAX * 8)
+			size = CTRACE_STACK_DEPTH_MAX * 8;
+		n = bpf_get_stack(ctx, st + 1, size, BPF_F_USER_STACK);
+		if (n < 0) {
+			st->err = n;
+			n = 0;
+			__sync_fetch_and_add(&stack_errors, 1);
+		}
+		n &= 1023; /* at most 127 * 8: a bound the verifier can see */
+		st->n = n / 8;
+		return sizeof(*st) + (n & ~7);
+	}
+	{
+		__u64 *regs = (__u64 *)(st + 1);
+		char *dst = (char *)(regs + CTRACE_STACK_REGS);
+		__u64 sp = ctx->sp;
+
+		regs[0] = ctx->ax;
+		regs[1] = ctx->dx;
+		regs[2] = ctx->cx;
+		regs[3] = ctx->bx;
+		regs[4] = ctx->si;
+		regs[5] = ctx->di;
+		regs[6] = ctx->bp;
+		regs[7] = sp;
+		regs[8] = ctx->r8;
+		regs[9] = ctx->r9;
+		regs[10] = ctx->r10;
+		regs[11] = ctx->r11;
+		regs[12] = ctx->r12;
+		regs[13] = ctx->r13;
+		regs[14] = ctx->r14;
+		regs[15] = ctx->r15;
+		regs[16] = ctx->ip;
+		/* The whole window at once, the common case; in pieces only where that fails. */
+		if (stack_bytes == CTRACE_STACK_BYTES &&
+		    !bpf_probe_read_user(dst, CTRACE_STACK_BYTES, (const void *)sp)) {
+			st->n = CTRACE_STACK_BYTES;
+			return sizeof(*st) + CTRACE_STACK_REGS * 8 + CTRACE_STACK_BYTES;
+		}
+		for (int i = 0; i < CTRACE_STACK_BYTES / CTRACE_STACK_CHUNK; i++) {
+			if (copied + CTRACE_STACK_CHUNK > stack_bytes)
+				break;
+			barrier_var(copied);
+			if (copied > CTRACE_STACK_BYTES - CTRACE_STACK_CHUNK)
+				break;
+			n = bpf_probe_read_user(dst + copied, CTRACE_STACK_CHUNK, (const void *)(sp + copied));
+			if (n) {
+				if (!copied) {
+					st->err = n;
+					__sync_fetch_and_add(&stack_errors, 1);
+				}
+				break;
+			}
+			copied += CTRACE_STACK_CHUNK;
+		}
+		st->n = copied;
+		return sizeof(*st) + CTRACE_STACK_REGS * 8 + copied;
+	}
+}
+
 /*
  * The name and args pointers are in the arg[] the kinds table says (the
  * loader looks for a literal's address there). lit: bit 0 the name is a
  * string literal, bit 1 the args are (the site's %rax).
  */
-static __always_inline int record_emit(struct ctrace_record *r, __u16 kind, __u64 lit)
+static __always_inline int record_emit(struct pt_regs *ctx, struct ctrace_record *r,
+				       __u16 kind, __u64 lit)
 {
 	int name_arg = ctrace_kind_name_arg(kind), args_arg = ctrace_kind_args_arg(kind);
 	__u64 name_ptr = name_arg >= 0 ? r->arg[name_arg & 3] : 0;
@@ -443,9 +583,10 @@ static __always_inline int record_emit(struct ctrace_record *r, __u16 kind, __u6
 	r->name_len = nlen;
 	r->args_len = alen;
 	size = sizeof(*r) + nlen + alen;
+	size += stack_capture(ctx, r, size);
 	/* Keep the check: the compiler knows the bound, the verifier must see it. */
 	barrier_var(size);
-	if (size > CTRACE_RECORD_MAX)
+	if (size > (stack_how ? CTRACE_RECORD_MAX + CTRACE_STACK_TRAILER_MAX : CTRACE_RECORD_MAX))
 		return 0;
 	/*
 	 * Wake the loader only when a batch waits, and look only every 64th
@@ -454,7 +595,7 @@ static __always_inline int record_emit(struct ctrace_record *r, __u16 kind, __u6
 	 * every few ms, so a quiet program's events still arrive.
 	 */
 	flags = BPF_RB_NO_WAKEUP;
-	if ((++((struct record_buf *)r)->sent & 63) == 0 &&
+	if ((++*record_sent(r) & 63) == 0 &&
 	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;
 	if (bpf_ringbuf_output(&events, r, size, flags)) {
@@ -482,7 +623,7 @@ int BPF_KPROBE(ctrace_span_begin, __u64 marker, __u64 span, __u64 name,
 	r->arg[1] = span;
 	r->arg[2] = name;
 	r->arg[3] = args;
-	return record_emit(r, CTRACE_KIND_SPAN_BEGIN, PT_REGS_RC(ctx));
+	return record_emit(ctx, r, CTRACE_KIND_SPAN_BEGIN, PT_REGS_RC(ctx));
 }
 
 SEC(PROBE_SEC)
@@ -494,7 +635,7 @@ int BPF_KPROBE(ctrace_span_end, __u64 span, __u64 args, __u64 lit)
 		return 0;
 	r->arg[0] = span;
 	r->arg[1] = args;
-	return record_emit(r, CTRACE_KIND_SPAN_END, lit);
+	return record_emit(ctx, r, CTRACE_KIND_SPAN_END, lit);
 }
 
 SEC(PROBE_SEC)
@@ -509,7 +650,7 @@ int BPF_KPROBE(ctrace_instant, __u64 marker, __u64 name, __u64 scope,
 	r->arg[1] = name;
 	r->arg[2] = scope;
 	r->arg[3] = args;
-	return record_emit(r, CTRACE_KIND_INSTANT, PT_REGS_RC(ctx));
+	return record_emit(ctx, r, CTRACE_KIND_INSTANT, PT_REGS_RC(ctx));
 }
 
 static __always_inline int counter(void *ctx, __u16 kind, __u64 marker,
@@ -522,7 +663,7 @@ static __always_inline int counter(void *ctx, __u16 kind, __u64 marker,
 	r->arg[0] = marker;
 	r->arg[1] = name;
 	r->arg[2] = bits;
-	return record_emit(r, kind, lit);
+	return record_emit(ctx, r, kind, lit);
 }
 
 SEC(PROBE_SEC)
@@ -546,7 +687,7 @@ int BPF_KPROBE(ctrace_new_pid, __u64 marker, __u64 pname, __u64 lit)
 		return 0;
 	r->arg[0] = marker;
 	r->arg[1] = pname;
-	return record_emit(r, CTRACE_KIND_NEW_PID, lit);
+	return record_emit(ctx, r, CTRACE_KIND_NEW_PID, lit);
 }
 
 SEC(PROBE_SEC)
@@ -557,7 +698,7 @@ int BPF_KPROBE(ctrace_discard, __u64 marker)
 	if (!r)
 		return 0;
 	r->arg[0] = marker;
-	return record_emit(r, CTRACE_KIND_DISCARD, 0);
+	return record_emit(ctx, r, CTRACE_KIND_DISCARD, 0);
 }
 
 /* The end of a CTRACE_SCOPE; its strings travel through a struct, never as literals. */
@@ -573,7 +714,7 @@ static __always_inline int scope_end(void *ctx, __u16 kind, __u64 marker, __u64 
 	r->arg[2] = args;
 	r->arg[3] = ticks;
 	r->tsc = tsc;
-	return record_emit(r, kind, 0);
+	return record_emit(ctx, r, kind, 0);
 }
 
 /* Header 0.1: its start travels as the ticks it lasted. */
@@ -606,7 +747,7 @@ static __always_inline int one_word(void *ctx, __u16 kind, __u64 a0, __u64 lit)
 	if (!r)
 		return 0;
 	r->arg[0] = a0;
-	return record_emit(r, kind, lit);
+	return record_emit(ctx, r, kind, lit);
 }
 
 SEC(PROBE_SEC)

@@ -144,4 +144,34 @@ struct ctrace_record {
 #define CTRACE_RECORD_MAX                                                      \
 	(sizeof(struct ctrace_record) + CTRACE_NAME_MAX + CTRACE_ARGS_MAX)
 
+/*
+ * --stacks: an event's record may end in the user stack where its macro
+ * ran, after its name and args (what follows them is that part: no flag,
+ * the flags' bits are the strings' and the category's): a struct
+ * ctrace_stack, then for CTRACE_STACK_FP `n` return addresses (u64, the
+ * kernel's frame-pointer walk, the site's own pc first), for
+ * CTRACE_STACK_DWARF the registers then `n` bytes copied from the stack
+ * pointer up, which the loader unwinds from the objects' CFI
+ * (userspace/stack_unwind.c). A trailing part, so that a record without it
+ * is the same as before. Not 8-byte aligned: read it with memcpy.
+ */
+#define CTRACE_STACK_FP 1
+#define CTRACE_STACK_DWARF 2
+#define CTRACE_STACK_DEPTH_MAX 127 /* the kernel's sysctl_perf_event_max_stack default */
+#define CTRACE_STACK_BYTES 8192    /* DWARF: stack bytes copied at most (as perf) */
+#define CTRACE_STACK_CHUNK 512     /* ... in pieces: a piece past the stack's top fails alone */
+/* x86-64 DWARF register numbers 0-16: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip */
+#define CTRACE_STACK_REGS 17
+
+struct ctrace_stack {
+	__u16 how;  /* CTRACE_STACK_* */
+	__u16 pad;
+	__s32 err;  /* < 0: the capture failed (bpf_get_stack's or the first copy's error) */
+	__u32 n;    /* FP: addresses; DWARF: stack bytes */
+	__u32 pad2;
+};
+
+#define CTRACE_STACK_TRAILER_MAX                                               \
+	(sizeof(struct ctrace_stack) + CTRACE_STACK_REGS * 8 + CTRACE_STACK_BYTES)
+
 #endif /* CTRACE_RECORD_H */

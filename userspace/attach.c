@@ -628,6 +628,8 @@ int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a)
 	ret = proc_maps_objects(pid, &objs);
 	if (ret < 0)
 		return ret;
+	if (a->objects_seen)
+		a->objects_seen(a->objects_ctx, pid, &objs);
 	if (!a->global)
 		detach_unmapped(pid, &objs, a);
 	for (size_t i = 0; i < objs.n; i++) {

@@ -20,7 +20,17 @@ struct bpf_link;
 struct bpf_program;
 struct category_filter;
 
+struct mapped_object_list;
+
 struct attachment {
+	/*
+	 * Told each process's mapped objects before any probe of theirs is
+	 * attached (--stacks: stack_unwind.c opens them then, so an event from
+	 * an object is never decoded before its symbols are at hand, even if
+	 * it is unmapped right after). NULL: nobody asked.
+	 */
+	void (*objects_seen)(void *ctx, int pid, const struct mapped_object_list *objs);
+	void *objects_ctx;
 	/*
 	 * multi: the programs were loaded for uprobe_multi links (kernel >= 6.6):
 	 * one link per probe kind and object, attached and detached in one step

@@ -124,8 +124,10 @@ static struct ctrace_bpf *open_set(enum program_set set)
 		return NULL;
 	}
 	/* Its kernels may not know the map type; its programs do not use it. */
-	if (set == PROGRAM_SET_PROBE_READ)
+	if (set == PROGRAM_SET_PROBE_READ) {
 		bpf_map__set_autocreate(skel->maps.task_scratch, false);
+		bpf_map__set_autocreate(skel->maps.task_scratch_stacks, false);
+	}
 	return skel;
 }
 
@@ -156,6 +158,8 @@ static struct ctrace_bpf *load_programs(const struct trace_options *o, enum prog
 	skel->rodata->wakeup_bytes = bpf_map__max_entries(skel->maps.events) / 8;
 	skel->rodata->filter_by_map = global;
 	skel->rodata->follow_forks = o->follow;
+	skel->rodata->stack_how = o->stack_depth ? o->stack_how : 0;
+	skel->rodata->stack_depth = o->stack_depth;
 	/* Each site's cookie tells its category (categories.h). */
 	skel->rodata->site_categories = cookies;
 	{

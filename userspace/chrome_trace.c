@@ -153,12 +153,61 @@ static void write_memory(struct json_writer *w, const struct trace_stats *s)
 	jw_lit(w, "}}");
 }
 
+/*
+ * ,"stackFrames":{"ID":{"name":N,"category":OBJ,"parent":ID},...}: the
+ * seed's dictionary, which chrome://tracing draws for an event's "sf".
+ */
+static void write_stack_frames(struct json_writer *w, const struct stack_frames *t)
+{
+	if (!t)
+		return;
+	jw_lit(w, ",\n\"stackFrames\":{");
+	for (size_t i = 0; i < t->n; i++) {
+		const struct stack_frame *f = &t->v[i];
+
+		jw_lit(w, i ? ",\n\"" : "\"");
+		jw_u64(w, i + 1);
+		jw_lit(w, "\":{\"name\":");
+		jw_str(w, f->name, strlen(f->name), NULL);
+		jw_lit(w, ",\"category\":");
+		jw_str(w, f->category, strlen(f->category), NULL);
+		if (f->parent) {
+			jw_lit(w, ",\"parent\":");
+			jw_u64(w, f->parent);
+		}
+		jw_lit(w, "}");
+	}
+	jw_lit(w, "}");
+}
+
+/* ,"stacks":{...}: how they were taken, and what could not be. */
+static void write_stack_stats(struct json_writer *w, const struct stack_stats *s)
+{
+	if (!s)
+		return;
+	jw_lit(w, ",\"stacks\":{");
+	write_kv_str(w, "unwind", s->how == CTRACE_STACK_FP ? "fp" : "dwarf", false);
+	if (s->how_why)
+		write_kv_str(w, "unwind_reason", s->how_why, true);
+	write_kv_u64(w, "depth", s->depth);
+	write_kv_u64(w, "stacks", s->stacks);
+	write_kv_u64(w, "capture_errors", s->capture_errors);
+	write_kv_u64(w, "not_unwound", s->not_unwound);
+	write_kv_u64(w, "empty", s->empty);
+	write_kv_u64(w, "frames_unsymbolized", s->frames_unsymbolized);
+	write_kv_u64(w, "objects_unreadable", s->objects_unreadable);
+	write_kv_u64(w, "processes_let_go", s->processes_let_go);
+	jw_lit(w, "}");
+}
+
 void chrome_trace_end(struct chrome_trace *tf, const struct trace_facts *facts,
 		      const struct trace_stats *s)
 {
 	struct json_writer *w = tf->w;
 
-	jw_lit(w, "\n],\n\"metadata\":{");
+	jw_lit(w, "\n]");
+	write_stack_frames(w, tf->frames);
+	jw_lit(w, ",\n\"metadata\":{");
 	write_facts(w, facts);
 	/* Known once attached, after "context" was written. */
 	write_kv_u64(w, "probes_attached", facts->probes_attached);
@@ -197,8 +246,11 @@ void chrome_trace_end(struct chrome_trace *tf, const struct trace_facts *facts,
 		jw_lit(w, "}");
 	}
 	write_kv_u64(w, "thread_renames", s->thread_renames);
+	write_stack_stats(w, s->stacks);
 	if (facts->event_path) {
 		write_kv_str(w, "event_path", facts->event_path, true);
+		if (facts->event_path_why)
+			write_kv_str(w, "event_path_reason", facts->event_path_why, true);
 		jw_lit(w, ",\"batch\":{\"events\":");
 		jw_u64(w, s->batched_events);
 		write_kv_u64(w, "threads", s->batch_threads);
@@ -278,7 +330,34 @@ static void te_key(struct chrome_trace *tf, const char *key)
 
 static void te_end(struct chrome_trace *tf)
 {
+	if (tf->sf) {
+		jw_lit(tf->w, ",\"sf\":");
+		jw_u64(tf->w, tf->sf);
+		tf->sf = 0;
+	}
 	jw_lit(tf->w, "}");
+}
+
+/*
+ * The event's stack as "stack":["innermost", ..., "outermost"], for
+ * Perfetto, which does not read stackFrames; after `comma`.
+ */
+static void te_stack_member(struct chrome_trace *tf, bool comma)
+{
+	const struct stack_frame *f = stack_frames_get(tf->frames, tf->sf);
+
+	jw_lit(tf->w, comma ? ",\"stack\":[" : "\"stack\":[");
+	for (bool first = true; f; f = stack_frames_get(tf->frames, f->parent), first = false) {
+		if (!first)
+			jw_lit(tf->w, ",");
+		jw_str(tf->w, f->name, strlen(f->name), NULL);
+	}
+	jw_lit(tf->w, "]");
+}
+
+static bool has_stack(const struct chrome_trace *tf)
+{
+	return tf->sf && stack_frames_get(tf->frames, tf->sf);
 }
 
 /* A metadata event: {"ph":"M","name":WHAT,"pid","tid","args":{"name":NAME}}; flags: CTRACE_STR_* */
@@ -387,14 +466,36 @@ static cJSON *args_of(const struct ct_text *t)
 	return o;
 }
 
-/* Writes ,"args":{...} unless the object is empty; frees it. */
+/* ,"args":{"stack":[...]}: an event with a stack and no args of its own. */
+static void write_stack_only_args(struct chrome_trace *ct)
+{
+	if (!has_stack(ct))
+		return;
+	te_key(ct, "args");
+	jw_lit(ct->w, "{");
+	te_stack_member(ct, false);
+	jw_lit(ct->w, "}");
+}
+
+/* Writes ,"args":{...} unless the object is empty (and there is no stack); frees it. */
 static void write_args(struct chrome_trace *ct, cJSON *o)
 {
-	if (!o)
+	if (!o) {
+		write_stack_only_args(ct);
 		return;
+	}
+	if (o->child && has_stack(ct)) {
+		cJSON *stack = cJSON_AddArrayToObject(o, "stack");
+
+		for (const struct stack_frame *f = stack_frames_get(ct->frames, ct->sf); f && stack;
+		     f = stack_frames_get(ct->frames, f->parent))
+			cJSON_AddItemToArray(stack, cJSON_CreateString(f->name));
+	}
 	if (o->child) {
 		te_key(ct, "args");
 		jw_cjson(ct->w, o);
+	} else {
+		write_stack_only_args(ct);
 	}
 	cJSON_Delete(o);
 }
@@ -407,12 +508,21 @@ static void write_args_text(struct chrome_trace *ct, const struct ct_text *t)
 {
 	size_t start, len;
 
-	if (text_empty(t))
+	if (text_empty(t)) {
+		write_stack_only_args(ct);
 		return;
+	}
 	if (!t->flags && json_plain_object(t->s, t->n, &start, &len)) {
-		if (len > 2) { /* not {} */
+		if (len > 2 && has_stack(ct)) { /* the object without its '}', the stack, '}' */
+			te_key(ct, "args");
+			jw_raw(ct->w, t->s + start, len - 1);
+			te_stack_member(ct, true);
+			jw_lit(ct->w, "}");
+		} else if (len > 2) { /* not {} */
 			te_key(ct, "args");
 			jw_raw(ct->w, t->s + start, len);
+		} else {
+			write_stack_only_args(ct);
 		}
 		return;
 	}
@@ -601,6 +711,8 @@ void chrome_trace_async(struct chrome_trace *ct, uint32_t pid, const struct ct_t
 
 	snprintf(hex, sizeof(hex), "0x%" PRIx64, id);
 	async_end(ct, "b", pid, begin_tid, begin_ns, name, hex, begin_args);
+	ct->sf = ct->sf_end;
+	ct->sf_end = 0;
 	async_end(ct, "e", pid, end_tid, end_ns, name, hex, end_args);
 }
 

@@ -23,6 +23,8 @@
 #include "proc_info.h"
 #include "table_bound.h"
 #include "trace_flows.h"
+#include "stack_frames.h"
+#include "stack_trace.h"
 
 /* The bounded tables (table_bound.h) metadata.memory lists, at most. */
 #define TRACE_BOUNDS_MAX 12
@@ -45,6 +47,7 @@ struct trace_facts {
 	bool bpf_cookies;
 	bool fast_nop5;               /* --fast took effect */
 	const char *event_path;       /* "batched" or "per_event" (--no-batch); NULL: not written */
+	const char *event_path_why;   /* why per_event, when not asked for (--stacks); NULL: none */
 	struct kernel_feature kernel_features[KERNEL_FEATURE_COUNT];
 };
 
@@ -80,6 +83,7 @@ struct trace_stats {
 	const char *stop_reason;
 	const struct flow_counts *flows; /* CTRACE_FLOW_OUT/IN (trace_flows.c); NULL: not written */
 	uint64_t thread_renames;   /* renames the kernel told of (task_rename) */
+	const struct stack_stats *stacks; /* --stacks (metadata.stacks); NULL: not written */
 };
 
 /* A flow's binding to the next "X" (Perfetto's v2 flows): bind_id and which ways. */
@@ -92,6 +96,13 @@ struct chrome_trace {
 	struct json_writer *w;
 	bool first_event;
 	uint64_t events;
+	/*
+	 * --stacks: the frames (NULL: none), and the stack of the next event
+	 * written, set by the model just before (sf_end: an async pair's end),
+	 * taken by that event: its "sf" and its args.stack.
+	 */
+	const struct stack_frames *frames;
+	uint32_t sf, sf_end;
 	/*
 	 * The category (categories.h's number; 0 and 1: "ctrace") of the
 	 * program's events written next: the model sets it (trace_model.c).

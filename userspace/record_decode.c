@@ -2,6 +2,7 @@
 #include "record_decode.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 /* Built from the kinds table of ctrace_record.h: each kind's probe name. */
@@ -31,8 +32,38 @@ int record_args_arg(unsigned kind)
 	return ctrace_kind_args_arg(kind);
 }
 
+/* --stacks' part: its header, then exactly what its `how` and `n` say. */
+static bool stack_part_fits(const char *p, size_t len)
+{
+	struct ctrace_stack st;
+
+	if (len < sizeof(st))
+		return false;
+	memcpy(&st, p, sizeof(st));
+	len -= sizeof(st);
+	if (st.how == CTRACE_STACK_FP)
+		return st.n <= CTRACE_STACK_DEPTH_MAX && len == (size_t)st.n * 8;
+	if (st.how == CTRACE_STACK_DWARF)
+		return st.n <= CTRACE_STACK_BYTES && len == CTRACE_STACK_REGS * 8 + (size_t)st.n;
+	return false;
+}
+
+const void *record_stack_part(const void *data, size_t size, size_t *len)
+{
+	struct ctrace_record r;
+	size_t strings;
+
+	memcpy(&r, data, sizeof(r));
+	strings = sizeof(r) + (size_t)r.name_len + r.args_len;
+	if (strings >= size)
+		return NULL;
+	*len = size - strings;
+	return (const char *)data + strings;
+}
+
 int record_decode(const void *data, size_t size, struct ctrace_event *out)
 {
+	size_t stack_len;
 	struct ctrace_record r;
 	const char *bytes = data;
 
@@ -42,7 +73,11 @@ int record_decode(const void *data, size_t size, struct ctrace_event *out)
 	if (!record_kind_probe(r.kind))
 		return -EINVAL;
 	if (r.name_len > CTRACE_NAME_MAX || r.args_len > CTRACE_ARGS_MAX ||
-	    sizeof(r) + (size_t)r.name_len + r.args_len != size)
+	    sizeof(r) + (size_t)r.name_len + r.args_len > size)
+		return -EINVAL;
+	stack_len = size - (sizeof(r) + (size_t)r.name_len + r.args_len);
+	/* Bytes after the strings: only a whole stack part (--stacks). */
+	if (stack_len && !stack_part_fits(bytes + size - stack_len, stack_len))
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
 	out->ts_ns = r.ts_ns;

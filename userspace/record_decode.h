@@ -17,6 +17,7 @@ struct ctrace_event {
 	uint64_t ts_ns;
 	uint32_t tgid, tid;
 	uint16_t kind; /* enum ctrace_kind */
+	uint32_t sf;   /* --stacks: the event's innermost frame in stackFrames; 0: none */
 	uint8_t cat;   /* the site's category number (categories.h); 0: not known */
 	uint64_t arg[4];
 	uint64_t tsc; /* SCOPE_TSC: the TSC at the scope's end */
@@ -30,6 +31,12 @@ struct ctrace_event {
 
 /* 0, or -EINVAL for a record that is too short, inconsistent or of an unknown kind. */
 int record_decode(const void *data, size_t size, struct ctrace_event *out);
+/*
+ * The stack part (--stacks, bpf/ctrace_record.h) of a record record_decode()
+ * took, and its length in *len; NULL if it has none. Apart from the event,
+ * which the merge copies: only stack_trace.c reads it, right away.
+ */
+const void *record_stack_part(const void *data, size_t size, size_t *len);
 
 /* Which argument of a kind is its name and its args pointer (-1: none). */
 int record_name_arg(unsigned kind);

@@ -6,6 +6,8 @@
  */
 #include "session.h"
 
+#include "stack_mode.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -78,6 +80,32 @@ static void begin_model(struct session *s)
 	/* Thread names now: a short-lived program may be gone before its events are read. */
 	for (int i = 0; i < o->n_pids; i++)
 		model_facts_threads(&s->model, (uint32_t)o->pids[i]);
+}
+
+/* --stacks: fp or dwarf (stack_mode.c) chosen before the programs are loaded, then its tables. */
+static void begin_stacks(struct session *s)
+{
+	struct trace_options *o = s->o;
+	static char why[160];
+	char exe[64];
+
+	if (!o->stack_depth)
+		return;
+	if (!o->stack_how) {
+		if (!o->exe)
+			snprintf(exe, sizeof(exe), "/proc/%d/exe", s->first_pid);
+		o->stack_how = stack_mode_for(o->exe ? o->exe : exe, why, sizeof(why));
+	} else {
+		snprintf(why, sizeof(why), "asked for (--stacks=%s)",
+			 o->stack_how == CTRACE_STACK_FP ? "fp" : "dwarf");
+	}
+	stack_trace_init(&s->stacks, o->stack_how, o->stack_depth, why);
+	s->out->tf.frames = &s->stacks.frames;
+	s->stats.stacks = &s->stacks.stats;
+	if (o->verbose)
+		fprintf(stderr, "ctrace-bpf: --stacks: %s, %u frames at most (%s); one probe hit per event (%s)\n",
+			o->stack_how == CTRACE_STACK_FP ? "frame pointers" : "DWARF unwinding",
+			o->stack_depth, why, o->event_path_why ? o->event_path_why : "--no-batch");
 }
 
 /* The programs loaded, the starting targets attached: 0, or -errno having said why. */
@@ -182,6 +210,7 @@ int session_start(struct session *s, struct trace_output *out)
 
 	s->out = out;
 	begin_model(s);
+	begin_stacks(s);
 	if (session_stop_signal)
 		return -EINTR; /* stopped before anything was attached: no file left */
 	err = load_and_attach(s);
@@ -239,6 +268,8 @@ int session_end(struct session *s, int code)
 	free(s->pending);
 	batch_path_free(&s->bpath);
 	record_strings_free(&s->strings);
+	if (o->stack_depth)
+		stack_trace_free(&s->stacks);
 	tsc_clock_free(&s->tsc);
 	proc_facts_free(&s->target);
 	if (!o->command)

@@ -36,6 +36,7 @@
 #include "proc_info.h"
 #include "record_strings.h"
 #include "session_output.h"
+#include "stack_trace.h"
 #include "targets.h"
 #include "trace_model.h"
 #include "trace_options.h"
@@ -73,6 +74,7 @@ struct session {
 	struct tsc_clock tsc;
 	struct trace_stats stats;
 	uint64_t drops_reported;
+	struct stack_trace stacks; /* --stacks (o->stack_depth) */
 
 	/* The loop (session_loop.c). */
 	bool started;     /* every check passed: the file is kept whatever follows */

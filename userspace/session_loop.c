@@ -103,6 +103,7 @@ void session_begin_batches(struct session *s)
 	batch_path_init(&s->bpath, !s->o->no_batch, &s->tsc, &s->stats, &s->stop_ns,
 			s->out->facts.start_mono_ns, model_event, s);
 	s->out->facts.event_path = s->o->no_batch ? "per_event" : "batched";
+	s->out->facts.event_path_why = s->o->event_path_why;
 	s->bpath.read_str = batch_read_str;
 	s->bpath.read_ctx = s;
 }
@@ -125,6 +126,13 @@ int session_take_record(void *session, void *data, size_t size)
 	if (record_decode(data, size, &ev) < 0) {
 		s->stats.bad_records++;
 		return round_over(s) ? END_OF_ROUND : 0;
+	}
+	if (s->o->stack_depth) { /* symbolized now, while the process's objects are as they were */
+		size_t len = 0;
+		const void *part = record_stack_part(data, size, &len);
+
+		if (part)
+			ev.sf = stack_trace_event(&s->stacks, &ev, part, len);
 	}
 	if (s->stop_ns && ev.ts_ns > s->stop_ns) {
 		s->stats.records_after_stop++;

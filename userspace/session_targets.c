@@ -178,6 +178,14 @@ static int trace_exe(struct session *s, const char *exe_path, const struct stat 
 	return err;
 }
 
+/* --stacks: a process's objects, as the attach found them, before their probes rise. */
+static void stack_objects_seen(void *session, int pid, const struct mapped_object_list *objs)
+{
+	struct session *s = session;
+
+	stack_unwind_objects(&s->stacks.unwind, (uint32_t)pid, objs);
+}
+
 /* Called again after a fallback to other programs: the targets start over. */
 int session_attach_targets(void *session)
 {
@@ -185,6 +193,10 @@ int session_attach_targets(void *session)
 	const struct trace_options *o = s->o;
 	int err = 0;
 
+	if (o->stack_depth) {
+		s->att.objects_seen = stack_objects_seen;
+		s->att.objects_ctx = s;
+	}
 	targets_free(&s->targets);
 	record_strings_watch_epochs(&s->strings, s->skel->bss->literal_epochs);
 	if (o->exe)

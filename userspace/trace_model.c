@@ -52,6 +52,7 @@ struct open_span {
 	uint64_t ts_ns;
 	uint32_t pid, tid;   /* as shown */
 	uint32_t real_tid;
+	uint32_t sf; /* --stacks: the begin's */
 	unsigned cat;        /* the begin's category: the span's */
 	struct ct_text name, args; /* in bytes[]: one allocation a span */
 	char bytes[];
@@ -407,6 +408,7 @@ static void write_unfinished(struct trace_model *m, struct open_span *s,
 	const struct flow_end *flows = flows_before_x(m, (uint32_t)s->key.a, s->real_tid, s->ts_ns,
 						      &n, &hold);
 
+	m->out->sf = s->sf;
 	m->out->cat = s->cat;
 	chrome_trace_unfinished(m->out, s->pid, s->tid, s->ts_ns, dur_to(s, stop_ns), &s->name,
 				&s->args, why);
@@ -428,6 +430,7 @@ static void span_begin(struct trace_model *m, const struct ctrace_event *ev)
 	s->key = (struct pair_key){ ev->tgid, ev->arg[1] };
 	s->ts_ns = ev->ts_ns;
 	s->real_tid = ev->tid;
+	s->sf = ev->sf;
 	s->cat = m->out->cat; /* as trace_model_event() resolved it */
 	resolve(m, ev->tgid, ev->tid, ev->arg[0], &s->pid, &s->tid);
 	text_copy(&s->args, text_copy(&s->name, s->bytes, ev->name, ev->name_len, ev->name_flags),
@@ -531,6 +534,8 @@ static void span_end(struct trace_model *m, const struct ctrace_event *ev)
 
 	tb_remove(&m->b_spans, &s->e);
 	remember_ended(m, &key);
+	m->out->sf = s->sf;
+	m->out->sf_end = ev->sf;
 	m->out->cat = s->cat;
 	if (s->real_tid == ev->tid) {
 		size_t n;
@@ -538,6 +543,7 @@ static void span_end(struct trace_model *m, const struct ctrace_event *ev)
 		const struct flow_end *flows = flows_before_x(m, ev->tgid, ev->tid, s->ts_ns,
 							      &n, &hold);
 
+		m->out->sf_end = 0;
 		chrome_trace_complete(m->out, s->pid, s->tid, s->ts_ns, dur_to(s, ev->ts_ns), &s->name,
 				      &s->args, &end_args);
 		flows_after_x(m, flows, n, hold, s->pid, s->tid, s->ts_ns);
@@ -578,6 +584,7 @@ static void scope(struct trace_model *m, const struct ctrace_event *ev)
 		const struct flow_end *flows = flows_before_x(m, ev->tgid, ev->tid, s.ts_ns,
 							      &n, &hold);
 
+		m->out->sf = ev->sf;
 		chrome_trace_complete(m->out, s.pid, s.tid, s.ts_ns, dur_to(&s, end), &name, &args, NULL);
 		flows_after_x(m, flows, n, hold, s.pid, s.tid, s.ts_ns);
 	}
@@ -594,6 +601,7 @@ static void instant(struct trace_model *m, const struct ctrace_event *ev)
 	default: scope = 't'; break; /* the format's default, for any other value */
 	}
 	resolve(m, ev->tgid, ev->tid, ev->arg[0], &pid, &tid);
+	m->out->sf = ev->sf;
 	chrome_trace_instant(m->out, pid, tid, ev->ts_ns,
 			     &(struct ct_text){ ev->name, ev->name_len, ev->name_flags }, scope,
 			     &(struct ct_text){ ev->args, ev->args_len, ev->args_flags });
@@ -655,6 +663,7 @@ static void counter(struct trace_model *m, const struct ctrace_event *ev)
 			free(tb_evict(&m->b_counters, &m->counters));
 	}
 	slot->value = sample;
+	m->out->sf = ev->sf;
 	chrome_trace_counter(m->out, pid, tid, ev->ts_ns,
 			     &(struct ct_text){ ev->name, ev->name_len, ev->name_flags }, slot->value);
 }

@@ -47,6 +47,13 @@ static const char usage_text[] =
 	"                       programs built with an older header); default: a\n"
 	"                       thread's events come in batches from its buffer\n"
 	"                       (also CTRACE_NO_BATCH=1 in the environment)\n"
+	"  --stacks[=DEPTH|fp|dwarf,...]  every event carries the user stack where\n"
+	"                       its macro ran, DEPTH frames at most (default 32, at\n"
+	"                       most 127), symbolized; fp: the kernel walks the frame\n"
+	"                       pointers, dwarf: the stack's top is copied and\n"
+	"                       unwound from the objects' CFI; default: fp for a\n"
+	"                       program built with frame pointers, else dwarf. Takes\n"
+	"                       the per-event path (a batched event has no probe hit)\n"
 	"  --categories LIST    only the sites of these categories (CTRACE_CATEGORY),\n"
 	"                       e.g. net,db; -NAME leaves one out (-verbose: all\n"
 	"                       others); sites left out stay as cheap as untraced\n"
@@ -227,6 +234,43 @@ static void check_fast(const struct trace_options *o)
 	}
 }
 
+/* --stacks[=A,B]: each word a depth (1-127), fp or dwarf. */
+static void parse_stacks(const char *arg, struct trace_options *o)
+{
+	char words[64], *save = NULL;
+
+	o->stack_depth = 32;
+	if (!arg)
+		return;
+	if (!*arg || strlen(arg) >= sizeof(words))
+		goto bad;
+	strcpy(words, arg);
+	for (char *w = strtok_r(words, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		char *end;
+		unsigned long n;
+
+		if (!strcmp(w, "fp")) {
+			o->stack_how = CTRACE_STACK_FP;
+			continue;
+		}
+		if (!strcmp(w, "dwarf")) {
+			o->stack_how = CTRACE_STACK_DWARF;
+			continue;
+		}
+		if (w[0] < '0' || w[0] > '9')
+			goto bad;
+		n = strtoul(w, &end, 10);
+		if (*end || n < 1 || n > CTRACE_STACK_DEPTH_MAX)
+			goto bad;
+		o->stack_depth = (unsigned)n;
+	}
+	return;
+bad:
+	fprintf(stderr, "ctrace-bpf: --stacks takes a depth from 1 to %d and/or fp or dwarf, like --stacks=16 or --stacks=dwarf,64, not '%s'\n",
+		CTRACE_STACK_DEPTH_MAX, arg);
+	exit(2);
+}
+
 void trace_options_parse(int argc, char **argv, struct trace_options *o)
 {
 	static const struct option longopts[] = {
@@ -240,6 +284,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		{ "fast", no_argument, NULL, 'F' },
 		{ "no-batch", no_argument, NULL, 'N' },
 		{ "max-memory", required_argument, NULL, 'M' },
+		{ "stacks", optional_argument, NULL, 'S' },
 		{ "categories", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -305,6 +350,9 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		case 'N':
 			o->no_batch = true;
 			break;
+		case 'S':
+			parse_stacks(optarg, o);
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			exit(0);
@@ -344,4 +392,9 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 	/* The whole integration suite runs per event with it (CI). */
 	if (getenv("CTRACE_NO_BATCH") && !strcmp(getenv("CTRACE_NO_BATCH"), "1"))
 		o->no_batch = true;
+	/* A batched event is written into the thread's buffer with no probe hit: no stack to take. */
+	if (o->stack_depth && !o->no_batch) {
+		o->no_batch = true;
+		o->event_path_why = "--stacks: a batched event has no probe hit to take its stack at";
+	}
 }

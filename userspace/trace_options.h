@@ -21,6 +21,10 @@ struct trace_options {
 	unsigned long buffer_size;
 	unsigned long long max_memory; /* --max-memory, bytes (default TRACE_MEMORY_DEFAULT) */
 	bool verbose;
+	/* --stacks[=DEPTH|fp|dwarf,...]: 0 = no stacks, else frames at most */
+	unsigned stack_depth;
+	unsigned stack_how; /* 0: chosen per target (stack_mode.c); CTRACE_STACK_FP, _DWARF */
+	const char *event_path_why; /* why the per-event path was taken (metadata, -v) */
 	struct category_filter categories; /* --categories (none: every category) */
 };
 

@@ -87,6 +87,48 @@ static void test_refuses_inconsistent_records(void **state)
 	assert_int_equal(record_decode(buf, sizeof(*r) + 4 + CTRACE_ARGS_MAX + 1, &ev), -EINVAL);
 }
 
+/* Appends a --stacks part (bpf/ctrace_record.h) of `how` with n addresses or bytes. */
+static size_t add_stack(char *buf, size_t at, uint16_t how, uint32_t n)
+{
+	struct ctrace_stack st = { .how = how, .n = n };
+	size_t body = how == CTRACE_STACK_FP ? (size_t)n * 8 : CTRACE_STACK_REGS * 8 + (size_t)n;
+
+	memcpy(buf + at, &st, sizeof(st));
+	memset(buf + at + sizeof(st), 0x5a, body);
+	return at + sizeof(st) + body;
+}
+
+/* Bytes after the strings are a stack part, taken exactly as its header says, or the record is refused. */
+static void test_stack_part(void **state)
+{
+	static char buf[CTRACE_RECORD_MAX + CTRACE_STACK_TRAILER_MAX + 64];
+	struct ctrace_event ev;
+	size_t n0, n, len = 0;
+
+	(void)state;
+	n0 = make_record(buf, CTRACE_KIND_INSTANT, "tick", "{}", 0);
+	n = add_stack(buf, n0, CTRACE_STACK_FP, 3);
+	assert_int_equal(record_decode(buf, n, &ev), 0);
+	assert_ptr_equal(record_stack_part(buf, n, &len), buf + n0);
+	assert_int_equal(len, n - n0);
+	assert_int_equal(ev.args_len, 2); /* the strings are not changed by it */
+	assert_int_equal(record_decode(buf, n - 1, &ev), -EINVAL); /* an address cut */
+	assert_int_equal(record_decode(buf, n + 8, &ev), -EINVAL); /* more than it says */
+	n = add_stack(buf, n0, CTRACE_STACK_DWARF, CTRACE_STACK_BYTES);
+	assert_int_equal(record_decode(buf, n, &ev), 0);
+	assert_ptr_equal(record_stack_part(buf, n, &len), buf + n0);
+	assert_int_equal(len, n - n0);
+	n = add_stack(buf, n0, CTRACE_STACK_DWARF, CTRACE_STACK_BYTES + 8); /* more than the BPF side copies */
+	assert_int_equal(record_decode(buf, n, &ev), -EINVAL);
+	n = add_stack(buf, n0, CTRACE_STACK_FP, CTRACE_STACK_DEPTH_MAX + 1);
+	assert_int_equal(record_decode(buf, n, &ev), -EINVAL);
+	n = add_stack(buf, n0, 7, 0); /* an unknown way */
+	assert_int_equal(record_decode(buf, n, &ev), -EINVAL);
+	assert_int_equal(record_decode(buf, n0 + 4, &ev), -EINVAL); /* a header cut */
+	assert_int_equal(record_decode(buf, n0, &ev), 0); /* nothing after the strings: no stack */
+	assert_null(record_stack_part(buf, n0, &len));
+}
+
 static void test_kind_table(void **state)
 {
 	(void)state;
@@ -173,6 +215,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decodes_every_field),
 		cmocka_unit_test(test_refuses_inconsistent_records),
+		cmocka_unit_test(test_stack_part),
 		cmocka_unit_test(test_kind_table),
 		cmocka_unit_test(test_key_map),
 		cmocka_unit_test(test_literal_cache_takes_the_new_copy),
