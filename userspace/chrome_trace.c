@@ -115,6 +115,8 @@ void chrome_trace_begin(struct chrome_trace *tf, struct json_writer *w,
 	tf->w = w;
 	tf->first_event = true;
 	tf->events = 0;
+	tf->frames = NULL; /* --stacks: the session sets them after */
+	tf->sf = tf->sf_end = 0;
 	tf->cat = 0;
 	tf->bind.id = 0;
 	tf->aside_ready = false;

@@ -97,9 +97,10 @@ struct chrome_trace {
 	bool first_event;
 	uint64_t events;
 	/*
-	 * --stacks: the frames (NULL: none), and the stack of the next event
-	 * written, set by the model just before (sf_end: an async pair's end),
-	 * taken by that event: its "sf" and its args.stack.
+	 * --stacks: the frames (NULL: none; the session sets them after
+	 * chrome_trace_begin), and the stack of the next event written, set
+	 * by the model just before (sf_end: an async pair's end), taken by
+	 * that event: its "sf" and its args.stack.
 	 */
 	const struct stack_frames *frames;
 	uint32_t sf, sf_end;
