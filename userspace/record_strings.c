@@ -54,14 +54,6 @@ void record_strings_snapshot(struct record_strings *rs, int pid)
 	/* One snapshot an epoch: a second, if the epoch moved on while it was taken, would lose the first. */
 	if (note == before + 1ull)
 		return;
-	/*
-	 * The records of an exec (or a dlopen) still in the ring: the events
-	 * before them are the old snapshot's. A new one would be the new
-	 * image's, and the old image's literals would be unreadable (a rescan
-	 * that came between an exec and the reading of its records).
-	 */
-	if (note && before != rs->known_epoch[epoch_slot((uint32_t)pid)])
-		return;
 	file_maps_snapshot(&rs->files, pid);
 	if (live_epoch(rs, (uint32_t)pid) == before)
 		key_map_put(&rs->snapshot_epochs, &key, sizeof(key), (void *)(uintptr_t)(before + 1ull));
