@@ -45,12 +45,31 @@ static void file_ident(int fd, uint64_t ident[3])
 	ident[2] = (uint64_t)st.st_ctim.tv_sec * 1000000000ull + (uint64_t)st.st_ctim.tv_nsec;
 }
 
+/* One look at a process: its ranges, and the epoch it was taken in. */
+struct file_maps_snap {
+	struct file_range *v;
+	size_t n, cap;
+	uint32_t epoch;
+	bool exact; /* the epoch did not move on while it was taken */
+};
+
+/*
+ * A process's snapshots, oldest first. More than one only while the
+ * records of a change (dlopen, dlclose, exec) are on their way: the events
+ * before those records are the older snapshot's, those after the newer's.
+ */
 struct file_maps_proc {
 	struct bound_entry e;
 	uint64_t key; /* tgid */
-	struct file_range *v;
-	size_t n;
+	struct file_maps_snap snaps[FILE_MAPS_SNAPSHOTS];
+	size_t n_snaps;
 };
+
+/* Epochs wrap: a before b. */
+static bool epoch_before(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) < 0;
+}
 
 /* Until the model says (trace_model_limit_memory()). */
 #define FILE_MAPS_DEFAULT_LIMIT (8u << 20)
@@ -71,8 +90,44 @@ static void free_proc(const void *key, size_t len, void *value, void *ctx)
 	struct file_maps_proc *p = value;
 
 	(void)key, (void)len, (void)ctx;
-	free(p->v);
+	for (size_t i = 0; i < p->n_snaps; i++)
+		free(p->snaps[i].v);
 	free(p);
+}
+
+/* Its snapshots [from, from + n) forgotten. */
+static void drop_snaps(struct file_maps_proc *p, size_t from, size_t n)
+{
+	for (size_t i = from; i < from + n; i++)
+		free(p->snaps[i].v);
+	memmove(&p->snaps[from], &p->snaps[from + n], (p->n_snaps - from - n) * sizeof(p->snaps[0]));
+	p->n_snaps -= n;
+}
+
+static size_t proc_cost(const struct file_maps_proc *p)
+{
+	size_t cost = tb_alloc_cost(sizeof(*p)) + tb_slot_cost(sizeof(p->key));
+
+	for (size_t i = 0; i < p->n_snaps; i++)
+		cost += tb_alloc_cost(p->snaps[i].cap * sizeof(*p->snaps[i].v));
+	return cost;
+}
+
+/* Counted again after a change, as the newest: a process looked at or read from now. */
+static void recount(struct file_maps *fm, struct file_maps_proc *p)
+{
+	tb_remove(&fm->bound, &p->e);
+	tb_add(&fm->bound, &p->e, &p->key, sizeof(p->key), proc_cost(p));
+}
+
+/* A process with no snapshot left is forgotten. */
+static void forget_if_empty(struct file_maps *fm, struct file_maps_proc *p)
+{
+	if (p->n_snaps)
+		return;
+	key_map_del(&fm->procs, &p->key, sizeof(p->key));
+	tb_remove(&fm->bound, &p->e);
+	free_proc(NULL, 0, p, NULL);
 }
 
 static void close_file(const void *key, size_t len, void *value, void *ctx)
@@ -121,28 +176,21 @@ static int file_fd(struct file_maps *fm, int pid, const struct proc_maps_entry *
 	return fd;
 }
 
-int file_maps_snapshot(struct file_maps *fm, int pid)
+/* Reads /proc/PID/maps into snap: its read-only file ranges. 0, or -errno (-ESRCH: none). */
+static int read_ranges(struct file_maps *fm, int pid, struct file_maps_snap *snap)
 {
 	char path[64], *line = NULL;
 	size_t cap = 0;
-	struct file_maps_proc *p = calloc(1, sizeof(*p)), *old;
-	size_t n_cap = 0;
-	uint64_t key = (uint32_t)pid;
-	FILE *f;
-
-	if (!p)
-		return -ENOMEM;
 	struct stat exe;
 	bool have_exe;
+	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	have_exe = stat(path, &exe) == 0;
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	f = fopen(path, "re");
-	if (!f) {
-		free(p);
+	if (!f)
 		return -errno;
-	}
 	while (getline(&line, &cap, f) > 0) {
 		struct proc_maps_entry e;
 		int fd;
@@ -153,40 +201,96 @@ int file_maps_snapshot(struct file_maps *fm, int pid)
 		fd = file_fd(fm, pid, &e);
 		if (fd < 0)
 			continue;
-		if (GROW_ARRAY(p->v, n_cap, p->n, 32))
+		if (GROW_ARRAY(snap->v, snap->cap, snap->n, 32))
 			break;
-		p->v[p->n] = (struct file_range){ e.start, e.end, e.offset, fd, { 0 },
-						  have_exe && e.inode == exe.st_ino &&
-							  e.dev_major == major(exe.st_dev) &&
-							  e.dev_minor == minor(exe.st_dev) };
-		file_ident(fd, p->v[p->n++].ident);
+		snap->v[snap->n] = (struct file_range){ e.start, e.end, e.offset, fd, { 0 },
+							have_exe && e.inode == exe.st_ino &&
+								e.dev_major == major(exe.st_dev) &&
+								e.dev_minor == minor(exe.st_dev) };
+		file_ident(fd, snap->v[snap->n++].ident);
 	}
 	free(line);
 	fclose(f);
-	if (!p->n) {
+	if (!snap->n) {
 		/*
 		 * An exited process (a zombie) has an empty maps file: what it
 		 * mapped is what the last look saw, or (a child never looked
 		 * at) its parent's (its batched events, and their literals, may
 		 * still be on their way). A live process maps its program.
 		 */
-		free(p->v);
-		free(p);
+		free(snap->v);
 		return -ESRCH;
 	}
-	p->key = key;
-	old = key_map_put(&fm->procs, &p->key, sizeof(p->key), p);
-	if (old) {
-		tb_remove(&fm->bound, &old->e);
-		free_proc(NULL, 0, old, NULL);
+	return 0;
+}
+
+static uint32_t read_epoch(const volatile uint32_t *epoch)
+{
+	return epoch ? *epoch : 0;
+}
+
+int file_maps_snapshot(struct file_maps *fm, int pid, const volatile uint32_t *epoch)
+{
+	struct file_maps_snap snap = { .epoch = read_epoch(epoch) };
+	uint64_t key = (uint32_t)pid;
+	struct file_maps_proc *p = key_map_get(&fm->procs, &key, sizeof(key));
+	int err = read_ranges(fm, pid, &snap);
+
+	if (err < 0)
+		return err;
+	snap.exact = read_epoch(epoch) == snap.epoch;
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p) {
+			free(snap.v);
+			return -ENOMEM;
+		}
+		p->key = key;
+		key_map_put(&fm->procs, &p->key, sizeof(p->key), p);
+		tb_add(&fm->bound, &p->e, &p->key, sizeof(p->key), 0);
 	}
-	tb_add(&fm->bound, &p->e, &p->key, sizeof(p->key),
-	       tb_alloc_cost(sizeof(*p)) + tb_alloc_cost(n_cap * sizeof(*p->v)) +
-		       tb_slot_cost(sizeof(p->key)));
+	/* A look again in the same epoch is what the last one saw, or truer (that one inexact). */
+	if (p->n_snaps && p->snaps[p->n_snaps - 1].epoch == snap.epoch)
+		drop_snaps(p, p->n_snaps - 1, 1);
+	/*
+	 * Full: the oldest stays (the events being read now are its), the
+	 * one after it goes (the events of its epoch, still to come, will be
+	 * read from the program's ranges only: counted if unreadable).
+	 */
+	if (p->n_snaps == FILE_MAPS_SNAPSHOTS)
+		drop_snaps(p, 1, 1);
+	p->snaps[p->n_snaps++] = snap;
+	recount(fm, p);
 	while (tb_over(&fm->bound))
 		free_proc(NULL, 0, tb_evict(&fm->bound, &fm->procs), NULL);
 	key_map_del(&fm->parents, &key, sizeof(key));
 	return 0;
+}
+
+bool file_maps_has_exact(const struct file_maps *fm, uint32_t tgid, uint32_t epoch)
+{
+	uint64_t key = tgid;
+	const struct file_maps_proc *p = key_map_get(&fm->procs, &key, sizeof(key));
+	const struct file_maps_snap *last = p && p->n_snaps ? &p->snaps[p->n_snaps - 1] : NULL;
+
+	return last && last->exact && last->epoch == epoch;
+}
+
+void file_maps_read_up_to(struct file_maps *fm, uint32_t tgid, uint32_t epoch)
+{
+	uint64_t key = tgid;
+	struct file_maps_proc *p = key_map_get(&fm->procs, &key, sizeof(key));
+	size_t keep = 0;
+
+	if (!p)
+		return;
+	/* The newest snapshot not after the epoch, and those after it. */
+	while (keep + 1 < p->n_snaps && !epoch_before(epoch, p->snaps[keep + 1].epoch))
+		keep++;
+	if (keep) {
+		drop_snaps(p, 0, keep);
+		recount(fm, p);
+	}
 }
 
 void file_maps_fork(struct file_maps *fm, uint32_t parent, uint32_t child)
@@ -202,28 +306,54 @@ void file_maps_fork(struct file_maps *fm, uint32_t parent, uint32_t child)
 		key_map_put(&fm->parents, &key, sizeof(key), (void *)(uintptr_t)parent);
 }
 
-void file_maps_exec(struct file_maps *fm, uint32_t tgid)
+void file_maps_exec(struct file_maps *fm, uint32_t tgid, uint32_t epoch)
 {
 	uint64_t key = tgid;
-	struct file_maps_proc *p = key_map_del(&fm->procs, &key, sizeof(key));
+	struct file_maps_proc *p = key_map_get(&fm->procs, &key, sizeof(key));
+	size_t old = 0;
 
-	if (p) {
-		tb_remove(&fm->bound, &p->e);
-		free_proc(NULL, 0, p, NULL);
-	}
 	key_map_del(&fm->parents, &key, sizeof(key));
+	if (!p)
+		return;
+	/*
+	 * The old image's go; one taken in the exec's epoch or later is of
+	 * the new image (a child attached from its fork record after it had
+	 * exec()d). Forgotten, it could not be taken again once the process
+	 * is gone, and its batched literals, which come at its exit, would
+	 * be unreadable.
+	 */
+	while (old < p->n_snaps && epoch_before(p->snaps[old].epoch, epoch))
+		old++;
+	drop_snaps(p, 0, old);
+	if (p->n_snaps)
+		recount(fm, p);
+	forget_if_empty(fm, p);
 }
 
-/* The process's snapshot, or (a child not yet looked at) its parent's. */
-static const struct file_maps_proc *find_proc(const struct file_maps *fm, uint32_t tgid)
+/*
+ * The snapshot an event of the epoch is read from: the one taken in it
+ * (*exact when it was exact), else the newest before it, else the oldest.
+ * A child not yet looked at: its parent's newest.
+ */
+static const struct file_maps_snap *find_snap(const struct file_maps *fm, uint32_t tgid,
+					      uint32_t epoch, bool *exact)
 {
+	*exact = false;
 	for (int hops = 0; hops < 8; hops++) {
 		uint64_t key = tgid;
 		const struct file_maps_proc *p = key_map_get(&fm->procs, &key, sizeof(key));
 		void *parent;
 
-		if (p)
-			return p;
+		if (p && p->n_snaps) {
+			size_t i = 0;
+
+			if (hops)
+				return &p->snaps[p->n_snaps - 1];
+			while (i + 1 < p->n_snaps && !epoch_before(epoch, p->snaps[i + 1].epoch))
+				i++;
+			*exact = p->snaps[i].exact && p->snaps[i].epoch == epoch;
+			return &p->snaps[i];
+		}
 		parent = key_map_get(&fm->parents, &key, sizeof(key));
 		if (!parent)
 			return NULL;
@@ -232,10 +362,11 @@ static const struct file_maps_proc *find_proc(const struct file_maps *fm, uint32
 	return NULL;
 }
 
-static ssize_t read_str(const struct file_maps *fm, uint32_t tgid, uint64_t addr,
-			char *buf, size_t max, bool *truncated, bool program_only)
+ssize_t file_maps_read_str(const struct file_maps *fm, uint32_t tgid, uint32_t epoch, bool any,
+			   uint64_t addr, char *buf, size_t max, bool *truncated)
 {
-	const struct file_maps_proc *p = find_proc(fm, tgid);
+	bool exact;
+	const struct file_maps_snap *p = find_snap(fm, tgid, epoch, &exact);
 	const struct file_range *r = NULL;
 	size_t got = 0;
 
@@ -243,7 +374,7 @@ static ssize_t read_str(const struct file_maps *fm, uint32_t tgid, uint64_t addr
 	for (size_t i = 0; p && i < p->n && !r; i++)
 		if (addr >= p->v[i].start && addr < p->v[i].end)
 			r = &p->v[i];
-	if (!r || (program_only && !r->program))
+	if (!r || !(exact || any || r->program))
 		return -1;
 	{
 		uint64_t now[3];
@@ -289,14 +420,3 @@ static ssize_t read_str(const struct file_maps *fm, uint32_t tgid, uint64_t addr
 	return (ssize_t)got;
 }
 
-ssize_t file_maps_read_str(const struct file_maps *fm, uint32_t tgid, uint64_t addr,
-			   char *buf, size_t max, bool *truncated)
-{
-	return read_str(fm, tgid, addr, buf, max, truncated, false);
-}
-
-ssize_t file_maps_read_program_str(const struct file_maps *fm, uint32_t tgid, uint64_t addr,
-				   char *buf, size_t max, bool *truncated)
-{
-	return read_str(fm, tgid, addr, buf, max, truncated, true);
-}

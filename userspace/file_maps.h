@@ -12,6 +12,12 @@
  * attach round, 100 ms): a mapping replaced after that and before the exit
  * would be read wrong, so strings read this way are counted apart
  * (metadata.file_string_reads).
+ *
+ * Each snapshot is of an epoch (record_strings.h): the BPF side's count of
+ * a process's changes (dlopen, dlclose, exec). The loader reads its events
+ * behind the process, so a process looked at again after a change, the
+ * records of that change still on their way, keeps the snapshot before it
+ * too: the events before those records are read from that one.
  */
 #ifndef CTRACE_FILE_MAPS_H
 #define CTRACE_FILE_MAPS_H
@@ -36,30 +42,39 @@ struct file_maps {
 	struct table_bound bound;
 };
 
+/* Snapshots kept per process at most (changes not yet read, with the one being read). */
+#define FILE_MAPS_SNAPSHOTS 4
+
 void file_maps_init(struct file_maps *fm);
 void file_maps_free(struct file_maps *fm);
 
-/* Takes (again) the snapshot of process `pid`. 0 or -errno. */
-int file_maps_snapshot(struct file_maps *fm, int pid);
+/*
+ * Takes a snapshot of process `pid`, of the epoch *epoch (the BPF side's
+ * counter for it, read before and after: NULL reads 0), exact if it did
+ * not move meanwhile. One of the same epoch is replaced. 0 or -errno.
+ */
+int file_maps_snapshot(struct file_maps *fm, int pid, const volatile uint32_t *epoch);
+/* Whether the newest snapshot of tgid is an exact one of `epoch` (no need to look again). */
+bool file_maps_has_exact(const struct file_maps *fm, uint32_t tgid, uint32_t epoch);
+/* The records of tgid are read up to `epoch`: the snapshots of older epochs are not needed. */
+void file_maps_read_up_to(struct file_maps *fm, uint32_t tgid, uint32_t epoch);
 
-/* A forked child maps what its parent did; an exec maps something else. */
+/* A forked child maps what its parent did; an exec (its epoch) maps something else. */
 void file_maps_fork(struct file_maps *fm, uint32_t parent, uint32_t child);
-void file_maps_exec(struct file_maps *fm, uint32_t tgid);
+void file_maps_exec(struct file_maps *fm, uint32_t tgid, uint32_t epoch);
 
 /*
- * Reads the NUL-terminated string at `addr` of process `tgid` from its file,
- * at most `max` bytes (more: *truncated). Returns its length, or -1 when
- * the address is in no read-only file mapping known for the process. A
- * string with no NUL before the mapping's end is returned cut (*truncated).
+ * Reads the NUL-terminated string at `addr` of process `tgid`, as an event
+ * of `epoch` saw it, from its file, at most `max` bytes (more:
+ * *truncated). Returns its length, or -1 when the address is in no
+ * read-only file mapping that event can trust: any of the snapshot of its
+ * epoch if there is an exact one (or `any`: the caller knows nothing
+ * changed since), else only where the process maps its own executable
+ * (those addresses hold the same bytes for the life of the image, whatever
+ * libraries came and went). A string with no NUL before the mapping's end
+ * is returned cut (*truncated).
  */
-ssize_t file_maps_read_str(const struct file_maps *fm, uint32_t tgid, uint64_t addr,
-			   char *buf, size_t max, bool *truncated);
-/*
- * The same, only where the process maps its own executable: those
- * addresses hold the same bytes for the life of the image, whatever
- * libraries came and went since the snapshot.
- */
-ssize_t file_maps_read_program_str(const struct file_maps *fm, uint32_t tgid, uint64_t addr,
-				   char *buf, size_t max, bool *truncated);
+ssize_t file_maps_read_str(const struct file_maps *fm, uint32_t tgid, uint32_t epoch, bool any,
+			   uint64_t addr, char *buf, size_t max, bool *truncated);
 
 #endif

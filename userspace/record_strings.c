@@ -10,14 +10,12 @@ void record_strings_init(struct record_strings *rs, struct trace_stats *stats)
 	memset(rs, 0, sizeof(*rs));
 	literal_cache_init(&rs->literals);
 	file_maps_init(&rs->files);
-	key_map_init(&rs->snapshot_epochs);
 	rs->stats = stats;
 }
 
 void record_strings_free(struct record_strings *rs)
 {
 	literal_cache_free(&rs->literals);
-	key_map_free(&rs->snapshot_epochs);
 	file_maps_free(&rs->files);
 }
 
@@ -38,27 +36,19 @@ static uint32_t live_epoch(const struct record_strings *rs, uint32_t tgid)
 }
 
 /*
- * Only the snapshot is bracketed: the attach after it is slow (perf
- * uprobes: a syscall a site), and a dlclose() during it leaves the
- * snapshot as true of the epoch it was taken in. A process whose objects
- * changed since the point of the ring being read (the records saying so
- * still on their way) keeps the snapshot it has: the events before those
- * records belong to it, and a new one would belong to none of them.
+ * Only the snapshot is bracketed (file_maps_snapshot reads the epoch
+ * before and after): the attach after it is slow (perf uprobes: a syscall
+ * a site), and a dlclose() during it leaves the snapshot as true of the
+ * epoch it was taken in.
  */
 void record_strings_snapshot(struct record_strings *rs, int pid)
 {
-	uint32_t before = live_epoch(rs, (uint32_t)pid);
-	uint64_t key = (uint32_t)pid;
-	uintptr_t note = (uintptr_t)key_map_get(&rs->snapshot_epochs, &key, sizeof(key));
+	uint32_t slot = epoch_slot((uint32_t)pid);
 
-	/* One snapshot an epoch: a second, if the epoch moved on while it was taken, would lose the first. */
-	if (note == before + 1ull)
+	/* One snapshot an epoch: its objects are the same. */
+	if (file_maps_has_exact(&rs->files, (uint32_t)pid, live_epoch(rs, (uint32_t)pid)))
 		return;
-	file_maps_snapshot(&rs->files, pid);
-	if (live_epoch(rs, (uint32_t)pid) == before)
-		key_map_put(&rs->snapshot_epochs, &key, sizeof(key), (void *)(uintptr_t)(before + 1ull));
-	else
-		key_map_del(&rs->snapshot_epochs, &key, sizeof(key));
+	file_maps_snapshot(&rs->files, pid, rs->live_epochs ? &rs->live_epochs[slot] : NULL);
 }
 
 /* Strings the probe could not read (a page not yet faulted in) are read again from /proc. */
@@ -69,7 +59,6 @@ static void late_read(struct record_strings *rs, struct ctrace_event *ev, int ar
 	bool truncated;
 	ssize_t n;
 
-	uint64_t key = ev->tgid;
 	uint32_t epoch = rs->known_epoch[epoch_slot(ev->tgid)];
 	bool unchanged;
 
@@ -89,14 +78,13 @@ static void late_read(struct record_strings *rs, struct ctrace_event *ev, int ar
 	} else {
 		/*
 		 * The process is gone, or has changed: a string of a read-only
-		 * file mapping is the file's, if the snapshot is of the event's
-		 * epoch; the program's own mappings are, whatever the epoch (a
-		 * short-lived child's literals, read after its exit, are in
-		 * them: its snapshot may be older than its last dlopen()).
+		 * file mapping is the file's, as the snapshot of the event's
+		 * epoch saw it; the program's own mappings are, whatever the
+		 * epoch (a short-lived child's literals, read after its exit,
+		 * are in them: its snapshot may be older than its last dlopen()).
 		 */
-		n = unchanged || (uintptr_t)key_map_get(&rs->snapshot_epochs, &key, sizeof(key)) == epoch + 1ull ?
-			    file_maps_read_str(&rs->files, ev->tgid, ev->arg[arg], buf, max, &truncated) :
-			    file_maps_read_program_str(&rs->files, ev->tgid, ev->arg[arg], buf, max, &truncated);
+		n = file_maps_read_str(&rs->files, ev->tgid, epoch, unchanged, ev->arg[arg], buf, max,
+				       &truncated);
 		if (n < 0) {
 			rs->stats->unreadable_strings++;
 			return;
@@ -146,28 +134,20 @@ static void literal_read(struct record_strings *rs, struct ctrace_event *ev, int
 
 void record_strings_resolve(struct record_strings *rs, struct ctrace_event *ev)
 {
-	if (ev->kind == CTRACE_KIND_FORK || ev->kind == CTRACE_KIND_EXEC || ev->kind == CTRACE_KIND_LINK_MAP)
-		rs->known_epoch[epoch_slot((uint32_t)(ev->kind == CTRACE_KIND_FORK ? ev->arg[1] : ev->arg[0]))] =
-			(uint32_t)ev->arg[2];
+	if (ev->kind == CTRACE_KIND_FORK || ev->kind == CTRACE_KIND_EXEC || ev->kind == CTRACE_KIND_LINK_MAP) {
+		uint32_t tgid = (uint32_t)(ev->kind == CTRACE_KIND_FORK ? ev->arg[1] : ev->arg[0]);
+		uint32_t epoch = (uint32_t)ev->arg[2];
+
+		rs->known_epoch[epoch_slot(tgid)] = epoch;
+		if (ev->kind == CTRACE_KIND_EXEC) /* a new image: the old one's mappings are no longer its */
+			file_maps_exec(&rs->files, tgid, epoch);
+		else
+			file_maps_read_up_to(&rs->files, tgid, epoch);
+	}
 	if (ev->kind == CTRACE_KIND_LINK_MAP)
 		return; /* a dlopen() under way: no strings */
 	if (ev->kind == CTRACE_KIND_EXEC) {
-		uint64_t key = (uint32_t)ev->arg[0];
-		uintptr_t note = (uintptr_t)key_map_get(&rs->snapshot_epochs, &key, sizeof(key));
-
-		/* A new image: the old one's literals and mappings are no longer its. */
 		literal_cache_exec(&rs->literals, (uint32_t)ev->arg[0]);
-		/*
-		 * Unless the snapshot is of the new image: taken in the exec's
-		 * epoch or later (a child attached from its fork record after
-		 * it had exec()d). Forgotten, it could not be taken again once
-		 * the process is gone, and its batched literals, which come at
-		 * its exit, would be unreadable.
-		 */
-		if (!note || note - 1 < (uint32_t)ev->arg[2]) {
-			file_maps_exec(&rs->files, (uint32_t)ev->arg[0]);
-			key_map_del(&rs->snapshot_epochs, &key, sizeof(key));
-		}
 	} else if (ev->kind == CTRACE_KIND_FORK) {
 		literal_cache_fork(&rs->literals, (uint32_t)ev->arg[0], (uint32_t)ev->arg[1]);
 		file_maps_fork(&rs->files, (uint32_t)ev->arg[0], (uint32_t)ev->arg[1]);

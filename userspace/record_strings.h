@@ -18,7 +18,6 @@
 #include <stdint.h>
 #include "ctrace_record.h"
 #include "file_maps.h"
-#include "key_map.h"
 #include "literal_cache.h"
 #include "record_decode.h"
 
@@ -34,8 +33,6 @@ struct record_strings {
 	const volatile uint32_t *live_epochs;
 	/* The epoch at the point of the ring being read (from the records). */
 	uint32_t known_epoch[RECORD_STRINGS_EPOCH_SLOTS];
-	/* When file_maps last looked at a process: tgid -> epoch + 1. */
-	struct key_map snapshot_epochs;
 	struct trace_stats *stats; /* late, file and unreadable strings counted here */
 	/* Where strings read late are put: an event's name and args point here until the next. */
 	char name_buf[CTRACE_NAME_MAX], args_buf[CTRACE_ARGS_MAX];
@@ -48,8 +45,8 @@ void record_strings_watch_epochs(struct record_strings *rs, const volatile uint3
 
 /*
  * Looks at a process's file mappings, to be called right before its
- * probes are attached: once an epoch, and noted only if its epoch did not
- * move on while the snapshot was taken.
+ * probes are attached: once an epoch (file_maps keeps those whose
+ * events are still to be read).
  */
 void record_strings_snapshot(struct record_strings *rs, int pid);
 

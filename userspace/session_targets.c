@@ -165,7 +165,7 @@ static int trace_exe(struct session *s, const char *exe_path, const struct stat 
 		    targets_add(&s->targets, pid) > 0) {
 			mark_traced(s, pid);
 			/* Before it is armed: its batched literals may come after its exit. */
-			file_maps_snapshot(&s->strings.files, pid);
+			record_strings_snapshot(&s->strings, pid);
 		}
 	}
 	if (proc)
