@@ -25,6 +25,7 @@ struct batch_stream {
 	unsigned stuck;
 	uint64_t last_ns;     /* the latest event seen (taken or not) */
 	bool past_stop;       /* read whole after the stop: what it numbers later is after it */
+	struct merge_run *run; /* its events, in their order, in the merge */
 };
 
 /*
@@ -70,6 +71,7 @@ void batch_path_init(struct batch_path *bp, bool on, const struct tsc_clock *tsc
 	key_map_init(&bp->streams);
 	key_map_init(&bp->forks);
 	key_map_init(&bp->literal_copies);
+	bp->literal_gen = 1; /* the hot entries, zeroed, are of none */
 	event_merge_init(&bp->merge, MERGE_MAX_BYTES, model, ctx);
 }
 
@@ -87,6 +89,7 @@ static struct batch_stream *stream_get(struct batch_path *bp, uint32_t tgid, uin
 	st->tgid = tgid;
 	st->tid = tid;
 	st->buf = buf;
+	st->run = event_merge_run(&bp->merge); /* NULL: its events go in the merge's heap */
 	key_map_put(&bp->streams, &k, sizeof(k), st);
 	bp->stats->batch_threads++;
 	return st;
@@ -152,6 +155,7 @@ static void forget_literals(struct batch_path *bp, uint32_t tgid)
 
 	if (!f.cap)
 		return;
+	bp->literal_gen++;
 	f.keys = calloc(f.cap, sizeof(*f.keys));
 	if (!f.keys) {
 		key_map_each(&bp->literal_copies, free_literal, NULL);
@@ -172,6 +176,7 @@ static void keep_literal(struct batch_path *bp, const uint64_t key[2], const cha
 
 	if (!l)
 		return;
+	bp->literal_gen++; /* below, copies may be freed */
 	if (bp->literal_copies.count >= LITERAL_COPIES_MAX) {
 		key_map_each(&bp->literal_copies, free_literal, NULL);
 		key_map_free(&bp->literal_copies);
@@ -192,12 +197,21 @@ static void resolve_literal(struct batch_path *bp, const struct batch_event *e, 
 			    const char **s, size_t *len, unsigned *flags, size_t max, char *buf)
 {
 	uint64_t key[2] = { e->ev.tgid, e->ev.arg[arg] };
-	struct batch_literal *l = key_map_get(&bp->literal_copies, key, sizeof(key));
+	struct batch_literal_hot *hot =
+		&bp->literal_hot[((key[1] ^ key[0] << 40) * 0x9e3779b97f4a7c15ull) >> 56];
+	struct batch_literal *l;
 	const char *str;
 	size_t n;
 	bool truncated = false;
 
 	bp->stats->literals_by_reference++;
+	if (hot->gen == bp->literal_gen && hot->key[0] == key[0] && hot->key[1] == key[1]) {
+		l = hot->l;
+	} else {
+		l = key_map_get(&bp->literal_copies, key, sizeof(key));
+		if (l)
+			*hot = (struct batch_literal_hot){ { key[0], key[1] }, l, bp->literal_gen };
+	}
 	if (l) {
 		*s = l->s;
 		*len = l->len < max ? l->len : max;
@@ -258,7 +272,7 @@ static void on_event(void *ctx, struct batch_event *e)
 		resolve_literal(bp, e, record_args_arg(e->ev.kind), &e->ev.args, &e->ev.args_len,
 				&e->ev.args_flags, CTRACE_ARGS_MAX, args_buf);
 	bp->stats->batched_events++;
-	event_merge_push(&bp->merge, &e->ev);
+	event_merge_run_push(&bp->merge, c->st->run, &e->ev);
 }
 
 /*

@@ -40,6 +40,20 @@ struct batch_path {
 	 */
 	struct key_map literal_copies;
 	/*
+	 * The copies used last, by a hash of {tgid, address}: a program's
+	 * events name a few literals over and over, and a lookup in
+	 * literal_copies (hashing the key, probing) per event was a tenth of
+	 * the batched path's time. An entry counts only while literal_gen is
+	 * what it was when the entry was made: it moves on whenever a copy
+	 * is freed.
+	 */
+	struct batch_literal_hot {
+		uint64_t key[2];
+		struct batch_literal *l;
+		uint64_t gen;
+	} literal_hot[256];
+	uint64_t literal_gen;
+	/*
 	 * Reads a string of the process as the per-event path's late reads do
 	 * (cmd_trace.c: the process's memory while its objects are as at the
 	 * point of the ring being read, else the file of that epoch's

@@ -10,6 +10,13 @@
  * in time order once the watermark passes it: the time up to which every
  * source (the ring buffer, each thread's buffer) is known to be complete
  * (userspace/batch_path.c computes it).
+ *
+ * A thread's batched events are already in time order: each stream puts
+ * them in a run of its own (a queue, its items back to back in chunks)
+ * and the merge compares only the runs' heads, a heap of a few runs, not
+ * of every event held. The per-event records, whose order across CPUs is
+ * the ring's, go in one heap of events as before. Both hand on by (time,
+ * arrival): the same order as one heap of everything.
  */
 #ifndef CTRACE_EVENT_MERGE_H
 #define CTRACE_EVENT_MERGE_H
@@ -19,6 +26,8 @@
 #include "record_decode.h"
 
 struct merge_item;
+struct merge_run;
+struct merge_chunk;
 
 /* The heap holds each item's time next to it: a comparison reads no item but on a tie. */
 struct merge_slot {
@@ -36,12 +45,24 @@ struct event_merge {
 	void (*release)(void *ctx, const struct ctrace_event *ev);
 	void *ctx;
 	struct merge_item *free_items; /* handed on, kept for reuse (event_merge.c) */
+	struct merge_run **runs;  /* a binary min-heap of the runs holding events, by their heads */
+	size_t n_runs, cap_runs;
+	struct merge_run *all_runs;    /* every run, to free them */
+	struct merge_chunk *free_chunks; /* emptied, kept for reuse (a few) */
+	size_t n_free_chunks;
 };
 
 void event_merge_init(struct event_merge *m, size_t max_bytes,
 		      void (*release)(void *ctx, const struct ctrace_event *ev), void *ctx);
 /* Holds a copy of ev (and of its strings). */
 void event_merge_push(struct event_merge *m, const struct ctrace_event *ev);
+/* A run for one source whose events come in time order (freed with the merge). */
+struct merge_run *event_merge_run(struct event_merge *m);
+/*
+ * Holds a copy of ev (and of its strings) in its run: ev no earlier than
+ * the run's last (else it goes in the heap of events, in order all the same).
+ */
+void event_merge_run_push(struct event_merge *m, struct merge_run *run, const struct ctrace_event *ev);
 /* Hands on, in time order, every event stamped at or before `watermark`. */
 void event_merge_release(struct event_merge *m, uint64_t watermark);
 /* The time of the oldest event held, UINT64_MAX if none. */

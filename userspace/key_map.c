@@ -5,18 +5,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* FNV-1a, then a final mix so that pointer-like keys spread well. */
+/*
+ * FNV-1a over 8-byte words (the keys are ids and addresses: 4, 8, 16 and
+ * 24 bytes), then a murmur3 finish: a lookup per event (literal copies,
+ * spans, counters) hashed byte by byte was a twentieth of the loader's
+ * time under a flood of batches.
+ */
 static uint64_t hash_bytes(const void *key, size_t len)
 {
 	const unsigned char *p = key;
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = 0xcbf29ce484222325ull ^ len;
+	size_t i = 0;
 
-	for (size_t i = 0; i < len; i++) {
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, p + i, 8);
+		h ^= w;
+		h *= 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	for (; i < len; i++) {
 		h ^= p[i];
 		h *= 0x100000001b3ull;
 	}
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
 	h ^= h >> 33;
 	return h ? h : 1; /* 0 marks an empty slot */
 }

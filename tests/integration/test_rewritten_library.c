@@ -50,6 +50,29 @@ static bool has_hit(const struct trace_run *r, const char *lib, int n)
 	return false;
 }
 
+/* What the trace holds, for a failure's message: each event's ph, name and args, and how strings were read. */
+static void describe(const struct trace_run *r, char *out, size_t len)
+{
+	const cJSON *ev;
+	size_t at = 0;
+
+	out[0] = 0;
+	cJSON_ArrayForEach(ev, r->events) {
+		char *args = cJSON_PrintUnformatted(cJSON_GetObjectItem(ev, "args"));
+		const cJSON *ph = cJSON_GetObjectItem(ev, "ph"), *name = cJSON_GetObjectItem(ev, "name");
+
+		if (at < len)
+			at += (size_t)snprintf(out + at, len - at, "  %s %s %s\n",
+					       cJSON_IsString(ph) ? ph->valuestring : "?",
+					       cJSON_IsString(name) ? name->valuestring : "?", args ? args : "");
+		free(args);
+	}
+	if (at < len)
+		snprintf(out + at, len - at, "  strings: %g late, %g from files, %g unreadable, %g by reference",
+			 tr_meta_num(r, "late_string_reads"), tr_meta_num(r, "file_string_reads"),
+			 tr_meta_num(r, "unreadable_strings"), tr_meta_num(r, "literals_by_reference"));
+}
+
 static void test_rewritten_in_place(void **state)
 {
 	char a_so[128], b_so[128], lib[128];
@@ -85,9 +108,13 @@ static void test_rewritten_in_place(void **state)
 	assert_int_equal(run.tracer_exit, 0);
 	if (!has_hit(&run, "a", 1))
 		fail_msg("the first build's lib-hit {\"lib\":\"a\",\"n\":1} is not in the trace");
-	if (!has_hit(&run, "b", 2) || !tr_find(&run, "I", "hello from b"))
-		fail_msg("the rewritten library's events (lib-hit b 2, \"hello from b\") are not in the trace; stderr: %s",
-			 run.tracer_stderr);
+	if (!has_hit(&run, "b", 2) || !tr_find(&run, "I", "hello from b")) {
+		char what[4096];
+
+		describe(&run, what, sizeof(what));
+		fail_msg("the rewritten library's events (lib-hit b 2, \"hello from b\") are not in the trace:\n%s\nstderr: %s",
+			 what, run.tracer_stderr);
+	}
 	tr_free(&run);
 	unlink(a_so);
 	unlink(b_so);
