@@ -51,6 +51,13 @@ void record_strings_snapshot(struct record_strings *rs, int pid)
 	file_maps_snapshot(&rs->files, pid, rs->live_epochs ? &rs->live_epochs[slot] : NULL);
 }
 
+void record_strings_snapshot_again(struct record_strings *rs, int pid)
+{
+	uint32_t slot = epoch_slot((uint32_t)pid);
+
+	file_maps_snapshot(&rs->files, pid, rs->live_epochs ? &rs->live_epochs[slot] : NULL);
+}
+
 /* Strings the probe could not read (a page not yet faulted in) are read again from /proc. */
 static void late_read(struct record_strings *rs, struct ctrace_event *ev, int arg,
 		      const char **str, size_t *len, unsigned *flags,

@@ -49,6 +49,8 @@ void record_strings_watch_epochs(struct record_strings *rs, const volatile uint3
  * events are still to be read).
  */
 void record_strings_snapshot(struct record_strings *rs, int pid);
+/* The same, even in an epoch already looked at: what the process maps may have grown since. */
+void record_strings_snapshot_again(struct record_strings *rs, int pid);
 
 /*
  * Resolves ev's name and args in place (they may then point into rs until

@@ -118,8 +118,20 @@ void session_add_pending(struct session *s, int pid)
  */
 int session_attach_process(struct session *s, int pid)
 {
+	int n;
+
 	record_strings_snapshot(&s->strings, pid);
-	return attach_process(s->skel, pid, &s->att);
+	n = attach_process(s->skel, pid, &s->att);
+	/*
+	 * Sites attached in an object the look before did not see (a
+	 * dlopen() mapped it meanwhile, between ld.so's two hooks, in the
+	 * same epoch): looked at again. Else a process that uses the object
+	 * at once and exits before the next look leaves its batched literals
+	 * in no snapshot ("(unreadable)": test_rewritten_library under ASan).
+	 */
+	if (n > 0)
+		record_strings_snapshot_again(&s->strings, pid);
+	return n;
 }
 
 /* Puts a process in the BPF side's set of traced processes. */
