@@ -75,7 +75,18 @@ int64_t batch_split(const void *bytes, size_t n, uint64_t from, uint32_t tgid, u
 
 		if (h.len - off < 16)
 			return -1;
-		memset(&e, 0, sizeof(e));
+		/*
+		 * Field by field, not memset(): the compiler made that a
+		 * `rep stos` of the whole event, 40% of the split's time (a
+		 * tenth of the loader's under a flood of batches).
+		 */
+		e.ev.ts_ns = 0;
+		e.ev.sf = 0;
+		e.ev.arg[0] = e.ev.arg[1] = e.ev.arg[2] = e.ev.arg[3] = 0;
+		e.ev.tsc = 0;
+		e.ev.name = e.ev.args = NULL;
+		e.ev.name_len = e.ev.args_len = 0;
+		e.ev.name_flags = e.ev.args_flags = 0;
 		memcpy(&e.tsc, data + off, 8);
 		kind = data[off + 8];
 		flags = data[off + 9];

@@ -261,15 +261,20 @@ static unsigned digits_u64(unsigned long long v)
  * tid and a timestamp an event, and a copy of each through memcpy() was
  * a tenth of the loader's time under a flood.
  */
+char *jw_put_u64(char *q, unsigned long long v)
+{
+	unsigned d = digits_u64(v);
+
+	fmt_u64(q + d, v);
+	return q + d;
+}
+
 void jw_u64(struct json_writer *w, unsigned long long v)
 {
-	char b[24], *p;
+	char b[24], *p, *q = jw_reserve(w, 24);
 
-	if (__builtin_expect(!w->err && w->cap - w->len >= 24, 1)) {
-		unsigned d = digits_u64(v);
-
-		fmt_u64(w->buf + w->len + d, v);
-		w->len += d;
+	if (__builtin_expect(q != NULL, 1)) {
+		jw_commit(w, jw_put_u64(q, v));
 		return;
 	}
 	p = fmt_u64(b + sizeof(b), v);
@@ -321,22 +326,25 @@ void jw_double(struct json_writer *w, double v)
 	jw_raw(w, b, (size_t)n);
 }
 
+char *jw_put_ts_us(char *q, unsigned long long ns)
+{
+	unsigned frac = (unsigned)(ns % 1000); /* integer arithmetic: ns does not fit a double's 53 bits exactly */
+
+	q = jw_put_u64(q, ns / 1000);
+	q[0] = '.';
+	q[1] = (char)('0' + frac / 100);
+	q[2] = (char)('0' + frac / 10 % 10);
+	q[3] = (char)('0' + frac % 10);
+	return q + 4;
+}
+
 void jw_ts_us(struct json_writer *w, unsigned long long ns)
 {
-	char b[32], *end = b + sizeof(b), *p;
+	char b[32], *end = b + sizeof(b), *p, *q = jw_reserve(w, 32);
 	unsigned frac = (unsigned)(ns % 1000);
 
-	/* integer arithmetic: ns does not fit a double's 53 bits exactly */
-	if (__builtin_expect(!w->err && w->cap - w->len >= 32, 1)) { /* in place, as jw_u64 */
-		unsigned d = digits_u64(ns / 1000);
-		char *q = w->buf + w->len;
-
-		fmt_u64(q + d, ns / 1000);
-		q[d] = '.';
-		q[d + 1] = (char)('0' + frac / 100);
-		q[d + 2] = (char)('0' + frac / 10 % 10);
-		q[d + 3] = (char)('0' + frac % 10);
-		w->len += d + 4;
+	if (__builtin_expect(q != NULL, 1)) {
+		jw_commit(w, jw_put_ts_us(q, ns));
 		return;
 	}
 	*--end = (char)('0' + frac % 10);

@@ -78,6 +78,26 @@ static inline void jw_lit(struct json_writer *w, const char *s)
  */
 void jw_str(struct json_writer *w, const char *s, size_t n, const char *suffix);
 
+/*
+ * Room for n bytes written in place (an event's head at once, with no
+ * check per piece): a pointer into the buffer, or NULL (too little room,
+ * or an error: write through the calls above and below instead).
+ * jw_commit() says where the writing ended.
+ */
+static inline char *jw_reserve(struct json_writer *w, size_t n)
+{
+	return !w->err && w->cap - w->len >= n ? w->buf + w->len : NULL;
+}
+
+static inline void jw_commit(struct json_writer *w, char *end)
+{
+	w->len = (size_t)(end - w->buf);
+}
+
+/* In reserved room: v's digits (at most 20), or ns as microseconds with 3 decimals (at most 24); the end. */
+char *jw_put_u64(char *q, unsigned long long v);
+char *jw_put_ts_us(char *q, unsigned long long ns);
+
 void jw_u64(struct json_writer *w, unsigned long long v);
 void jw_i64(struct json_writer *w, long long v);
 
