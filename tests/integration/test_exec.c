@@ -111,7 +111,22 @@ static void test_exec_from_a_thread_into_the_same_program(void **state)
 			 r.prog_exit, r.prog_stdout);
 	assert_string_equal(am_stop_reason(&r), "target exited");
 	/* both images of execer said before-exec, then armed_hello said hello */
-	assert_int_equal(am_find(&r, "I", "before-exec", r.pid, before, 4), 2);
+	if (am_find(&r, "I", "before-exec", r.pid, before, 4) != 2) {
+		char what[4096];
+		size_t at = 0;
+
+		cJSON_ArrayForEach(ev, r.events) {
+			const char *name = tr_str(ev, "name"), *ph = tr_str(ev, "ph");
+
+			if (at < sizeof(what))
+				at += (size_t)snprintf(what + at, sizeof(what) - at, "  %s %s ts=%.3f\n",
+						       ph ? ph : "?", name ? name : "?", tr_num(ev, "ts"));
+		}
+		fail_msg("expected two before-exec instants, one of each execer image; the trace:\n%s"
+			 "strings: %g late, %g from files, %g unreadable; stderr: %s",
+			 what, tr_meta_num(&r, "late_string_reads"), tr_meta_num(&r, "file_string_reads"),
+			 tr_meta_num(&r, "unreadable_strings"), r.tracer_stderr);
+	}
 	ev = am_one(&r, "I", "hello", r.pid);
 	assert_string_equal(am_arg_str(ev, "tag"), "after");
 	assert_true(tr_num(ev, "ts") > tr_num(before[1], "ts"));
