@@ -249,9 +249,21 @@ int file_maps_snapshot(struct file_maps *fm, int pid, const volatile uint32_t *e
 		key_map_put(&fm->procs, &p->key, sizeof(p->key), p);
 		tb_add(&fm->bound, &p->e, &p->key, sizeof(p->key), 0);
 	}
-	/* A look again in the same epoch is what the last one saw, or truer (that one inexact). */
-	if (p->n_snaps && p->snaps[p->n_snaps - 1].epoch == snap.epoch)
+	/*
+	 * A look again in the same epoch replaces the last one, unless this
+	 * one is inexact and that one is not: the epoch moved on while it was
+	 * taken, so it may show the next epoch's objects (an exec under way:
+	 * the new image's), and the true look of this epoch would be lost
+	 * (the look again after an attach, session_attach_process, comes
+	 * just as the process, armed, runs on).
+	 */
+	if (p->n_snaps && p->snaps[p->n_snaps - 1].epoch == snap.epoch) {
+		if (!snap.exact && p->snaps[p->n_snaps - 1].exact) {
+			free(snap.v);
+			return 0;
+		}
 		drop_snaps(p, p->n_snaps - 1, 1);
+	}
 	/*
 	 * Full: the oldest stays (the events being read now are its), the
 	 * one after it goes (the events of its epoch, still to come, will be

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -37,12 +38,16 @@
 /* In .rodata: mapped read-only from this test's file, in the child too. */
 static const char before_exec[] = "before-exec, a literal of the old image";
 
+/* Mappings a child makes when told 'M' (alternately readable and executable: none merge). */
+#define MANY_MAPS 6000
+
 /* What the child maps when told 'm': a file standing for a library dlopen()ed. */
 static const char in_library[] = "a literal of a library mapped after the first look";
 
 /*
  * A child that does as told, a byte at a time on *go: 'x' execs /bin/sleep,
- * 'm' maps `library` read-only and writes back where; end of file: exits.
+ * 'm' maps `library` read-only and writes back where, 'M' maps it MANY_MAPS
+ * times more; end of file: exits.
  */
 static pid_t told_child(int *go, int *back, const char *library)
 {
@@ -68,6 +73,9 @@ static pid_t told_child(int *go, int *back, const char *library)
 				if (write(from[1], &at, sizeof(at)) != sizeof(at))
 					_exit(1);
 			}
+			if (c == 'M') /* many more mappings: a look at them takes milliseconds */
+				for (int i = 0, fd = open(library, O_RDONLY); fd >= 0 && i < MANY_MAPS; i++)
+					mmap(NULL, 4096, i % 2 ? PROT_READ : PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
 		}
 		_exit(0);
 	}
@@ -228,11 +236,84 @@ static void test_rescan_while_dlopen_records_are_on_their_way(void **state)
 	record_strings_free(&rs);
 }
 
+/* Moves the epoch on once, a little after it is told to: while a look is being taken. */
+struct bump {
+	volatile uint32_t *epoch;
+	volatile int go;
+};
+
+static void *bump_soon(void *arg)
+{
+	struct bump *b = arg;
+
+	while (!b->go)
+		;
+	usleep(300);
+	(*b->epoch)++;
+	return NULL;
+}
+
+/*
+ * A look again in the same epoch (after an attach: the process, armed,
+ * runs on) that the epoch moved on during must not replace the exact look
+ * of that epoch: its events would then have no true look (CI#7: an exec
+ * right after the attach, the old image's literal "(unreadable)").
+ */
+static void test_inexact_look_keeps_the_exact_one(void **state)
+{
+	static uint32_t epochs[RECORD_STRINGS_EPOCH_SLOTS];
+	char library[] = "/tmp/test_record_strings.XXXXXX", buf[CTRACE_NAME_MAX];
+	const char *str = NULL, *at;
+	struct trace_stats stats;
+	struct record_strings rs;
+	int go, back, status, fd;
+	struct bump b = { 0 };
+	size_t len = 0;
+	pthread_t t;
+	pid_t pid;
+	bool got;
+
+	(void)state;
+	require_root();
+	fd = mkstemp(library);
+	if (fd < 0 || write(fd, in_library, sizeof(in_library)) != sizeof(in_library))
+		fail_msg("a file to map");
+	close(fd);
+	memset(&stats, 0, sizeof(stats));
+	record_strings_init(&rs, &stats);
+	record_strings_watch_epochs(&rs, epochs);
+	pid = told_child(&go, &back, library);
+	if (write(go, "m", 1) != 1 || read(back, &at, sizeof(at)) != sizeof(at) || at == MAP_FAILED)
+		fail_msg("the child mapped nothing");
+	if (write(go, "M", 1) != 1)
+		fail_msg("write");
+	usleep(200000); /* its mappings made */
+	b.epoch = &epochs[(uint32_t)pid % RECORD_STRINGS_EPOCH_SLOTS];
+	record_strings_snapshot(&rs, pid); /* exact: nothing moves */
+	if (pthread_create(&t, NULL, bump_soon, &b))
+		fail_msg("pthread_create");
+	b.go = 1;
+	record_strings_snapshot_again(&rs, pid); /* the epoch moves on during it */
+	pthread_join(t, NULL);
+	close(go); /* it exits: its strings are read from the files */
+	close(back);
+	waitpid(pid, &status, 0);
+	got = read_literal(&rs, pid, at, buf, sizeof(buf) - 1, &str, &len);
+	unlink(library);
+	if (!got)
+		fail_msg("the mapped file's string, of the epoch looked at exactly, is unreadable (%llu unreadable strings)",
+			 (unsigned long long)stats.unreadable_strings);
+	assert_int_equal(len, strlen(in_library));
+	assert_memory_equal(str, in_library, len);
+	record_strings_free(&rs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rescan_during_exec_keeps_the_old_image),
 		cmocka_unit_test(test_rescan_while_dlopen_records_are_on_their_way),
+		cmocka_unit_test(test_inexact_look_keeps_the_exact_one),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
