@@ -41,21 +41,18 @@ static uint32_t live_epoch(const struct record_strings *rs, uint32_t tgid)
  * a site), and a dlclose() during it leaves the snapshot as true of the
  * epoch it was taken in.
  */
-void record_strings_snapshot(struct record_strings *rs, int pid)
-{
-	uint32_t slot = epoch_slot((uint32_t)pid);
-
-	/* One snapshot an epoch: its objects are the same. */
-	if (file_maps_has_exact(&rs->files, (uint32_t)pid, live_epoch(rs, (uint32_t)pid)))
-		return;
-	file_maps_snapshot(&rs->files, pid, rs->live_epochs ? &rs->live_epochs[slot] : NULL);
-}
-
 void record_strings_snapshot_again(struct record_strings *rs, int pid)
 {
 	uint32_t slot = epoch_slot((uint32_t)pid);
 
 	file_maps_snapshot(&rs->files, pid, rs->live_epochs ? &rs->live_epochs[slot] : NULL);
+}
+
+void record_strings_snapshot(struct record_strings *rs, int pid)
+{
+	/* One snapshot an epoch: its objects are the same. */
+	if (!file_maps_has_exact(&rs->files, (uint32_t)pid, live_epoch(rs, (uint32_t)pid)))
+		record_strings_snapshot_again(rs, pid);
 }
 
 /* Strings the probe could not read (a page not yet faulted in) are read again from /proc. */

@@ -86,6 +86,17 @@ static pid_t told_child(int *go, int *back, const char *library)
 	return pid;
 }
 
+/* A file holding in_library, at path (a mkstemp template), and a told_child() that maps it when told 'm'. */
+static pid_t child_with_library(char *path, int *go, int *back)
+{
+	int fd = mkstemp(path);
+
+	if (fd < 0 || write(fd, in_library, sizeof(in_library)) != sizeof(in_library))
+		fail_msg("a file to map");
+	close(fd);
+	return told_child(go, back, path);
+}
+
 /* Waits until /proc/PID/exe is /bin/sleep (or what it links to): the new image is mapped. */
 static void wait_exec(pid_t pid)
 {
@@ -199,7 +210,7 @@ static void test_rescan_while_dlopen_records_are_on_their_way(void **state)
 	const char *str = NULL, *at;
 	struct trace_stats stats;
 	struct record_strings rs;
-	int go, back, status, fd;
+	int go, back, status;
 	size_t len = 0;
 	uint32_t *epoch;
 	pid_t pid;
@@ -207,14 +218,10 @@ static void test_rescan_while_dlopen_records_are_on_their_way(void **state)
 
 	(void)state;
 	require_root();
-	fd = mkstemp(library);
-	if (fd < 0 || write(fd, in_library, sizeof(in_library)) != sizeof(in_library))
-		fail_msg("a file to map");
-	close(fd);
 	memset(&stats, 0, sizeof(stats));
 	record_strings_init(&rs, &stats);
 	record_strings_watch_epochs(&rs, epochs);
-	pid = told_child(&go, &back, library);
+	pid = child_with_library(library, &go, &back);
 	epoch = &epochs[(uint32_t)pid % RECORD_STRINGS_EPOCH_SLOTS];
 	record_strings_snapshot(&rs, pid);
 	if (write(go, "m", 1) != 1 || read(back, &at, sizeof(at)) != sizeof(at) || at == MAP_FAILED)
@@ -266,7 +273,7 @@ static void test_inexact_look_keeps_the_exact_one(void **state)
 	const char *str = NULL, *at;
 	struct trace_stats stats;
 	struct record_strings rs;
-	int go, back, status, fd;
+	int go, back, status;
 	struct bump b = { 0 };
 	size_t len = 0;
 	pthread_t t;
@@ -275,14 +282,10 @@ static void test_inexact_look_keeps_the_exact_one(void **state)
 
 	(void)state;
 	require_root();
-	fd = mkstemp(library);
-	if (fd < 0 || write(fd, in_library, sizeof(in_library)) != sizeof(in_library))
-		fail_msg("a file to map");
-	close(fd);
 	memset(&stats, 0, sizeof(stats));
 	record_strings_init(&rs, &stats);
 	record_strings_watch_epochs(&rs, epochs);
-	pid = told_child(&go, &back, library);
+	pid = child_with_library(library, &go, &back);
 	if (write(go, "m", 1) != 1 || read(back, &at, sizeof(at)) != sizeof(at) || at == MAP_FAILED)
 		fail_msg("the child mapped nothing");
 	if (write(go, "M", 1) != 1)
