@@ -1021,6 +1021,7 @@ static __always_inline void batch_send(__u64 pid_tgid, __u64 buf, __u64 bytes, _
 	struct ctrace_record *r;
 	__u32 n;
 
+
 	if (bytes <= BATCH_SMALL) {
 		r = bpf_ringbuf_reserve(&events, sizeof(*r) + BATCH_SMALL, 0);
 		if (!r)
@@ -1151,6 +1152,25 @@ SEC("tracepoint/syscalls/sys_enter_execveat")
 int ctrace_batch_execveat(void *ctx)
 {
 	batch_rescue(CTRACE_BATCH_WHY_EXEC);
+	return 0;
+}
+
+/*
+ * The same watch where the syscall tracepoints cannot be attached: libbpf
+ * finds them by their ids in tracefs, which a fresh machine may not have
+ * mounted. The raw sys_enter tracepoint needs no tracefs, but runs on
+ * every syscall of the machine, so it is only the fallback
+ * (batch_watch.c). Syscall numbers of x86-64, the only target.
+ */
+SEC("raw_tp/sys_enter")
+int ctrace_batch_sys_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	long id = (long)ctx->args[1];
+
+	if (id == 60 || id == 231) /* exit, exit_group */
+		batch_rescue(CTRACE_BATCH_WHY_EXITING);
+	else if (id == 59 || id == 322) /* execve, execveat */
+		batch_rescue(CTRACE_BATCH_WHY_EXEC);
 	return 0;
 }
 

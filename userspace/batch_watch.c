@@ -8,32 +8,69 @@
 #include <bpf/libbpf.h>
 #include "ctrace.skel.h"
 
+static const char *watch_mode;
+
+static struct bpf_link *attach_one(struct bpf_program *prog, bool verbose)
+{
+	struct bpf_link *link = bpf_program__attach(prog);
+
+	if (!link && verbose)
+		fprintf(stderr, "ctrace-bpf: cannot attach %s: %s\n", bpf_program__section_name(prog),
+			strerror(errno));
+	return link;
+}
+
 int batch_watch_deaths(struct ctrace_bpf *skel, bool verbose)
 {
 	struct {
 		struct bpf_program *prog;
 		struct bpf_link **link;
-	} w[] = {
-		{ skel->progs.ctrace_batch_signal, &skel->links.ctrace_batch_signal },
+	} calls[] = {
 		{ skel->progs.ctrace_batch_exit, &skel->links.ctrace_batch_exit },
 		{ skel->progs.ctrace_batch_exit_group, &skel->links.ctrace_batch_exit_group },
 		{ skel->progs.ctrace_batch_execve, &skel->links.ctrace_batch_execve },
 		{ skel->progs.ctrace_batch_execveat, &skel->links.ctrace_batch_execveat },
 	};
+	size_t got = 0;
 	int missing = 0;
 
-	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
-		if (*w[i].link)
-			continue;
-		*w[i].link = bpf_program__attach(w[i].prog);
-		if (!*w[i].link) {
-			missing++;
-			if (verbose)
-				fprintf(stderr, "ctrace-bpf: cannot attach %s (%s): a thread that ends there loses its last batched events (counted)\n",
-					bpf_program__section_name(w[i].prog), strerror(errno));
-		}
+	if (!skel->links.ctrace_batch_signal &&
+	    !(skel->links.ctrace_batch_signal = attach_one(skel->progs.ctrace_batch_signal, verbose)))
+		missing++;
+	if (skel->links.ctrace_batch_exit || skel->links.ctrace_batch_sys_enter)
+		return missing; /* already watched */
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		got += (*calls[i].link = attach_one(calls[i].prog, verbose)) != NULL;
+	if (got == sizeof(calls) / sizeof(calls[0])) {
+		watch_mode = "syscall_tracepoints";
+		return missing;
 	}
-	return missing;
+	/*
+	 * Some or all of the four refused (tracefs not mounted: libbpf reads
+	 * their ids there): one program on every syscall's entry instead.
+	 */
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		bpf_link__destroy(*calls[i].link);
+		*calls[i].link = NULL;
+	}
+	skel->links.ctrace_batch_sys_enter = attach_one(skel->progs.ctrace_batch_sys_enter, verbose);
+	if (skel->links.ctrace_batch_sys_enter) {
+		watch_mode = "raw_sys_enter";
+		if (verbose)
+			fputs("ctrace-bpf: the syscall tracepoints are not reachable (is tracefs mounted?): exits and execs are watched at every syscall's entry instead\n",
+			      stderr);
+		return missing;
+	}
+	watch_mode = "none";
+	/* Not only with -v: what is lost this way cannot be counted. */
+	fputs("ctrace-bpf: cannot watch exit() and execve() (no syscall tracepoints, no raw sys_enter): a thread's last batched events (up to 256) are lost uncounted when it exits or execs; use --no-batch to keep them\n",
+	      stderr);
+	return missing + 1;
+}
+
+const char *batch_watch_mode(void)
+{
+	return watch_mode;
 }
 
 static void *destroy_link(void *link)
@@ -49,7 +86,7 @@ void *batch_watch_stop(void *arg)
 	struct bpf_link **links[] = {
 		&skel->links.ctrace_batch_signal, &skel->links.ctrace_batch_exit,
 		&skel->links.ctrace_batch_exit_group, &skel->links.ctrace_batch_execve,
-		&skel->links.ctrace_batch_execveat,
+		&skel->links.ctrace_batch_execveat, &skel->links.ctrace_batch_sys_enter,
 	};
 	enum { N = sizeof(links) / sizeof(links[0]) };
 	pthread_t t[N];

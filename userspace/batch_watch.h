@@ -13,11 +13,16 @@
 struct ctrace_bpf;
 
 /*
- * Attaches them (the skeleton keeps the links). Returns how many of the
- * five could not be attached (a kernel without syscall tracepoints): said
- * with -v; their deaths then lose the last batch, counted as dropped.
+ * Attaches them (the skeleton keeps the links): the four syscall
+ * tracepoints, or where libbpf cannot reach them (tracefs not mounted)
+ * the raw sys_enter tracepoint. Returns how many watches are missing:
+ * the signal one said with -v; no exit/exec watch at all is said on
+ * stderr always, as a thread's last batch is then lost uncounted.
  */
 int batch_watch_deaths(struct ctrace_bpf *skel, bool verbose);
+
+/* How exits and execs are watched: "syscall_tracepoints", "raw_sys_enter", "none"; NULL before. */
+const char *batch_watch_mode(void);
 
 /*
  * Detaches them, each in a thread of its own (each waits for a grace

@@ -253,6 +253,8 @@ void chrome_trace_end(struct chrome_trace *tf, const struct trace_facts *facts,
 		write_kv_str(w, "event_path", facts->event_path, true);
 		if (facts->event_path_why)
 			write_kv_str(w, "event_path_reason", facts->event_path_why, true);
+		if (facts->death_watch)
+			write_kv_str(w, "batch_death_watch", facts->death_watch, true);
 		jw_lit(w, ",\"batch\":{\"events\":");
 		jw_u64(w, s->batched_events);
 		write_kv_u64(w, "threads", s->batch_threads);

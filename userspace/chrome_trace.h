@@ -48,6 +48,7 @@ struct trace_facts {
 	bool fast_nop5;               /* --fast took effect */
 	const char *event_path;       /* "batched" or "per_event" (--no-batch); NULL: not written */
 	const char *event_path_why;   /* why per_event, when not asked for (--stacks); NULL: none */
+	const char *death_watch;      /* batched: how exits and execs are watched (batch_watch.h) */
 	struct kernel_feature kernel_features[KERNEL_FEATURE_COUNT];
 };
 

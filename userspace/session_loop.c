@@ -383,6 +383,8 @@ void session_stop(struct session *s)
 	/* Every probe attached in the course of the trace (libraries loaded later too). */
 	facts->probes_attached = s->att.sites;
 	facts->objects_with_probes = s->att.objects_with_probes;
+	if (!s->o->no_batch)
+		facts->death_watch = batch_watch_mode();
 	/*
 	 * The detach (one RCU grace period a link, 0.2 s with every CPU busy)
 	 * and the drain of what the ring holds overlap: nothing new is recorded

@@ -265,6 +265,69 @@ static void test_span_ended_on_another_thread(void **state)
 	tr_free(&r);
 }
 
+/*
+ * Runs the "exit" scenario with the tracer in a mount namespace of its own,
+ * after `setup` (a shell command that must leave tracefs unmounted or
+ * mounted), and checks that the events left in the buffer at _exit() are
+ * there, watched as `watch` says.
+ */
+static void exit_watched(const char *setup, const char *watch)
+{
+	const char *const prog_args[] = { "exit", NULL };
+	char script[1024];
+	const char *argv[] = { "unshare", "-m", "sh", "-c", script, NULL };
+	struct trace_run r;
+	cJSON *m;
+
+	tr_require_root();
+	snprintf(script, sizeof(script), "%s && exec %s -p {PID} -o {TRACE}", setup, tr_tracer());
+	if (tr_run_command(&r, "batched", prog_args, argv) < 0)
+		fail_msg("%s", r.error);
+	if (r.tracer_exit != 0)
+		fail_msg("the tracer exited %d (99: tracefs not as the case needs); stderr:\n%s",
+			 r.tracer_exit, r.tracer_stderr);
+	if (tr_load_trace(&r) < 0)
+		fail_msg("%s", r.error);
+	for (int i = 0; i < 3; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "exit-%d", i);
+		if (count_named(&r, "I", name) != 1)
+			fail_msg("%s (emitted before _exit) is %zu times in the trace, not once", name,
+				 count_named(&r, "I", name));
+	}
+	m = metadata(&r);
+	assert_int_equal((int)tr_num(m, "dropped_events"), 0);
+	if (!per_event_run()) {
+		assert_non_null(tr_str(m, "batch_death_watch"));
+		assert_string_equal(tr_str(m, "batch_death_watch"), watch);
+	}
+	tr_free(&r);
+}
+
+/*
+ * A machine without tracefs mounted (a fresh one, without systemd):
+ * libbpf finds the syscall tracepoints that watch exit() by their ids
+ * there. The events a process left in its buffer when it called _exit()
+ * were lost, and not counted.
+ */
+static void test_exit_watched_without_tracefs(void **state)
+{
+	(void)state;
+	exit_watched("{ umount /sys/kernel/debug/tracing; umount /sys/kernel/tracing; umount /sys/kernel/debug; } 2>/dev/null; "
+		     "{ test ! -e /sys/kernel/tracing/events/syscalls || exit 99; }",
+		     "raw_sys_enter");
+}
+
+/* With tracefs (mounted here if the machine has not): the syscall tracepoints themselves. */
+static void test_exit_watched_with_tracefs(void **state)
+{
+	(void)state;
+	exit_watched("{ test -e /sys/kernel/tracing/events/syscalls || mount -t tracefs nodev /sys/kernel/tracing; } && "
+		     "{ test -e /sys/kernel/tracing/events/syscalls || exit 99; }",
+		     "syscall_tracepoints");
+}
+
 /* 2000 bytes of args: per event, kept whole; 7 bytes built at run time: inline. */
 static void test_long_and_short_strings(void **state)
 {
@@ -296,6 +359,8 @@ int main(void)
 		cmocka_unit_test(test_idle_thread_within_a_second),
 		cmocka_unit_test(test_crash_keeps_last_events),
 		cmocka_unit_test(test_fork_no_duplicates),
+		cmocka_unit_test(test_exit_watched_without_tracefs),
+		cmocka_unit_test(test_exit_watched_with_tracefs),
 		cmocka_unit_test(test_signal_handler_during_append),
 		cmocka_unit_test(test_span_ended_on_another_thread),
 		cmocka_unit_test(test_long_and_short_strings),

@@ -383,7 +383,7 @@ int tr_start_tracer(struct trace_run *r, const char *const *tracer_args)
 }
 
 /* s with every "{PID}" and "{EXE}" replaced (malloc'd). */
-static char *expand(const char *s, const char *pid, const char *exe)
+static char *expand(const char *s, const char *pid, const char *exe, const char *trace)
 {
 	size_t cap = strlen(s) + 1, n = 0;
 	char *out = malloc(cap);
@@ -396,6 +396,8 @@ static char *expand(const char *s, const char *pid, const char *exe)
 			put = pid, skip = 5;
 		else if (!strncmp(s, "{EXE}", 5))
 			put = exe, skip = 5;
+		else if (!strncmp(s, "{TRACE}", 7))
+			put = trace, skip = 7;
 		len = put ? strlen(put) : 1;
 		if (n + len + 1 > cap) {
 			char *grown = realloc(out, cap = (n + len + 1) * 2);
@@ -425,7 +427,7 @@ int tr_start_command(struct trace_run *r, const char *const *argv)
 	if (!realpath(r->program, exe))
 		return fail_with(r, "realpath %s: %s", r->program, strerror(errno));
 	for (; argv[n] && n < 31; n++)
-		if (!(args[n] = expand(argv[n], pid, exe)))
+		if (!(args[n] = expand(argv[n], pid, exe, r->trace_path)))
 			return fail_with(r, "out of memory");
 	r->tracer_seconds = now_s();
 	if (tr_spawn(&r->tracer, r->dir, "tracer", (const char *const *)args) < 0)

@@ -97,7 +97,8 @@ int tr_wait_line(struct trace_run *r, const char *prefix, int timeout_ms);
 int tr_start_tracer(struct trace_run *r, const char *const *tracer_args);
 /*
  * Starts another tool in the tracer's place (e.g. bpftrace): in each argument
- * "{PID}" becomes the program's pid and "{EXE}" its absolute path.
+ * "{PID}" becomes the program's pid, "{EXE}" its absolute path and
+ * "{TRACE}" the run's trace file (r->trace_path).
  */
 int tr_start_command(struct trace_run *r, const char *const *argv);
 /* Reaps both children, killing whatever is still running at the deadline. */

@@ -21,6 +21,8 @@
  *              "done main=N handler=M"
  *   cross      a span begun on a thread that then stays idle, ended on
  *              main 50 ms later (the end's batch may arrive first)
+ *   exit       I "exit-0".."exit-2" (unflushed), "done", then _exit(0):
+ *              exit_group() with no destructor run
  *   long       I "long-args" with a 2000-byte non-literal args (the
  *              per-event fallback) and "short-args" with {"k":1} built at
  *              run time (copied inline)
@@ -168,6 +170,13 @@ int main(int argc, char **argv)
 		puts("done");
 		fflush(stdout);
 		usleep(200 * 1000);
+	} else if (!strcmp(what, "exit")) {
+		CTRACE_INSTANT(NULL, "exit-0", CTRACE_SCOPE_THREAD, NULL);
+		CTRACE_INSTANT(NULL, "exit-1", CTRACE_SCOPE_THREAD, NULL);
+		CTRACE_INSTANT(NULL, "exit-2", CTRACE_SCOPE_THREAD, NULL);
+		puts("done");
+		fflush(stdout);
+		_exit(0);
 	} else if (!strcmp(what, "long")) {
 		static char big[2001], small[32];
 
