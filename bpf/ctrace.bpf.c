@@ -1019,8 +1019,17 @@ static __always_inline void batch_send(__u64 pid_tgid, __u64 buf, __u64 bytes, _
 				       __u64 seq_end, __u64 tsc, bool may_sleep)
 {
 	struct ctrace_record *r;
+	__u64 wake;
 	__u32 n;
 
+	/*
+	 * Wake the loader once an eighth of the ring waits: left to its 10 ms
+	 * poll under a flood, it slept half of every round and the ring
+	 * overflowed with the loader at a quarter of a CPU. One query a flush
+	 * (a batch of events), not one an event.
+	 */
+	wake = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+									     : BPF_RB_NO_WAKEUP;
 
 	if (bytes <= BATCH_SMALL) {
 		r = bpf_ringbuf_reserve(&events, sizeof(*r) + BATCH_SMALL, 0);
@@ -1031,7 +1040,7 @@ static __always_inline void batch_send(__u64 pid_tgid, __u64 buf, __u64 bytes, _
 		if (batch_read(r->data, n, buf, may_sleep))
 			n = 0;
 		r->arg[1] = n; /* 0: unreadable */
-		bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+		bpf_ringbuf_submit(r, wake);
 		return;
 	}
 	r = bpf_ringbuf_reserve(&events, sizeof(*r) + CTRACE_BATCH_BYTES, 0);
@@ -1042,7 +1051,7 @@ static __always_inline void batch_send(__u64 pid_tgid, __u64 buf, __u64 bytes, _
 	if (batch_read(r->data, n, buf, may_sleep))
 		n = 0;
 	r->arg[1] = n;
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(r, wake);
 	return;
 full:
 	__sync_fetch_and_add(&batch_dropped, 1);

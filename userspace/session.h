@@ -81,6 +81,7 @@ struct session {
 	uint64_t deadline_ns, next_scan_ns;
 	unsigned batch;   /* records taken in this round (see round_over) */
 	uint64_t round_end_ns; /* when this round gives the loop back (see round_over) */
+	bool ring_behind;      /* the last round ended with records still waiting */
 	bool boosted;     /* at a high priority for the stop */
 	/*
 	 * Once the drain after the stop is out of time: records still in the

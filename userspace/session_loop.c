@@ -155,13 +155,15 @@ static int take_records(struct session *s)
 	int err;
 
 	round_begin(s, s->deadline_ns);
-	err = ring_buffer__poll(s->rb, 10);
 	/*
-	 * The BPF side wakes us only once a batch is waiting: take what is
-	 * there on every round anyway, so events arrive within ~10 ms.
+	 * The BPF side wakes us only once a share of the ring is waiting:
+	 * take what is there on every round anyway, so events arrive within
+	 * ~10 ms. Behind (the last round ran out of time), no wait at all.
 	 */
+	err = ring_buffer__poll(s->rb, s->ring_behind ? 0 : 10);
 	if (err >= 0 || err == -EINTR)
 		err = ring_buffer__consume(s->rb);
+	s->ring_behind = err == END_OF_ROUND;
 	/* Idle buffers read, and what is behind the watermark handed on. */
 	batch_path_tick(&s->bpath, session_now_ns(CLOCK_MONOTONIC), err == END_OF_ROUND ? 0 : round_start);
 	if (err == END_OF_ROUND)
