@@ -46,6 +46,7 @@ struct batch_literal {
 	uint32_t tgid;
 	size_t len;
 	bool truncated;
+	bool plain; /* CTRACE_STR_PLAIN */
 	char s[];
 };
 
@@ -169,13 +170,22 @@ static void forget_literals(struct batch_path *bp, uint32_t tgid)
 	free(f.keys);
 }
 
-static void keep_literal(struct batch_path *bp, const uint64_t key[2], const char *s, size_t n,
-			 bool truncated)
+static bool plain_text(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f || s[i] == '"' || s[i] == '\\')
+			return false;
+	return true;
+}
+
+/* The copy kept of a literal; NULL if there is no memory for one. */
+static struct batch_literal *keep_literal(struct batch_path *bp, const uint64_t key[2], const char *s,
+					  size_t n, bool truncated)
 {
 	struct batch_literal *l = malloc(sizeof(*l) + n);
 
 	if (!l)
-		return;
+		return NULL;
 	bp->literal_gen++; /* below, copies may be freed */
 	if (bp->literal_copies.count >= LITERAL_COPIES_MAX) {
 		key_map_each(&bp->literal_copies, free_literal, NULL);
@@ -185,8 +195,10 @@ static void keep_literal(struct batch_path *bp, const uint64_t key[2], const cha
 	l->tgid = (uint32_t)key[0];
 	l->len = n;
 	l->truncated = truncated;
+	l->plain = plain_text(s, n);
 	memcpy(l->s, s, n);
 	free(key_map_put(&bp->literal_copies, key, 2 * sizeof(uint64_t), l));
+	return l;
 }
 
 /*
@@ -216,6 +228,8 @@ static void resolve_literal(struct batch_path *bp, const struct batch_event *e, 
 		*s = l->s;
 		*len = l->len < max ? l->len : max;
 		*flags = l->truncated || l->len > max ? CTRACE_STR_TRUNCATED : 0;
+		if (l->plain)
+			*flags |= CTRACE_STR_PLAIN;
 		return;
 	}
 	if (!bp->read_str || !bp->read_str(bp->read_ctx, &e->ev, arg, &str, &n, &truncated, buf, max)) {
@@ -228,10 +242,12 @@ static void resolve_literal(struct batch_path *bp, const struct batch_event *e, 
 	}
 	if (str != buf)
 		memcpy(buf, str, n);
-	keep_literal(bp, key, buf, n, truncated);
+	l = keep_literal(bp, key, buf, n, truncated);
 	*s = buf;
 	*len = n;
 	*flags = truncated ? CTRACE_STR_TRUNCATED : 0;
+	if (l && l->plain)
+		*flags |= CTRACE_STR_PLAIN;
 }
 
 static void on_event(void *ctx, struct batch_event *e)

@@ -112,6 +112,15 @@ struct chrome_trace {
 	 */
 	unsigned cat;
 	struct ct_flow_bind bind; /* for the next X only (chrome_trace_bind_next()) */
+	/*
+	 * ","pid":P,"tid":T as written last for a few threads (by tid), so
+	 * that most events copy it instead of formatting two numbers.
+	 */
+	struct ct_ids_text {
+		uint32_t pid, tid;
+		uint8_t len; /* 0: empty */
+		char s[39];
+	} ids[16];
 	/* Events written aside (chrome_trace_capture_begin()): the file's writer meanwhile. */
 	struct json_writer *file_w, aside;
 	bool aside_ready, file_first_event;

@@ -7,7 +7,8 @@
 
 /*
  * FNV-1a over 8-byte words (the keys are ids and addresses: 4, 8, 16 and
- * 24 bytes), then a murmur3 finish: a lookup per event (literal copies,
+ * 24 bytes; names, for counters), the last partial word zero-padded, then
+ * a murmur3 finish: a lookup per event (literal copies,
  * spans, counters) hashed byte by byte was a twentieth of the loader's
  * time under a flood of batches.
  */
@@ -25,8 +26,11 @@ static uint64_t hash_bytes(const void *key, size_t len)
 		h *= 0x100000001b3ull;
 		h ^= h >> 29;
 	}
-	for (; i < len; i++) {
-		h ^= p[i];
+	if (i < len) { /* the 1-7 bytes left as one word: a multiply a byte was most of a short key's hash */
+		uint64_t w = 0;
+
+		memcpy(&w, p + i, len - i);
+		h ^= w;
 		h *= 0x100000001b3ull;
 	}
 	h ^= h >> 33;

@@ -13,6 +13,13 @@
 #include <stdint.h>
 #include "ctrace_record.h"
 
+/*
+ * Set by the loader only, never in a record: every byte is printable
+ * ASCII other than '"' and '\\', so the JSON writer copies it as it is
+ * (a batched literal, checked once when its copy is kept).
+ */
+#define CTRACE_STR_PLAIN 0x100
+
 struct ctrace_event {
 	uint64_t ts_ns;
 	uint32_t tgid, tid;
