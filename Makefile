@@ -53,7 +53,7 @@ UNIT_TESTS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(wildcard tests/
 INTEG_TESTS := $(patsubst tests/integration/%.c,$(BUILD)/tests/integration/%,$(wildcard tests/integration/test_*.c))
 TEST_HELPER_OBJS := $(patsubst tests/lib/%.c,$(BUILD)/tests/lib/%.o,$(wildcard tests/lib/*.c))
 # tests/lib/json_strict.c is the loader's strict JSON scanner (and its UTF-8 decoder).
-TEST_HELPER_OBJS += $(BUILD)/userspace/json_check.o $(BUILD)/userspace/json_writer.o
+TEST_HELPER_OBJS += $(BUILD)/userspace/json_check.o $(BUILD)/userspace/json_writer.o $(BUILD)/userspace/write_behind.o
 
 .PHONY: test-program-sets fuzz all clean test unit-test header-test integration-test install deps deps-test demo bench
 all: $(BUILD)/ctrace-bpf $(EXAMPLES)

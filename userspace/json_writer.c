@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "write_behind.h"
 
 int jw_init(struct json_writer *w, int fd, size_t cap)
 {
@@ -30,46 +31,84 @@ int jw_init(struct json_writer *w, int fd, size_t cap)
 	return 0;
 }
 
+void jw_write_behind(struct json_writer *w)
+{
+	if (!w->behind && w->fd >= 0)
+		w->behind = write_behind_start(w->fd, w->cap);
+}
+
 void jw_free(struct json_writer *w)
 {
+	write_behind_stop(w->behind);
+	w->behind = NULL;
 	free(w->buf);
 	free(w->scratch);
 	w->buf = w->scratch = NULL;
 	w->len = w->cap = w->scratch_cap = 0;
 }
 
-/* write(2) all of p, retrying partial writes and EINTR; errors go to w->err.
- * The fd is expected to be blocking: EAGAIN is treated as an error. */
+/* The thread's news: its first error, what it has written. */
+static void behind_news(struct json_writer *w, int err, unsigned long long written)
+{
+	if (err && !w->err)
+		w->err = err;
+	w->written = written + w->written_here;
+}
+
+/* write(2) all of p now (after what the thread holds); errors go to w->err. */
 static void write_all(struct json_writer *w, const char *p, size_t n)
 {
-	while (n > 0 && !w->err) {
-		ssize_t r = write(w->fd, p, n);
+	unsigned long long written;
+	int err;
 
-		if (r < 0) {
-			if (errno != EINTR)
-				w->err = errno ? errno : EIO;
-			continue;
-		}
-		if (r == 0) { /* no progress and no errno: do not spin */
-			w->err = EIO;
-			break;
-		}
-		p += r;
-		n -= (size_t)r;
-		w->written += (unsigned long long)r;
+	if (w->err)
+		return;
+	if (!w->behind) {
+		err = write_fully(w->fd, p, n, &w->written);
+		if (err)
+			w->err = err;
+		return;
 	}
+	write_behind_wait(w->behind, &err, &written);
+	behind_news(w, err, written);
+	if (w->err)
+		return;
+	err = write_fully(w->fd, p, n, &w->written_here);
+	behind_news(w, err, written);
+}
+
+int jw_hand_on(struct json_writer *w)
+{
+	if (!w->err && w->len > 0) {
+		size_t n = w->len;
+		unsigned long long written;
+		int err;
+
+		w->len = 0;
+		if (w->behind) {
+			w->buf = write_behind_hand(w->behind, w->buf, n, &err, &written);
+			behind_news(w, err, written);
+		} else {
+			write_all(w, w->buf, n);
+		}
+	}
+	if (w->err)
+		w->len = 0; /* nothing more will be written anyway */
+	return -w->err;
 }
 
 int jw_flush(struct json_writer *w)
 {
-	if (!w->err && w->len > 0) {
-		size_t n = w->len;
+	jw_hand_on(w);
+	if (w->behind) {
+		unsigned long long written;
+		int err;
 
-		w->len = 0;
-		write_all(w, w->buf, n);
+		write_behind_wait(w->behind, &err, &written);
+		behind_news(w, err, written);
 	}
 	if (w->err)
-		w->len = 0; /* nothing more will be written anyway */
+		w->len = 0;
 	return -w->err;
 }
 
@@ -78,7 +117,7 @@ void jw_raw_slow(struct json_writer *w, const char *s, size_t n)
 	if (w->err || n == 0)
 		return;
 	if (n > w->cap - w->len) {
-		if (jw_flush(w))
+		if (jw_hand_on(w))
 			return;
 		if (n >= w->cap) { /* bigger than the buffer: skip the copy */
 			write_all(w, s, n);

@@ -28,7 +28,10 @@ struct json_writer {
 	char *buf;
 	size_t len, cap;
 	int err;                     /* first errno, 0 if fine */
-	unsigned long long written;  /* bytes handed to write(2) */
+	unsigned long long written;  /* bytes written out (with a thread: as of its last news) */
+	/* The trace file's writer thread (write_behind.h), or NULL: written here. */
+	struct write_behind *behind;
+	unsigned long long written_here; /* with a thread: what went past it (larger than a buffer) */
 	char *scratch;               /* reusable print buffer of jw_cjson() */
 	size_t scratch_cap;
 };
@@ -42,7 +45,15 @@ struct json_writer {
 #define JW_DEFAULT_CAP (256 * 1024)
 
 int jw_init(struct json_writer *w, int fd, size_t cap); /* 0 or -errno */
-void jw_free(struct json_writer *w); /* frees buffers; does not flush or close */
+/*
+ * Full buffers go to a thread of their own that writes them (best effort:
+ * without one, the writer writes itself). jw_flush() waits for it; stop
+ * it with jw_free().
+ */
+void jw_write_behind(struct json_writer *w);
+/* What is buffered goes out, without waiting for a writer thread (jw_flush() waits); 0 or -errno. */
+int jw_hand_on(struct json_writer *w);
+void jw_free(struct json_writer *w); /* frees buffers, stops the writer thread; does not flush or close */
 
 /* The buffer-full (or error) path of jw_raw(). */
 void jw_raw_slow(struct json_writer *w, const char *s, size_t n);

@@ -46,6 +46,7 @@ int output_begin(struct trace_output *out, const char *path, const struct proc_f
 		fputs("ctrace-bpf: out of memory\n", stderr);
 		return -ENOMEM;
 	}
+	jw_write_behind(&out->w); /* the write(2)s off the loop that reads the ring */
 	out->facts.tracer_version = CTRACE_BPF_VERSION;
 	out->facts.target = target;
 	chrome_trace_begin(&out->tf, &out->w, &out->facts);
@@ -60,7 +61,7 @@ void output_flush_every(struct trace_output *out, uint64_t now)
 {
 	if (now < out->next_flush_ns)
 		return;
-	jw_flush(&out->w);
+	jw_hand_on(&out->w); /* to the writer thread: the loop does not wait for the disk */
 	/*
 	 * And on to the disk, without waiting: the fsync at the end then has
 	 * ~50 ms of output to write, not the whole file (0.15 s for 100 MB,
