@@ -539,6 +539,7 @@ void batch_path_finish(struct batch_path *bp, int batch_threads_fd)
 		count_unseen(bp, batch_threads_fd);
 	event_merge_release(&bp->merge, UINT64_MAX);
 	bp->stats->merge_forced = bp->merge.forced;
+	bp->stats->merge_late = bp->merge.late;
 }
 
 static void free_stream(const void *key, size_t len, void *value, void *ctx)

@@ -263,7 +263,9 @@ void chrome_trace_end(struct chrome_trace *tf, const struct trace_facts *facts,
 		write_kv_u64(w, "lost_events", s->batch_lost);
 		write_kv_u64(w, "before_tracing", s->batch_before_tracing);
 		write_kv_u64(w, "inherited_at_fork", s->batch_inherited_at_fork);
-		write_kv_u64(w, "out_of_order", s->merge_forced);
+		/* Early (the budget full) is not out of order unless a later event then came older. */
+		write_kv_u64(w, "out_of_order", s->merge_late);
+		write_kv_u64(w, "handed_on_early", s->merge_forced);
 		jw_lit(w, "}");
 	}
 	jw_lit(w, "}}\n");

@@ -138,6 +138,16 @@ static void sift_down(struct event_merge *m, size_t i)
 	}
 }
 
+/* To the model; an event older than one handed on before is counted (late: out of order in the trace). */
+static void hand_over(struct event_merge *m, const struct ctrace_event *ev)
+{
+	if (ev->ts_ns < m->last_out_ts)
+		m->late++;
+	else
+		m->last_out_ts = ev->ts_ns;
+	m->release(m->ctx, ev);
+}
+
 static struct merge_item *pop(struct event_merge *m)
 {
 	struct merge_item *top = m->heap[0].item;
@@ -151,7 +161,7 @@ static struct merge_item *pop(struct event_merge *m)
 
 static void hand_on(struct event_merge *m, struct merge_item *it)
 {
-	m->release(m->ctx, &it->ev);
+	hand_over(m, &it->ev);
 	item_free(m, it);
 }
 
@@ -166,13 +176,13 @@ void event_merge_push(struct event_merge *m, const struct ctrace_event *ev)
 
 	if (GROW_ARRAY(m->heap, m->cap, m->n, 1024) < 0) {
 		/* No room to hold it: in order as far as it goes. */
-		m->release(m->ctx, ev);
+		hand_over(m, ev);
 		m->forced++;
 		return;
 	}
 	it = item_alloc(m, size);
 	if (!it) {
-		m->release(m->ctx, ev);
+		hand_over(m, ev);
 		m->forced++;
 		return;
 	}
@@ -315,7 +325,7 @@ void event_merge_run_push(struct event_merge *m, struct merge_run *run, const st
 		if (GROW_ARRAY(m->runs, m->cap_runs, m->n_runs, 64) < 0) {
 			/* No room to list it: what it holds goes on now, in its order. */
 			run->held = 0;
-			m->release(m->ctx, ev);
+			hand_over(m, ev);
 			m->forced++;
 			c->write -= size;
 			return;
@@ -339,7 +349,7 @@ static void run_hand_on(struct event_merge *m)
 
 	it->ev.name = (const char *)(it + 1);
 	it->ev.args = (const char *)(it + 1) + it->ev.name_len;
-	m->release(m->ctx, &it->ev);
+	hand_over(m, &it->ev);
 	c->read += it->size;
 	if (c->read == c->write) {
 		run->head = c->next;

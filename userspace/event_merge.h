@@ -42,6 +42,8 @@ struct event_merge {
 	size_t bytes;             /* held: what the cap below bounds */
 	size_t max_bytes;         /* past it, the oldest go out before the watermark */
 	uint64_t forced;          /* events handed on early for want of room */
+	uint64_t late;            /* events handed on after a later one (out of order in the trace) */
+	uint64_t last_out_ts;     /* the latest time handed on */
 	void (*release)(void *ctx, const struct ctrace_event *ev);
 	void *ctx;
 	struct merge_item *free_items; /* handed on, kept for reuse (event_merge.c) */

@@ -161,6 +161,35 @@ static void test_budget_hands_on_early(void **state)
 	/* Handed on early, still in order: every push here was later than the one before. */
 	for (size_t i = 1; i < n_out; i++)
 		assert_true(out_order[i] > out_order[i - 1]);
+	/* So none of it is out of order in the trace (the trace's batch.out_of_order). */
+	assert_int_equal(m.late, 0);
+	event_merge_free(&m);
+}
+
+/*
+ * An event that comes after a later one was handed on (early, or behind a
+ * watermark that was wrong) is out of order in the trace: counted, once.
+ */
+static void test_late_event_counted(void **state)
+{
+	struct event_merge m;
+	struct merge_run *run;
+
+	(void)state;
+	n_pushed = n_out = 0;
+	memset(pushed, 0, sizeof(pushed));
+	event_merge_init(&m, 0, take, NULL);
+	run = event_merge_run(&m);
+	push(&m, run, 100);
+	push(&m, run, 200);
+	event_merge_release(&m, 200);
+	assert_int_equal(m.late, 0);
+	push(&m, NULL, 150); /* older than what went: late */
+	push(&m, NULL, 250);
+	event_merge_release(&m, UINT64_MAX);
+	assert_int_equal(n_out, 4);
+	assert_int_equal(m.late, 1);
+	assert_int_equal(m.forced, 0);
 	event_merge_free(&m);
 }
 
@@ -193,6 +222,7 @@ int main(void)
 		cmocka_unit_test(test_runs_and_heap_in_one_order),
 		cmocka_unit_test(test_budget_hands_on_early),
 		cmocka_unit_test(test_out_of_order_in_a_run),
+		cmocka_unit_test(test_late_event_counted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
