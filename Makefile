@@ -167,7 +167,8 @@ deps:
 deps-test:
 	$(Q)./scripts/install-deps test
 
-unit-test: $(UNIT_TESTS)
+# probe_sites: test_usdt_notes reads the notes of its real build too.
+unit-test: $(UNIT_TESTS) $(BUILD)/tests/programs/probe_sites
 	$(Q)set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
 
 # The public header in every compiler/standard/optimization/link mode; one

@@ -63,7 +63,7 @@ int batch_watch_deaths(struct ctrace_bpf *skel, bool verbose)
 	}
 	watch_mode = "none";
 	/* Not only with -v: what is lost this way cannot be counted. */
-	fputs("ctrace-bpf: cannot watch exit() and execve() (no syscall tracepoints, no raw sys_enter): a thread's last batched events (up to 256) are lost uncounted when it exits or execs; use --no-batch to keep them\n",
+	fputs("ctrace-bpf: cannot watch exit() and execve() (no syscall tracepoints, no raw sys_enter): what a thread appended in its last 20 ms (the loader reads buffers every 20 ms) is lost uncounted when it exits or execs; use --no-batch to keep it\n",
 	      stderr);
 	return missing + 1;
 }

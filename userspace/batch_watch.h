@@ -17,7 +17,8 @@ struct ctrace_bpf;
  * tracepoints, or where libbpf cannot reach them (tracefs not mounted)
  * the raw sys_enter tracepoint. Returns how many watches are missing:
  * the signal one said with -v; no exit/exec watch at all is said on
- * stderr always, as a thread's last batch is then lost uncounted.
+ * stderr always, as what a thread appended in its last 20 ms is then
+ * lost uncounted.
  */
 int batch_watch_deaths(struct ctrace_bpf *skel, bool verbose);
 

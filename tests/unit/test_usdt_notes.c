@@ -424,7 +424,7 @@ static void test_shared_library(void **state)
 	check_ctrace_file("lib.so", ET_DYN);
 }
 
-/* The build of the Makefile, if it is there (integration-test makes it). */
+/* The build of the Makefile (make unit-test makes it first; run by hand, without it: skipped). */
 static void test_built_probe_sites(void **state)
 {
 	static const char built[] = "build/tests/programs/probe_sites";
