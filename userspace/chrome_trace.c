@@ -275,10 +275,6 @@ void chrome_trace_end(struct chrome_trace *tf, const struct trace_facts *facts,
 	}
 }
 
-/*
- * Starts an event: the separator, then {"ph":PH,"pid":P,"tid":T and, when
- * ts_ns is not UINT64_MAX, "ts". Fields follow; te_end closes.
- */
 /* ","pid":P,"tid":T at q, from the cache of a few threads' (chrome_trace.h); returns the end. */
 static char *put_ids(struct chrome_trace *tf, char *q, uint32_t pid, uint32_t tid)
 {
@@ -300,6 +296,10 @@ static char *put_ids(struct chrome_trace *tf, char *q, uint32_t pid, uint32_t ti
 	return q;
 }
 
+/*
+ * Starts an event: the separator, then {"ph":PH,"pid":P,"tid":T and, when
+ * ts_ns is not UINT64_MAX, "ts". Fields follow; te_end closes.
+ */
 static void te_begin(struct chrome_trace *tf, const char *ph, uint32_t pid, uint32_t tid,
 		     uint64_t ts_ns)
 {
