@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <bpf/libbpf.h>
@@ -226,6 +227,22 @@ static void attach_what_appeared(struct session *s)
 	s->n_pending = 0;
 }
 
+/*
+ * How often the maps are looked at again: 100 ms, or CTRACE_RESCAN_MS (for
+ * tests: an hour leaves the dynamic linker's hook alone to find a dlopen()).
+ */
+static uint64_t rescan_interval_ns(void)
+{
+	static uint64_t ns;
+	const char *v;
+
+	if (!ns) {
+		v = getenv("CTRACE_RESCAN_MS");
+		ns = (v && atol(v) > 0 ? (uint64_t)atol(v) : 100) * 1000000ull;
+	}
+	return ns;
+}
+
 /* Every 100 ms: libraries loaded since (dlopen), and the names of new threads. */
 static void rescan(struct session *s, uint64_t now)
 {
@@ -238,7 +255,7 @@ static void rescan(struct session *s, uint64_t now)
 		model_facts_threads(&s->model, (uint32_t)s->targets.v[i].pid);
 	}
 	tsc_clock_update(&s->tsc);
-	s->next_scan_ns = now + 100 * 1000000ull;
+	s->next_scan_ns = now + rescan_interval_ns();
 }
 
 /* A target that was waiting for probes: the first have come. */

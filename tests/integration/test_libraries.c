@@ -8,9 +8,9 @@
  *   - every loaded object of the process is attached: its executable and
  *     the libraries it has loaded;
  *   - a library dlopen()ed after the tracer attached is picked up within
- *     200 ms, with no user action, and its events are in the trace; one
- *     used 5 ms after its dlopen() too (the dynamic linker's hook tells the
- *     tracer at once);
+ *     200 ms, with no user action, and its events are in the trace; the
+ *     dynamic linker's hook alone arms it (the maps are looked at again
+ *     every 100 ms too);
  *   - a library dlclose()d and another mapped at the same address: each
  *     one's events carry its own literal strings;
  *   - -p of a process without probes waits for them (one line saying so)
@@ -27,6 +27,7 @@
 #include <cmocka.h>
 #include "attach_modes.h"
 #include "probelib_build.h"
+#include "target_check.h"
 
 /* Built once for the whole file: libearly.so and liblate.so. */
 static char libdir[64];
@@ -218,34 +219,47 @@ static void test_dlopen_in_launch_mode(void **state)
 }
 
 /*
- * A library used 5 ms after its dlopen(): the tracer learns of it from the
- * dynamic linker as it happens, not at its next look at the maps (100 ms).
- * The tracer must get a CPU within those 5 ms, which a machine whose CPUs
- * are all busy does not always give it (measured on this project's 2-CPU
- * VM under a load of 4: 0.1 to 14 ms, most under 3), so the scenario runs
- * up to three times and one traced run passes; polling fails all three.
+ * A library dlopen()ed while the tracer is idle, used 250 ms later: armed
+ * by the dynamic linker's hook alone, the tracer's look at the maps being
+ * turned off (CTRACE_RESCAN_MS: an hour). The tracer sits idle for 200 ms
+ * before the dlopen(), so the figure printed is the cost a user meets: the
+ * kernel's first uprobe registration after a quiet spell waits for an RCU
+ * grace period (register_for_each_vma takes dup_mmap_sem for writing),
+ * 9 to 21 ms on this project's VM; a registration within a grace period of
+ * another, as in a first attach, takes ~0.2 ms. Not asserted: a benchmark's.
  */
-static void test_dlopen_used_at_once(void **state)
+static void test_dlopen_armed_by_linker_hook(void **state)
 {
-	const char *const args[] = { "soon", early_so, late_so, "5", NULL };
+	const char *const args[] = { "soon", early_so, late_so, "250", NULL };
+	long us;
 
 	(void)state;
-	for (int attempt = 1;; attempt++) {
-		long us;
-
-		run_traced("dso_loader", args, NULL);
-		assert_int_equal(r.prog_exit, 0);
-		us = am_need_field(r.prog_stdout, "soon ", "armed_us");
-		print_message("      run %d: the library was armed %ld us after its dlopen() returned\n",
-			      attempt, us);
-		if (us >= 0) {
-			assert_true(am_arg_num(lib_hit("late", r.pid), "n") == 2);
-			return;
-		}
-		if (attempt == 3)
-			fail_msg("in 3 runs, the library was never armed 5 ms after its dlopen()");
-		tr_free(&r);
+	need_libs();
+	if (tr_init(&r) < 0)
+		fail_msg("%s", r.error);
+	setenv("CTRACE_RESCAN_MS", "3600000", 1);
+	if (tr_start_program(&r, "dso_loader", args) < 0 || tr_wait_line(&r, "ready", 10000) < 0 ||
+	    tr_start_tracer(&r, NULL) < 0) {
+		unsetenv("CTRACE_RESCAN_MS");
+		fail_msg("%s", r.error);
 	}
+	unsetenv("CTRACE_RESCAN_MS");
+	if (!tc_wait_file_has(r.tracer.err_path, "ctrace-bpf: tracing process", 10000))
+		fail_msg("the tracer did not start tracing: %s", tr_read_file(r.tracer.err_path, NULL));
+	usleep(200 * 1000);
+	kill((pid_t)r.pid, SIGUSR1);
+	if (tr_wait(&r, TR_TIMEOUT_MS) < 0)
+		fail_msg("%s", r.error);
+	if (r.tracer_exit != 0)
+		fail_msg("the tracer exited %d:\n%s", r.tracer_exit, r.tracer_stderr);
+	if (tr_load_trace(&r) < 0)
+		fail_msg("%s", r.error);
+	assert_int_equal(r.prog_exit, 0);
+	us = am_need_field(r.prog_stdout, "soon ", "armed_us");
+	print_message("      the library was armed %ld us after its dlopen() returned\n", us);
+	if (us < 0)
+		fail_msg("a library dlopen()ed while traced was not armed 250 ms later, with only the dynamic linker's hook to tell the tracer");
+	assert_true(am_arg_num(lib_hit("late", r.pid), "n") == 2);
 }
 
 /*
@@ -492,7 +506,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_executable_and_library, free_all),
 		cmocka_unit_test_teardown(test_dlopen_after_attach, free_all),
 		cmocka_unit_test_teardown(test_dlopen_in_launch_mode, free_all),
-		cmocka_unit_test_teardown(test_dlopen_used_at_once, free_all),
+		cmocka_unit_test_teardown(test_dlopen_armed_by_linker_hook, free_all),
 		cmocka_unit_test_teardown(test_library_replaced_at_same_address, free_all),
 		cmocka_unit_test_teardown(test_waits_for_probes, free_all),
 		cmocka_unit_test_teardown(test_waits_until_duration, free_all),

@@ -14,11 +14,12 @@
  *     executable's own instant "exe-hit". Exits 0.
  *
  *   dso_loader soon EARLY_SO LATE_SO DELAY_MS
- *     Like late, but calls LATE_SO's probelib_hit(2) DELAY_MS after its
- *     dlopen() (its first probe hit: a library used at once), checking
- *     meanwhile, without sleeping, when its semaphore rose. Prints "soon
- *     armed_us=N" (microseconds after the dlopen() returned; -1: not by the
- *     hit) and exits 0.
+ *     Like late, but once armed waits for SIGUSR1 (sent by the test when
+ *     the tracer has done its first attach; exit 3 if none within 10 s),
+ *     then dlopen()s LATE_SO and calls its probelib_hit(2) DELAY_MS after
+ *     (its first probe hit), checking meanwhile, without sleeping, when its
+ *     semaphore rose. Prints "soon armed_us=N" (microseconds after the
+ *     dlopen() returned; -1: not by the hit) and exits 0.
  *
  *   dso_loader reuse EARLY_SO A_SO B_SO
  *     Like late, then dlopen()s A_SO, waits for its probes, calls its
@@ -39,6 +40,7 @@
 #define _GNU_SOURCE /* dladdr */
 #include <ctrace.h>
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,10 +114,23 @@ static int soon(const char *early_so, const char *late_so, long delay_ms)
 	struct probelib early, later;
 	struct timespec t0;
 	long armed_us = -1;
-	int err = start_then_load(early_so, &early, late_so, &later);
+	const struct timespec ten_s = { 10, 0 };
+	sigset_t usr1;
+	int err;
 
+	/* Blocked before the ready line: a signal sent early waits, it is not lost. */
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, NULL);
+	err = start(early_so, &early);
 	if (err)
 		return err;
+	if (sigtimedwait(&usr1, NULL, &ten_s) != SIGUSR1) {
+		puts("no SIGUSR1");
+		return 3;
+	}
+	if (load(late_so, &later) < 0)
+		return 2;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (us_since(&t0) < delay_ms * 1000)
 		if (armed_us < 0 && later.armed())
