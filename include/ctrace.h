@@ -31,6 +31,7 @@
 #include <stddef.h> /* NULL, for the default context */
 
 #include "../usdt/ctrace_site.h"
+#include "../usdt/ctrace_args.h"
 
 /*
  * Categories: `#define CTRACE_CATEGORY net` before including this header
@@ -95,8 +96,9 @@ struct ctrace_span {
 #define CTRACE__BATCHED_IN_0(...) 0
 
 #define CTRACE_SPAN_BEGIN(marker, span, name, args) CTRACE__SPAN_BEGIN_IN(CTRACE_CATEGORY, marker, span, name, args)
-#define CTRACE__SPAN_BEGIN_IN(cat, marker, span, name, args)                            \
-	CTRACE__WHEN_ARMED_IN(cat,                                                     \
+#define CTRACE__SPAN_BEGIN_IN(cat, marker, span, name, args)                   \
+	CTRACE__WHEN_ARMED_IN(cat, CTRACE__SPAN_BEGIN_BODY(cat, marker, span, name, args))
+#define CTRACE__SPAN_BEGIN_BODY(cat, marker, span, name, args)                 \
 		unsigned long long ctrace__a0 = CTRACE__PTR(marker);           \
 		unsigned long long ctrace__a1 = CTRACE__PTR(span);             \
 		unsigned long long ctrace__a2 = CTRACE__PTR(name);             \
@@ -106,22 +108,24 @@ struct ctrace_span {
 				ctrace__a0, ctrace__a1, ctrace__a2, ctrace__a3, 0)) \
 			CTRACE__SITE4L_IN(cat, span_begin, ctrace__a0, ctrace__a1,     \
 				       ctrace__a2, ctrace__a3,                 \
-				       CTRACE__LIT(name) | CTRACE__LIT(args) << 1);)
+				       CTRACE__LIT(name) | CTRACE__LIT(args) << 1);
 
 #define CTRACE_SPAN_END(span, args) CTRACE__SPAN_END_IN(CTRACE_CATEGORY, span, args)
-#define CTRACE__SPAN_END_IN(cat, span, args)                                            \
-	CTRACE__WHEN_ARMED_IN(cat,                                                     \
+#define CTRACE__SPAN_END_IN(cat, span, args)                                   \
+	CTRACE__WHEN_ARMED_IN(cat, CTRACE__SPAN_END_BODY(cat, span, args))
+#define CTRACE__SPAN_END_BODY(cat, span, args)                                 \
 		unsigned long long ctrace__a0 = CTRACE__PTR(span);             \
 		unsigned long long ctrace__a1 = CTRACE__PTR(args);             \
 		if (!CTRACE__BATCHED_IN(cat, CTRACE__DESC(2u, 2u, 7u, 1u,              \
 				CTRACE__LIT(args) << 1),                       \
 				ctrace__a0, ctrace__a1, 0, 0, 0))              \
 			CTRACE__SITE2L_IN(cat, span_end, ctrace__a0, ctrace__a1,       \
-				       CTRACE__LIT(args) << 1);)
+				       CTRACE__LIT(args) << 1);
 
 #define CTRACE_INSTANT(marker, name, scope, args) CTRACE__INSTANT_IN(CTRACE_CATEGORY, marker, name, scope, args)
-#define CTRACE__INSTANT_IN(cat, marker, name, scope, args)                              \
-	CTRACE__WHEN_ARMED_IN(cat,                                                     \
+#define CTRACE__INSTANT_IN(cat, marker, name, scope, args)                     \
+	CTRACE__WHEN_ARMED_IN(cat, CTRACE__INSTANT_BODY(cat, marker, name, scope, args))
+#define CTRACE__INSTANT_BODY(cat, marker, name, scope, args)                   \
 		unsigned long long ctrace__a0 = CTRACE__PTR(marker);           \
 		unsigned long long ctrace__a1 = CTRACE__PTR(name);             \
 		unsigned long long ctrace__a2 = CTRACE__U64(scope);            \
@@ -132,7 +136,40 @@ struct ctrace_span {
 				ctrace__a0, ctrace__a1, ctrace__a2, ctrace__a3, 0)) \
 			CTRACE__SITE4L_IN(cat, instant, ctrace__a0, ctrace__a1,        \
 				       ctrace__a2, ctrace__a3,                 \
-				       CTRACE__LIT(name) | CTRACE__LIT(args) << 1);)
+				       CTRACE__LIT(name) | CTRACE__LIT(args) << 1);
+
+/*
+ * Typed args: one to four key/value pairs instead of an args text, written
+ * in the trace as a JSON object with their types kept, with no formatting
+ * in the program (usdt/ctrace_args.h says how they travel):
+ *
+ *   CTRACE_INSTANT_ARGS(NULL, "read", CTRACE_SCOPE_THREAD,
+ *                       CTRACE_ARG_INT("fd", fd), CTRACE_ARG_UINT("bytes", n),
+ *                       CTRACE_ARG_DOUBLE("ms", ms), CTRACE_ARG_STR("path", path));
+ *   -> "args":{"fd":3,"bytes":4096,"ms":0.25,"path":"/etc/hosts"}
+ *
+ * Keys are string literals of at most 31 bytes. CTRACE_ARG_INT takes any
+ * integer as int64, CTRACE_ARG_UINT as uint64, CTRACE_ARG_DOUBLE any number
+ * as a double (NaN and infinities are written as the strings "NaN",
+ * "Infinity", "-Infinity": JSON has no such numbers), CTRACE_ARG_STR a
+ * NUL-terminated string (NULL is written null; one too long for the 512
+ * bytes of the pairs is cut and ends "…[truncated]"). As with every macro,
+ * nothing is evaluated while no tracer is attached.
+ */
+#define CTRACE_INSTANT_ARGS(marker, name, scope, ...)                          \
+	CTRACE__INSTANT_ARGS_IN(CTRACE_CATEGORY, marker, name, scope, __VA_ARGS__)
+#define CTRACE__INSTANT_ARGS_IN(cat, marker, name, scope, ...)                 \
+	CTRACE__WHEN_ARMED_IN(cat, CTRACE__KV_BUILD(__VA_ARGS__)               \
+		CTRACE__INSTANT_BODY(cat, marker, name, scope, CTRACE__KV_TEXT))
+#define CTRACE_SPAN_BEGIN_ARGS(marker, span, name, ...)                        \
+	CTRACE__SPAN_BEGIN_ARGS_IN(CTRACE_CATEGORY, marker, span, name, __VA_ARGS__)
+#define CTRACE__SPAN_BEGIN_ARGS_IN(cat, marker, span, name, ...)               \
+	CTRACE__WHEN_ARMED_IN(cat, CTRACE__KV_BUILD(__VA_ARGS__)               \
+		CTRACE__SPAN_BEGIN_BODY(cat, marker, span, name, CTRACE__KV_TEXT))
+#define CTRACE_SPAN_END_ARGS(span, ...) CTRACE__SPAN_END_ARGS_IN(CTRACE_CATEGORY, span, __VA_ARGS__)
+#define CTRACE__SPAN_END_ARGS_IN(cat, span, ...)                               \
+	CTRACE__WHEN_ARMED_IN(cat, CTRACE__KV_BUILD(__VA_ARGS__)               \
+		CTRACE__SPAN_END_BODY(cat, span, CTRACE__KV_TEXT))
 
 /*
  * Counter values travel as the IEEE-754 bit pattern of a double (a USDT

@@ -37,7 +37,8 @@ cJSON *args_parse(const char *text, size_t len, bool truncated);
  * the tree holds). Writes {} when obj is NULL or memory runs out: args are
  * always objects in our output, and a lost args object is better than a
  * broken trace. obj must hold no cJSON_Raw items (cJSON prints those as
- * they are); args_parse() never makes any.
+ * they are) but integers' digits (typed_args_cjson()); args_parse() never
+ * makes any.
  */
 void jw_cjson(struct json_writer *w, const cJSON *obj);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include "args_json.h"
+#include "typed_args.h"
 #include "categories.h"
 #include "ctrace_record.h"
 #include "json_check.h"
@@ -507,6 +508,13 @@ static bool text_empty(const struct ct_text *t)
 	return !t || (!t->n && !t->flags);
 }
 
+/* Typed args (CTRACE_INSTANT_ARGS...), whole: the probe cut nothing and they decode exactly. */
+static bool typed_whole(const struct ct_text *t)
+{
+	return !(t->flags & (CTRACE_STR_TRUNCATED | CTRACE_STR_FAULT)) && typed_args_marked(t->s, t->n) &&
+	       typed_args_check(t->s, t->n) >= 0;
+}
+
 /* The args of an event as a cJSON object; NULL when there are none. */
 static cJSON *args_of(const struct ct_text *t)
 {
@@ -519,7 +527,10 @@ static cJSON *args_of(const struct ct_text *t)
 		cJSON_AddTrueToObject(o, "args_unreadable");
 		return o;
 	}
-	o = args_parse(t->s, t->n, t->flags & CTRACE_STR_TRUNCATED);
+	if (typed_whole(t))
+		o = typed_args_cjson(t->s, t->n);
+	else
+		o = args_parse(t->s, t->n, t->flags & CTRACE_STR_TRUNCATED);
 	if (!o) {
 		fputs("ctrace-bpf: out of memory\n", stderr);
 		abort();
@@ -561,6 +572,21 @@ static void write_args(struct chrome_trace *ct, cJSON *o)
 	cJSON_Delete(o);
 }
 
+/* ,"args":{<the typed pairs>[,"stack":[...]]}: written as they are decoded, no cJSON tree. */
+static void write_typed_args(struct chrome_trace *ct, const struct ct_text *t)
+{
+	if (typed_args_check(t->s, t->n) == 0) {
+		write_stack_only_args(ct);
+		return;
+	}
+	te_key(ct, "args");
+	jw_lit(ct->w, "{");
+	typed_args_write_members(ct->w, t->s, t->n);
+	if (has_stack(ct))
+		te_stack_member(ct, true);
+	jw_lit(ct->w, "}");
+}
+
 /*
  * Writes an event's args text: a clean JSON object goes out as it is (most
  * do); anything else through cJSON, which repairs or wraps it.
@@ -571,6 +597,10 @@ static void write_args_text(struct chrome_trace *ct, const struct ct_text *t)
 
 	if (text_empty(t)) {
 		write_stack_only_args(ct);
+		return;
+	}
+	if (typed_whole(t)) {
+		write_typed_args(ct, t);
 		return;
 	}
 	if (!t->flags && json_plain_object(t->s, t->n, &start, &len)) {

@@ -23,7 +23,8 @@
  * Prints "key ns_per_event" lines: getppid, rdtsc (the TSC alone), burst (instants after 3 ms
  * idle), instant, counter, span (begin + end on one thread), scope
  * (CTRACE_SCOPE, or n/a when the header has none), instant_args40 (an
- * instant whose args are 40 bytes of JSON built at run time);
+ * instant whose args are 40 bytes of JSON built at run time), instant_kv4
+ * (an instant with four typed pairs: int, uint, double, a 14-byte string);
  * then "hits" (probe hits timed) and, with --cpu, "irq_work_per_hit".
  */
 #include "bench.h"
@@ -107,6 +108,8 @@ static const char args64[] =
 static char name255[256];
 /* 40 bytes of JSON built at run time: not a literal (the batched path copies it inline). */
 static char args40[41];
+/* The file name of args40, as a typed pair's string. */
+static char file14[15];
 
 static NOINLINE void run_instant_noname(long n)
 {
@@ -131,6 +134,17 @@ static NOINLINE void run_instant_args40(long n)
 	for (long i = 0; i < n; i++)
 		CTRACE_INSTANT(NULL, "tick", CTRACE_SCOPE_THREAD, args40);
 }
+
+#ifdef CTRACE_INSTANT_ARGS
+/* Four typed pairs (header 0.3+): what a user writes instead of snprintf()ing args40. */
+static NOINLINE void run_instant_kv4(long n)
+{
+	for (long i = 0; i < n; i++)
+		CTRACE_INSTANT_ARGS(NULL, "tick", CTRACE_SCOPE_THREAD, CTRACE_ARG_INT("fd", i),
+				    CTRACE_ARG_UINT("bytes", 4096u), CTRACE_ARG_DOUBLE("ms", 0.25),
+				    CTRACE_ARG_STR("file", file14));
+}
+#endif
 
 static NOINLINE void run_instant_args64(long n)
 {
@@ -226,6 +240,7 @@ int main(int argc, char **argv)
 	}
 	memset(name255, 'n', sizeof(name255) - 1);
 	snprintf(args40, sizeof(args40), "{\"bytes\":%d,\"file\":\"segment-%02d.bin\"}", 4096, 1);
+	snprintf(file14, sizeof(file14), "segment-%02d.bin", 1);
 	bench_pin(cpu);
 	if (wait)
 		wait_for_tracer();
@@ -252,6 +267,9 @@ int main(int argc, char **argv)
 	CASE("scope", run_scope, 1);
 #endif
 	CASE("instant_args40", run_instant_args40, 1);
+#ifdef CTRACE_INSTANT_ARGS
+	CASE("instant_kv4", run_instant_kv4, 1);
+#endif
 	if (breakdown) {
 		CASE("instant_noname", run_instant_noname, 1);
 		CASE("instant_name63", run_instant_name63, 1);

@@ -19,6 +19,20 @@ def rec(kind, args=(0, 0, 0, 0), name=b"", argtext=b"", flags=0, ts=1000, tid=PI
 def dbl(v):
     return struct.unpack("<Q", struct.pack("<d", v))[0]
 
+def septets(v, count):
+    return bytes(0x80 | ((v >> (7 * i)) & 0x7f) for i in range(count))
+
+def typed(*pairs):
+    """Typed args as usdt/ctrace_args.h encodes them: (type, key, value) each."""
+    out = b"\x1fT"
+    for t, key, v in pairs:
+        out += t.encode() + bytes([len(key) + 1]) + key
+        if t in "iud":
+            out += septets(dbl(v) if t == "d" else v & (2**64 - 1), 10)
+        elif t in "sS":
+            out += septets(len(v), 2) + v
+    return out
+
 seeds = {
     "every_kind": b"".join([
         rec(1, (0, 0x10, 1, 1), b"outer", b'{"k":1}'),
@@ -70,6 +84,14 @@ seeds = {
         rec(19, (PID, 12345, 0), b"never seen", ts=45),
         rec(1, (0, 0x70, 1, 0), b"open at stop", ts=50),
         rec(14, (10,), ts=51),
+    ]),
+    # Typed args (CTRACE_INSTANT_ARGS...): every type; a span's begin and end both typed (merged).
+    "typed_args": b"".join([
+        rec(3, (0, 1, ord("t"), 1), b"read", typed(("i", b"fd", -3), ("u", b"bytes", 2**64 - 1),
+                                                   ("d", b"ms", 0.25), ("s", b"path", b"/a \"b\" \xff"))),
+        rec(1, (0, 0x80, 1, 1), b"op", typed(("i", b"id", 7), ("n", b"res", None)), ts=1100),
+        rec(2, (0x80, 1), b"", typed(("d", b"nan", float("nan")), ("S", b"cut", b"x" * 40), ("x", b"low", None)), ts=1200),
+        rec(3, (0, 1, ord("t"), 1), b"broken", typed(("i", b"fd", 1))[:-3], ts=1300),
     ]),
     "span_reuse": b"".join([
         rec(1, (0, 0x40, 1, 0), b"first", ts=1),

@@ -48,6 +48,11 @@ int main(int argc, char **argv)
 	CTRACE_PROCESS_SORT_INDEX(-argc);
 	CTRACE_THREAD_SORT_INDEX(argc);
 	CTRACE_SPAN_END(&sp, NULL);
+	CTRACE_INSTANT_ARGS(NULL, "typed", CTRACE_SCOPE_THREAD, CTRACE_ARG_INT("i", argc),
+			    CTRACE_ARG_UINT("u", sizeof(sp)), CTRACE_ARG_DOUBLE("d", argc * 0.5),
+			    CTRACE_ARG_STR("s", name_of("v")));
+	CTRACE_SPAN_BEGIN_ARGS(&marker, &sp, "typed span", CTRACE_ARG_INT("n", -argc));
+	CTRACE_SPAN_END_ARGS(&sp, CTRACE_ARG_STR("res", name_of("ok")));
 	if (CTRACE_ENABLED())
 		evaluated += 100;
 	return evaluated; /* 0 when untraced */
