@@ -19,7 +19,8 @@
  *   - a stripped library (no symbols, no DWARF) is unwound through its
  *     .eh_frame: "lib.so+0xoff" for its static function, counted;
  *   - a plugin dlopen()ed, hit, dlclose()d and deleted before the trace
- *     ends is still symbolized;
+ *     ends is still symbolized; with its DWARF in a separate file found
+ *     by build-id (/usr/lib/debug/.build-id), still with file:line;
  *   - the per-event path, with its reason in metadata.event_path_reason;
  *   - a --stacks value it cannot take: one line, exit 2;
  *   - stacks with garbage %rsp/%rbp: the tracer does not crash, the events
@@ -33,19 +34,52 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "trace_run.h"
 
 static struct trace_run r;
+/* A separate debug file the run put in /usr/lib/debug/.build-id (removed by free_run). */
+static char placed_debug[400];
 
 static int free_run(void **state)
 {
 	(void)state;
 	tr_free(&r);
+	if (placed_debug[0])
+		unlink(placed_debug);
+	placed_debug[0] = '\0';
 	return 0;
 }
 
-/* Runs `prog` (with the plugin of `mode` copied into the run's directory when plugin) under -p PID --stacks... */
-static void run(const char *prog, const char *mode, bool plugin, const char *stacks_arg)
+/*
+ * Moves the plugin's DWARF into a separate file where Debian's -dbgsym
+ * packages put theirs, found by the plugin's build-id:
+ * /usr/lib/debug/.build-id/NN/REST.debug. The plugin keeps its symbols only.
+ */
+static void split_debug(const char *plugin)
+{
+	char id[64] = "";
+	FILE *f;
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "readelf -n '%s' | sed -n 's/.*Build ID: //p'", plugin);
+	f = popen(cmd, "r");
+	if (!f || !fgets(id, sizeof(id), f) || strlen(id) < 10)
+		fail_msg("no build-id in %s", plugin);
+	pclose(f);
+	id[strcspn(id, "\n")] = '\0';
+	snprintf(placed_debug, sizeof(placed_debug), "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+	if (tr_shell("mkdir -p \"$(dirname '%s')\" && objcopy --only-keep-debug '%s' '%s' && objcopy --strip-debug '%s'",
+		     placed_debug, plugin, placed_debug, plugin) != 0)
+		fail_msg("cannot split the debug info of %s into %s", plugin, placed_debug);
+}
+
+/*
+ * Runs `prog` (with the plugin of `mode` copied into the run's directory
+ * when plugin, its debug info split off by split_debug() when split)
+ * under -p PID --stacks...
+ */
+static void run_split(const char *prog, const char *mode, bool plugin, bool split, const char *stacks_arg)
 {
 	char plugin_path[400], name[64], src[300];
 	const char *const prog_args[] = { plugin_path, NULL };
@@ -60,6 +94,8 @@ static void run(const char *prog, const char *mode, bool plugin, const char *sta
 		tr_program_path(name, src, sizeof(src));
 		if (tr_shell("cp '%s' '%s'", src, plugin_path) != 0)
 			fail_msg("cannot copy %s", src);
+		if (split)
+			split_debug(plugin_path);
 	}
 	if (tr_start_program(&r, prog, plugin ? prog_args : NULL) < 0 ||
 	    tr_wait_line(&r, "ready", 10000) < 0 || tr_start_tracer(&r, tracer_args) < 0 ||
@@ -71,6 +107,11 @@ static void run(const char *prog, const char *mode, bool plugin, const char *sta
 		fail_msg("%s exited %d:\n%s", prog, r.prog_exit, r.prog_stdout);
 	if (tr_load_trace(&r) < 0)
 		fail_msg("%s", r.error);
+}
+
+static void run(const char *prog, const char *mode, bool plugin, const char *stacks_arg)
+{
+	run_split(prog, mode, plugin, false, stacks_arg);
 }
 
 /* The line the program printed as "line TAG=N". */
@@ -232,6 +273,18 @@ static void test_dwarf_asked_for_on_frame_pointers(void **state)
 	check_chains("fp", "dwarf");
 }
 
+/*
+ * A plugin whose DWARF is only in a separate file, found by its build-id
+ * as distributions install them: its frames still have file:line (without
+ * that file: its function names only, and this fails).
+ */
+static void test_separate_debug_file(void **state)
+{
+	(void)state;
+	run_split("stack_chains_nofp", "nofp", true, true, "--stacks");
+	check_chains("nofp", "dwarf");
+}
+
 /* --stacks=2: the two innermost frames only. */
 static void test_depth(void **state)
 {
@@ -356,6 +409,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_chains_with_frame_pointers, free_run),
 		cmocka_unit_test_teardown(test_chains_without_frame_pointers, free_run),
 		cmocka_unit_test_teardown(test_dwarf_asked_for_on_frame_pointers, free_run),
+		cmocka_unit_test_teardown(test_separate_debug_file, free_run),
 		cmocka_unit_test_teardown(test_depth, free_run),
 		cmocka_unit_test_teardown(test_stripped_library, free_run),
 		cmocka_unit_test_teardown(test_hostile_stack_dwarf, free_run),

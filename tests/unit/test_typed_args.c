@@ -40,21 +40,18 @@ struct encoded {
 		memcpy((out).b, text_, (out).n + 1);                           \
 	} while (0)
 
-/* What the writer makes of the text: "{members}" (or "(refused)"), NUL-terminated, malloc'd. */
-static char *written(const char *s, size_t n)
+/* What `write` writes of the text, NUL-terminated, malloc'd. */
+static char *output_of(void (*write)(struct json_writer *w, const char *s, size_t n), const char *s,
+		       size_t n)
 {
 	struct json_writer w;
 	struct stat st;
 	FILE *f = tmpfile();
 	char *out;
 
-	if (typed_args_check(s, n) < 0)
-		return strdup("(refused)");
 	assert_non_null(f);
 	assert_int_equal(jw_init(&w, fileno(f), 64), 0);
-	jw_lit(&w, "{");
-	typed_args_write_members(&w, s, n);
-	jw_lit(&w, "}");
+	write(&w, s, n);
 	assert_int_equal(jw_flush(&w), 0);
 	jw_free(&w);
 	assert_int_equal(fstat(fileno(f), &st), 0);
@@ -66,29 +63,34 @@ static char *written(const char *s, size_t n)
 	return out;
 }
 
+static void write_members(struct json_writer *w, const char *s, size_t n)
+{
+	jw_lit(w, "{");
+	typed_args_write_members(w, s, n);
+	jw_lit(w, "}");
+}
+
+static void write_tree(struct json_writer *w, const char *s, size_t n)
+{
+	cJSON *o = typed_args_cjson(s, n);
+
+	assert_non_null(o);
+	jw_cjson(w, o);
+	cJSON_Delete(o);
+}
+
+/* What the writer makes of the text: "{members}" (or "(refused)"). */
+static char *written(const char *s, size_t n)
+{
+	if (typed_args_check(s, n) < 0)
+		return strdup("(refused)");
+	return output_of(write_members, s, n);
+}
+
 /* The same text through the cJSON tree (span args merged from begin and end). */
 static char *written_cjson(const char *s, size_t n)
 {
-	cJSON *o = typed_args_cjson(s, n);
-	struct json_writer w;
-	struct stat st;
-	FILE *f = tmpfile();
-	char *out;
-
-	assert_non_null(o);
-	assert_non_null(f);
-	assert_int_equal(jw_init(&w, fileno(f), 64), 0);
-	jw_cjson(&w, o);
-	assert_int_equal(jw_flush(&w), 0);
-	jw_free(&w);
-	cJSON_Delete(o);
-	assert_int_equal(fstat(fileno(f), &st), 0);
-	out = malloc((size_t)st.st_size + 1);
-	assert_non_null(out);
-	assert_int_equal(pread(fileno(f), out, (size_t)st.st_size, 0), st.st_size);
-	out[st.st_size] = '\0';
-	fclose(f);
-	return out;
+	return output_of(write_tree, s, n);
 }
 
 static void assert_valid_json(const char *out)
