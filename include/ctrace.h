@@ -84,6 +84,12 @@ struct ctrace_span {
 #define CTRACE__DESC(kind, words, name_w, args_w, lit)                         \
 	CTRACE__CAST(unsigned int, (kind) | (words) << 8 | (name_w) << 12 |    \
 				   (args_w) << 16 | CTRACE__U64(lit) << 20)
+/*
+ * alen: the args' length when the site knows it (typed pairs: their
+ * encoder's end), passed in tsc's place so that the append need not
+ * measure them; 0 (a constant: no code) elsewhere.
+ */
+#define CTRACE__ARGS_LEN_DESC(alen) (CTRACE__CAST(unsigned int, (alen) != 0) * CTRACE__BD_ARGS_LEN)
 #define CTRACE__BATCHED(desc, a0, a1, a2, a3, tsc)                             \
 	(ctrace_batch_semaphore != 0 &&                                        \
 	 ctrace__batch_append(desc, a0, a1, a2, a3, tsc) == 0)
@@ -97,43 +103,44 @@ struct ctrace_span {
 
 #define CTRACE_SPAN_BEGIN(marker, span, name, args) CTRACE__SPAN_BEGIN_IN(CTRACE_CATEGORY, marker, span, name, args)
 #define CTRACE__SPAN_BEGIN_IN(cat, marker, span, name, args)                   \
-	CTRACE__WHEN_ARMED_IN(cat, CTRACE__SPAN_BEGIN_BODY(cat, marker, span, name, args))
-#define CTRACE__SPAN_BEGIN_BODY(cat, marker, span, name, args)                 \
+	CTRACE__WHEN_ARMED_IN(cat, CTRACE__SPAN_BEGIN_BODY(cat, marker, span, name, args, 0u))
+#define CTRACE__SPAN_BEGIN_BODY(cat, marker, span, name, args, alen)           \
 		unsigned long long ctrace__a0 = CTRACE__PTR(marker);           \
 		unsigned long long ctrace__a1 = CTRACE__PTR(span);             \
 		unsigned long long ctrace__a2 = CTRACE__PTR(name);             \
 		unsigned long long ctrace__a3 = CTRACE__PTR(args);             \
 		if (!CTRACE__BATCHED_IN(cat, CTRACE__DESC(1u, 4u, 2u, 3u,              \
-				CTRACE__LIT(name) | CTRACE__LIT(args) << 1),   \
-				ctrace__a0, ctrace__a1, ctrace__a2, ctrace__a3, 0)) \
+				CTRACE__LIT(name) | CTRACE__LIT(args) << 1) |  \
+				CTRACE__ARGS_LEN_DESC(alen),                   \
+				ctrace__a0, ctrace__a1, ctrace__a2, ctrace__a3, CTRACE__U64(alen))) \
 			CTRACE__SITE4L_IN(cat, span_begin, ctrace__a0, ctrace__a1,     \
 				       ctrace__a2, ctrace__a3,                 \
 				       CTRACE__LIT(name) | CTRACE__LIT(args) << 1);
 
 #define CTRACE_SPAN_END(span, args) CTRACE__SPAN_END_IN(CTRACE_CATEGORY, span, args)
 #define CTRACE__SPAN_END_IN(cat, span, args)                                   \
-	CTRACE__WHEN_ARMED_IN(cat, CTRACE__SPAN_END_BODY(cat, span, args))
-#define CTRACE__SPAN_END_BODY(cat, span, args)                                 \
+	CTRACE__WHEN_ARMED_IN(cat, CTRACE__SPAN_END_BODY(cat, span, args, 0u))
+#define CTRACE__SPAN_END_BODY(cat, span, args, alen)                           \
 		unsigned long long ctrace__a0 = CTRACE__PTR(span);             \
 		unsigned long long ctrace__a1 = CTRACE__PTR(args);             \
 		if (!CTRACE__BATCHED_IN(cat, CTRACE__DESC(2u, 2u, 7u, 1u,              \
-				CTRACE__LIT(args) << 1),                       \
-				ctrace__a0, ctrace__a1, 0, 0, 0))              \
+				CTRACE__LIT(args) << 1) | CTRACE__ARGS_LEN_DESC(alen), \
+				ctrace__a0, ctrace__a1, 0, 0, CTRACE__U64(alen))) \
 			CTRACE__SITE2L_IN(cat, span_end, ctrace__a0, ctrace__a1,       \
 				       CTRACE__LIT(args) << 1);
 
 #define CTRACE_INSTANT(marker, name, scope, args) CTRACE__INSTANT_IN(CTRACE_CATEGORY, marker, name, scope, args)
 #define CTRACE__INSTANT_IN(cat, marker, name, scope, args)                     \
-	CTRACE__WHEN_ARMED_IN(cat, CTRACE__INSTANT_BODY(cat, marker, name, scope, args))
-#define CTRACE__INSTANT_BODY(cat, marker, name, scope, args)                   \
+	CTRACE__WHEN_ARMED_IN(cat, CTRACE__INSTANT_BODY(cat, marker, name, scope, args, 0u))
+#define CTRACE__INSTANT_BODY(cat, marker, name, scope, args, alen)             \
 		unsigned long long ctrace__a0 = CTRACE__PTR(marker);           \
 		unsigned long long ctrace__a1 = CTRACE__PTR(name);             \
 		unsigned long long ctrace__a2 = CTRACE__U64(scope);            \
 		unsigned long long ctrace__a3 = CTRACE__PTR(args);             \
 		if (!CTRACE__BATCHED_IN(cat, CTRACE__DESC(3u, 4u, 1u, 3u,              \
 				CTRACE__LIT(name) | CTRACE__LIT(args) << 1) |  \
-				CTRACE__BD_SMALL2,                             \
-				ctrace__a0, ctrace__a1, ctrace__a2, ctrace__a3, 0)) \
+				CTRACE__BD_SMALL2 | CTRACE__ARGS_LEN_DESC(alen), \
+				ctrace__a0, ctrace__a1, ctrace__a2, ctrace__a3, CTRACE__U64(alen))) \
 			CTRACE__SITE4L_IN(cat, instant, ctrace__a0, ctrace__a1,        \
 				       ctrace__a2, ctrace__a3,                 \
 				       CTRACE__LIT(name) | CTRACE__LIT(args) << 1);
@@ -160,16 +167,16 @@ struct ctrace_span {
 	CTRACE__INSTANT_ARGS_IN(CTRACE_CATEGORY, marker, name, scope, __VA_ARGS__)
 #define CTRACE__INSTANT_ARGS_IN(cat, marker, name, scope, ...)                 \
 	CTRACE__WHEN_ARMED_IN(cat, CTRACE__KV_BUILD(__VA_ARGS__)               \
-		CTRACE__INSTANT_BODY(cat, marker, name, scope, CTRACE__KV_TEXT))
+		CTRACE__INSTANT_BODY(cat, marker, name, scope, CTRACE__KV_TEXT, CTRACE__KV_LEN))
 #define CTRACE_SPAN_BEGIN_ARGS(marker, span, name, ...)                        \
 	CTRACE__SPAN_BEGIN_ARGS_IN(CTRACE_CATEGORY, marker, span, name, __VA_ARGS__)
 #define CTRACE__SPAN_BEGIN_ARGS_IN(cat, marker, span, name, ...)               \
 	CTRACE__WHEN_ARMED_IN(cat, CTRACE__KV_BUILD(__VA_ARGS__)               \
-		CTRACE__SPAN_BEGIN_BODY(cat, marker, span, name, CTRACE__KV_TEXT))
+		CTRACE__SPAN_BEGIN_BODY(cat, marker, span, name, CTRACE__KV_TEXT, CTRACE__KV_LEN))
 #define CTRACE_SPAN_END_ARGS(span, ...) CTRACE__SPAN_END_ARGS_IN(CTRACE_CATEGORY, span, __VA_ARGS__)
 #define CTRACE__SPAN_END_ARGS_IN(cat, span, ...)                               \
 	CTRACE__WHEN_ARMED_IN(cat, CTRACE__KV_BUILD(__VA_ARGS__)               \
-		CTRACE__SPAN_END_BODY(cat, span, CTRACE__KV_TEXT))
+		CTRACE__SPAN_END_BODY(cat, span, CTRACE__KV_TEXT, CTRACE__KV_LEN))
 
 /*
  * Counter values travel as the IEEE-754 bit pattern of a double (a USDT

@@ -170,8 +170,9 @@ static __inline__ __attribute__((always_inline)) unsigned long long ctrace__i64(
 	char *ctrace__kv = ctrace__kv_begin(ctrace__kv_buf);                   \
 	(void)sizeof(char[CTRACE__KV_COUNT(__VA_ARGS__) <= CTRACE__KV_PAIRS_MAX ? 1 : -1]); \
 	__VA_ARGS__;
-/* The pairs' text, once built. */
+/* The pairs' text, once built, and its length (after CTRACE__KV_TEXT, which ends it). */
 #define CTRACE__KV_TEXT ctrace__kv_end(ctrace__kv, ctrace__kv_buf)
+#define CTRACE__KV_LEN CTRACE__CAST(unsigned int, ctrace__kv - ctrace__kv_buf)
 
 #endif /* CTRACE_ARGS_FORMAT_ONLY */
 #endif

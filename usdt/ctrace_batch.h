@@ -224,6 +224,8 @@ static __inline__ __attribute__((always_inline)) unsigned long ctrace__batch_str
  * site) | CTRACE__BD_SMALL2 (word 2 fits a byte: an instant's scope).
  */
 #define CTRACE__BD_SMALL2 (1u << 24)
+/* The args' length is known (typed pairs, usdt/ctrace_args.h): the tsc argument holds it. */
+#define CTRACE__BD_ARGS_LEN (1u << 25)
 
 /* Argument word i (a constant at every site) of an event. */
 #define CTRACE__BATCH_WORD(i, a0, a1, a2, a3) ((i) == 0 ? (a0) : (i) == 1 ? (a1) : (i) == 2 ? (a2) : (a3))
@@ -244,7 +246,12 @@ static __inline__ __attribute__((always_inline)) int ctrace__batch_append_copy(u
 	unsigned long long w[4], head, name_p = 0, args_p = 0;
 	unsigned long n;
 	unsigned char *e, *p;
+	unsigned long long known = 0;
 
+	if (desc & CTRACE__BD_ARGS_LEN) {
+		known = tsc;
+		tsc = 0;
+	}
 	if (__builtin_expect(!b, 0) && !(b = ctrace__batch_start()))
 		return 1;
 	if (b->busy)
@@ -271,6 +278,9 @@ static __inline__ __attribute__((always_inline)) int ctrace__batch_append_copy(u
 	if (args_w < 4 && w[args_w]) {
 		if (desc >> 21 & 1u) {
 			flags |= CTRACE__BF_ARGS_LITERAL;
+		} else if (known && known <= CTRACE__BATCH_ARGS_MAX) { /* in the site's own buffer: no NUL to look for */
+			alen = CTRACE__CAST(unsigned int, known);
+			flags |= CTRACE__BF_ARGS_INLINE;
 		} else if (w[args_w] < 65536u ||
 			   (n = ctrace__batch_strlen(w[args_w], CTRACE__BATCH_ARGS_MAX)) > CTRACE__BATCH_ARGS_MAX) {
 			goto per_event;

@@ -115,6 +115,54 @@ static void test_every_kind_round_trip(void **state)
 }
 
 /*
+ * Typed pairs (usdt/ctrace_args.h) go with their length known at the site
+ * (CTRACE__BD_ARGS_LEN, in the TSC's place): copied inline exactly, the
+ * TSC still read at the append, on each of the three kinds that take them.
+ */
+static void test_typed_pairs_round_trip(void **state)
+{
+	struct ctrace_span sp;
+	char path[16];
+	unsigned long long before;
+
+	(void)state;
+	armed();
+	strcpy(path, "/etc/hosts");
+	before = ctrace__batch_rdtsc();
+	CTRACE_INSTANT_ARGS(NULL, "typed", CTRACE_SCOPE_THREAD, CTRACE_ARG_INT("fd", -3), CTRACE_ARG_STR("path", path));
+	CTRACE_SPAN_BEGIN_ARGS(NULL, &sp, "span", CTRACE_ARG_UINT("n", 7));
+	CTRACE_SPAN_END_ARGS(&sp, CTRACE_ARG_DOUBLE("ms", 0.5));
+	assert_int_equal(batch_split(ctrace__batch_tls, copy_size(), 0, 7, 8, collect, NULL),
+			 (int64_t)ctrace__batch_tls->first_seq + 3);
+	assert_int_equal(n_seen, 3);
+	for (size_t i = 0; i < 3; i++) {
+		CTRACE__KV_BUILD(CTRACE_ARG_INT("fd", -3), CTRACE_ARG_STR("path", path))
+		const char *want = CTRACE__KV_TEXT;
+		size_t want_len = CTRACE__KV_LEN;
+
+		if (i == 1) {
+			ctrace__kv = ctrace__kv_begin(ctrace__kv_buf);
+			CTRACE_ARG_UINT("n", 7);
+			want = CTRACE__KV_TEXT;
+			want_len = CTRACE__KV_LEN;
+		} else if (i == 2) {
+			ctrace__kv = ctrace__kv_begin(ctrace__kv_buf);
+			CTRACE_ARG_DOUBLE("ms", 0.5);
+			want = CTRACE__KV_TEXT;
+			want_len = CTRACE__KV_LEN;
+		}
+		assert_false(seen[i].literals & BATCH_ARGS_LITERAL);
+		assert_int_equal(seen[i].ev.args_len, want_len);
+		assert_memory_equal(seen[i].ev.args, want, want_len);
+		assert_true(seen[i].tsc >= before); /* a TSC reading, not the length */
+	}
+	assert_int_equal(seen[0].ev.kind, CTRACE_KIND_INSTANT);
+	assert_int_equal(seen[1].ev.kind, CTRACE_KIND_SPAN_BEGIN);
+	assert_int_equal(seen[2].ev.kind, CTRACE_KIND_SPAN_END);
+	assert_int_equal(seen[2].ev.arg[0], (uintptr_t)&sp);
+}
+
+/*
  * The inlined append (usdt/ctrace_batch.h) stores each word without a
  * branch and keeps it only if it is not 0: words that are 0 or not at run
  * time, in every combination, come back as they were; an instant's scope
@@ -252,6 +300,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_kind_round_trip),
+		cmocka_unit_test(test_typed_pairs_round_trip),
 		cmocka_unit_test(test_runtime_words_round_trip),
 		cmocka_unit_test(test_from_skips_taken),
 		cmocka_unit_test(test_full_buffer_numbers_on),
