@@ -11,7 +11,8 @@
  *     the program printed for that site or call; below main, libc's frames
  *     (the unwind went on through code built without frame pointers);
  *   - the same stack in the seed's stackFrames (parent links, category the
- *     object) from the event's "sf", and as args.stack for Perfetto;
+ *     object) from the event's "sf", and as args.stack for Perfetto; a
+ *     span's X has its begin's;
  *     Chrome DevTools' engine reads the file;
  *   - fp for the frame-pointer build, dwarf for the other, chosen by
  *     itself and said in metadata.stacks; dwarf asked for on the
@@ -158,9 +159,10 @@ struct want {
  * links, and args.stack), starts with exactly `want`; the next frame is
  * libc's. Returns how many frames it has.
  */
-static int check_chain(const char *name, const struct want *want, size_t n, const char *below)
+static int check_chain_of(const char *ph, const char *name, const struct want *want, size_t n,
+			  const char *below)
 {
-	cJSON *ev = tr_find(&r, "I", name), *stack, *f;
+	cJSON *ev = tr_find(&r, ph, name), *stack, *f;
 	double sf;
 	int i = 0;
 
@@ -196,6 +198,11 @@ static int check_chain(const char *name, const struct want *want, size_t n, cons
 	if (f)
 		fail_msg("%s: the stackFrames chain is longer than args.stack", name);
 	return i;
+}
+
+static int check_chain(const char *name, const struct want *want, size_t n, const char *below)
+{
+	return check_chain_of("I", name, want, n, below);
 }
 
 static void check_chains(const char *mode, const char *how)
@@ -237,10 +244,17 @@ static void check_chains(const char *mode, const char *how)
 	check_chain("in-static", in_static, 3, "libc.so.6");
 	check_chain("in-lib", in_lib, 3, "libc.so.6");
 	check_chain("in-template", in_template, 3, "libc.so.6");
+	const struct want in_span[] = {
+		{ "stk_spanned", "chains.c", "site-span", exe },
+		{ "main", "chains.c", "call-spanned", exe },
+	};
+
 	check_chain("in-plugin", in_plugin, 4, "libc.so.6");
+	check_chain_of("X", "spanned", in_span, 2, "libc.so.6"); /* its begin's */
 	assert_non_null(stacks);
 	assert_string_equal(tr_str(stacks, "unwind"), how);
-	assert_true(tr_num(stacks, "stacks") == 6); /* every event: 5 chains and after-plugin */
+	/* every event: 5 chains, after-plugin, the span's begin and end */
+	assert_true(tr_num(stacks, "stacks") == 8);
 	assert_true(tr_num(stacks, "capture_errors") == 0);
 	assert_true(tr_num(stacks, "not_unwound") == 0);
 	assert_true(tr_num(stacks, "frames_unsymbolized") == 0);

@@ -15,7 +15,7 @@
  *       in-template  stk::twice<int> (C++) <- stk_template_entry (C++) <- main
  *     and with PLUGIN_SO: dlopen()s it, waits for its probes, calls its
  *     stk_plugin_hit() (in-plugin: stk_plugin_leaf <- stk_plugin_hit <-
- *     main), dlclose()s it and deletes the file, then fires "after-plugin".
+ *     main), dlclose()s it and deletes the file, then fires "after-plugin"; then a span.
  *     Each call's line is printed as "line TAG=N" (the site of each macro,
  *     and the call in each caller), for the test to compare with the
  *     frames' file:line. Exits 0; 3 when no tracer came, 2 when the plugin
@@ -101,6 +101,21 @@ int main(int argc, char **argv)
 			return rc;
 		CTRACE_INSTANT(NULL, "after-plugin", CTRACE_SCOPE_THREAD, NULL);
 	}
+	{
+		void stk_spanned(void); /* below: the lines above stay where the README quotes them */
+
+		STK_LINE("call-spanned"); stk_spanned();
+	}
 	fflush(stdout);
 	return 0;
+}
+
+/* A span: its X carries the stack of its begin. */
+STK_NOINLINE void stk_spanned(void)
+{
+	struct ctrace_span sp;
+
+	STK_LINE("site-span"); CTRACE_SPAN_BEGIN(NULL, &sp, "spanned", NULL);
+	stk_sink++;
+	CTRACE_SPAN_END(&sp, NULL);
 }
