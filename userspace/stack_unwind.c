@@ -31,16 +31,33 @@ struct stack_proc {
 	size_t max;
 	uint64_t *pcs;
 	bool *activation;
+	Dwfl_Callbacks callbacks; /* the Dwfl's: proc_begin_dwfl() */
+	char *debuginfo_path;
 };
 
-/* Separate debug files are looked up by build-id (/usr/lib/debug/.build-id/...) and by debuglink. */
-static char *debuginfo_path;
-static const Dwfl_Callbacks dwfl_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-	.debuginfo_path = &debuginfo_path,
-};
+/*
+ * A process's Dwfl, with its own debuginfo path: separate debug files are
+ * looked up by debuglink (beside the object, in its .debug) and by
+ * build-id under the process's own root first, where a container's
+ * -dbgsym packages are, then the host's (/usr/lib/debug/.build-id/...).
+ * libdwfl reads the path through the callbacks at each lookup: both live
+ * in struct stack_proc, as long as the Dwfl.
+ */
+static Dwfl *proc_begin_dwfl(struct stack_proc *p)
+{
+	if (!p->debuginfo_path &&
+	    asprintf(&p->debuginfo_path, ":.debug:/proc/%u/root/usr/lib/debug:/usr/lib/debug", p->tgid) < 0) {
+		p->debuginfo_path = NULL;
+		return NULL;
+	}
+	p->callbacks = (Dwfl_Callbacks){
+		.find_elf = dwfl_build_id_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.section_address = dwfl_offline_section_address,
+		.debuginfo_path = &p->debuginfo_path,
+	};
+	return p->dwfl = dwfl_begin(&p->callbacks);
+}
 
 void stack_unwind_init(struct stack_unwind *u)
 {
@@ -61,9 +78,12 @@ static void proc_drop_dwfl(struct stack_proc *p)
 
 static void free_proc(const void *key, size_t len, void *value, void *ctx)
 {
+	struct stack_proc *p = value;
+
 	(void)key, (void)len, (void)ctx;
-	proc_drop_dwfl(value);
-	free(value);
+	proc_drop_dwfl(p);
+	free(p->debuginfo_path);
+	free(p);
 }
 
 void stack_unwind_free(struct stack_unwind *u)
@@ -120,7 +140,7 @@ static void report(struct stack_unwind *u, struct stack_proc *p, const struct ma
 			report(u, p, l);
 			return;
 		}
-		if (!p->dwfl && !(p->dwfl = dwfl_begin(&dwfl_callbacks)))
+		if (!p->dwfl && !proc_begin_dwfl(p))
 			return;
 		if (!added++)
 			dwfl_report_begin_add(p->dwfl);
@@ -176,6 +196,7 @@ static struct stack_proc *proc_get(struct stack_unwind *u, uint32_t tgid)
 		key_map_each(&u->procs, find_oldest, &oldest);
 		key_map_del(&u->procs, &oldest->tgid, sizeof(oldest->tgid));
 		proc_drop_dwfl(oldest);
+		free(oldest->debuginfo_path);
 		free(oldest);
 		u->evicted++;
 	}

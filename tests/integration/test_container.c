@@ -6,7 +6,8 @@
  * from does not exist on the host. The tracer is given its host pid and
  * must find its objects through /proc/PID/root; the trace has the host's
  * pids and tids, and context.target.pid_in_namespace says the pid the
- * process knows itself by.
+ * process knows itself by. With --stacks, its frames are symbolized from
+ * its objects and the container's own separate debug files.
  */
 #include <dirent.h>
 #include <signal.h>
@@ -83,12 +84,26 @@ static bool ns_ids(long pid, long tid, long *host, long *inner)
  * tmpfs mounted at nsdir inside them only; waits for its "ready". Returns
  * its host pid (r.pid is what it printed: its pid in the namespace).
  */
-static long start_in_container(const char *name, const char *const *args)
+/*
+ * split: the copy's DWARF goes into a separate file found by its build-id
+ * under the container's own /usr/lib/debug (a tmpfs mounted there inside
+ * the namespace only), the copy keeping its symbols only: as a container
+ * with a -dbgsym package installed has it.
+ */
+static long start_in_container_split(const char *name, const char *const *args, bool split)
 {
 	/* $1 mount point, $2 program, the rest its arguments */
 	static const char script[] =
 		"mount -t tmpfs ctrace-test \"$1\" && cp \"$2\" \"$1/\" && "
 		"p=\"$1/$(basename \"$2\")\" && shift 2 && exec \"$p\" \"$@\"";
+	static const char split_script[] =
+		"mount -t tmpfs ctrace-test \"$1\" && cp \"$2\" \"$1/\" && "
+		"p=\"$1/$(basename \"$2\")\" && shift 2 && "
+		"id=$(readelf -n \"$p\" | sed -n 's/.*Build ID: //p') && [ -n \"$id\" ] && "
+		"objcopy --only-keep-debug \"$p\" \"$p.debug\" && objcopy --strip-debug \"$p\" && "
+		"mkdir -p /usr/lib/debug && mount -t tmpfs ctrace-debug /usr/lib/debug && "
+		"d=/usr/lib/debug/.build-id/$(echo \"$id\" | cut -c1-2) && mkdir -p \"$d\" && "
+		"mv \"$p.debug\" \"$d/$(echo \"$id\" | cut -c3-).debug\" && exec \"$p\" \"$@\"";
 	const char *argv[20];
 	char prog[300];
 	size_t n = 0;
@@ -112,7 +127,7 @@ static long start_in_container(const char *name, const char *const *args)
 	argv[n++] = "--kill-child";
 	argv[n++] = "sh";
 	argv[n++] = "-c";
-	argv[n++] = script;
+	argv[n++] = split ? split_script : script;
 	argv[n++] = "sh";
 	argv[n++] = nsdir;
 	argv[n++] = prog;
@@ -149,17 +164,55 @@ static long start_in_container(const char *name, const char *const *args)
 	return host;
 }
 
-/* Traces host pid `host` to its end and loads the trace. */
-static void trace_host_pid(long host)
+static long start_in_container(const char *name, const char *const *args)
+{
+	return start_in_container_split(name, args, false);
+}
+
+/* Traces host pid `host` to its end (with `extra`, an option or NULL) and loads the trace. */
+static void trace_host_pid_with(long host, const char *extra)
 {
 	char pid[24];
-	const char *const args[] = { "-p", pid, NULL };
+	const char *const args[] = { "-p", pid, extra, NULL };
 
 	snprintf(pid, sizeof(pid), "%ld", host);
 	am_start_tracer(&r, args);
 	am_finish(&r, TR_TIMEOUT_MS);
 	if (tr_wait(&r, TR_TIMEOUT_MS) < 0)
 		fail_msg("%s", r.error);
+}
+
+static void trace_host_pid(long host)
+{
+	trace_host_pid_with(host, NULL);
+}
+
+/*
+ * --stacks in a container: the program's objects read through
+ * /proc/PID/root, and its DWARF from the container's own separate debug
+ * file (found by build-id under its /usr/lib/debug, which the host's does
+ * not have): its frames have file:line (the host's path alone: "main").
+ */
+static void test_stacks_with_the_containers_debug_file(void **state)
+{
+	const char *const args[] = { "boxed", NULL };
+	cJSON *hello, *stack;
+	long host;
+
+	(void)state;
+	tr_require_command("objcopy");
+	host = start_in_container_split("armed_hello", args, true);
+	trace_host_pid_with(host, "--stacks");
+	assert_int_equal(r.prog_exit, 0);
+	hello = am_one(&r, "I", "hello", host);
+	stack = tr_arg(hello, "stack");
+	if (!cJSON_IsArray(stack) || !cJSON_GetArrayItem(stack, 0) ||
+	    strncmp(cJSON_GetArrayItem(stack, 0)->valuestring, "main (armed_hello.c:", 20)) {
+		char *text = stack ? cJSON_PrintUnformatted(stack) : NULL;
+
+		fail_msg("hello's stack is %s, not main (armed_hello.c:N) first", text ? text : "(none)");
+	}
+	assert_true(tr_num(cJSON_GetObjectItem(tr_meta(&r), "stacks"), "frames_unsymbolized") == 0);
 }
 
 /* The tracer finds the program through /proc/PID/root; the trace has host ids. */
@@ -289,6 +342,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_traced_by_host_pid, free_all),
 		cmocka_unit_test_teardown(test_context_says_pid_in_namespace, free_all),
 		cmocka_unit_test_teardown(test_threads_by_host_tid, free_all),
+		cmocka_unit_test_teardown(test_stacks_with_the_containers_debug_file, free_all),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
