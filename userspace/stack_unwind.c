@@ -123,6 +123,23 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+/*
+ * Each object's separate debug file is looked up as soon as it is
+ * reported, while the process lives: its /proc/PID/root (a container's
+ * /usr/lib/debug) goes with it, and a stack decoded after the exit would
+ * find the host's debug files only (seen under ASan, whose loader decodes
+ * later). libdwfl keeps what it found, or that there is none; a module
+ * looked at before returns at once.
+ */
+static int find_debuginfo_now(Dwfl_Module *m, void **userdata, const char *name, Dwarf_Addr start, void *arg)
+{
+	Dwarf_Addr bias;
+
+	(void)userdata, (void)name, (void)start, (void)arg;
+	dwfl_module_getdwarf(m, &bias);
+	return DWARF_CB_OK;
+}
+
 static void report(struct stack_unwind *u, struct stack_proc *p, const struct mapped_object_list *l)
 {
 	size_t added = 0;
@@ -163,8 +180,10 @@ static void report(struct stack_unwind *u, struct stack_proc *p, const struct ma
 			u->objects_failed++;
 		}
 	}
-	if (added)
+	if (added) {
 		dwfl_report_end(p->dwfl, NULL, NULL);
+		dwfl_getmodules(p->dwfl, find_debuginfo_now, NULL, 0);
+	}
 }
 
 /* The process whose Dwfl was used longest ago. */
