@@ -508,11 +508,15 @@ static bool text_empty(const struct ct_text *t)
 	return !t || (!t->n && !t->flags);
 }
 
-/* Typed args (CTRACE_INSTANT_ARGS...), whole: the probe cut nothing and they decode exactly. */
-static bool typed_whole(const struct ct_text *t)
+/*
+ * Typed args (CTRACE_INSTANT_ARGS...), whole (the probe cut nothing and
+ * they decode exactly): how many pairs; -1 when they are not.
+ */
+static int typed_pairs(const struct ct_text *t)
 {
-	return !(t->flags & (CTRACE_STR_TRUNCATED | CTRACE_STR_FAULT)) && typed_args_marked(t->s, t->n) &&
-	       typed_args_check(t->s, t->n) >= 0;
+	if ((t->flags & (CTRACE_STR_TRUNCATED | CTRACE_STR_FAULT)) || !typed_args_marked(t->s, t->n))
+		return -1;
+	return typed_args_check(t->s, t->n);
 }
 
 /* The args of an event as a cJSON object; NULL when there are none. */
@@ -527,7 +531,7 @@ static cJSON *args_of(const struct ct_text *t)
 		cJSON_AddTrueToObject(o, "args_unreadable");
 		return o;
 	}
-	if (typed_whole(t))
+	if (typed_pairs(t) >= 0)
 		o = typed_args_cjson(t->s, t->n);
 	else
 		o = args_parse(t->s, t->n, t->flags & CTRACE_STR_TRUNCATED);
@@ -572,10 +576,10 @@ static void write_args(struct chrome_trace *ct, cJSON *o)
 	cJSON_Delete(o);
 }
 
-/* ,"args":{<the typed pairs>[,"stack":[...]]}: written as they are decoded, no cJSON tree. */
-static void write_typed_args(struct chrome_trace *ct, const struct ct_text *t)
+/* ,"args":{<the `pairs` typed pairs>[,"stack":[...]]}: written as they are decoded, no cJSON tree. */
+static void write_typed_args(struct chrome_trace *ct, const struct ct_text *t, int pairs)
 {
-	if (typed_args_check(t->s, t->n) == 0) {
+	if (pairs == 0) {
 		write_stack_only_args(ct);
 		return;
 	}
@@ -594,13 +598,15 @@ static void write_typed_args(struct chrome_trace *ct, const struct ct_text *t)
 static void write_args_text(struct chrome_trace *ct, const struct ct_text *t)
 {
 	size_t start, len;
+	int pairs;
 
 	if (text_empty(t)) {
 		write_stack_only_args(ct);
 		return;
 	}
-	if (typed_whole(t)) {
-		write_typed_args(ct, t);
+	pairs = typed_pairs(t);
+	if (pairs >= 0) {
+		write_typed_args(ct, t, pairs);
 		return;
 	}
 	if (!t->flags && json_plain_object(t->s, t->n, &start, &len)) {

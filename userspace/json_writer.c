@@ -334,10 +334,22 @@ void jw_i64(struct json_writer *w, long long v)
 	jw_raw(w, p, (size_t)(b + sizeof(b) - p));
 }
 
+int jw_shortest_g(double v, char *b, size_t cap)
+{
+	int n = 0;
+
+	/* %.17g always round-trips; the shorter forms read better when exact */
+	for (int prec = 15; prec <= 17; prec++) {
+		n = snprintf(b, cap, "%.*g", prec, v);
+		if (prec == 17 || strtod(b, NULL) == v)
+			break;
+	}
+	return n;
+}
+
 void jw_double(struct json_writer *w, double v)
 {
 	char b[40];
-	int prec, n = 0;
 
 	/*
 	 * Whole numbers (most counters) up to 2^53 print as integers, exact,
@@ -356,13 +368,7 @@ void jw_double(struct json_writer *w, double v)
 		jw_lit(w, v > 0 ? "\"Infinity\"" : "\"-Infinity\"");
 		return;
 	}
-	/* %.17g always round-trips; the shorter forms read better when exact */
-	for (prec = 15; prec <= 17; prec++) {
-		n = snprintf(b, sizeof(b), "%.*g", prec, v);
-		if (prec == 17 || strtod(b, NULL) == v)
-			break;
-	}
-	jw_raw(w, b, (size_t)n);
+	jw_raw(w, b, (size_t)jw_shortest_g(v, b, sizeof(b)));
 }
 
 char *jw_put_ts_us(char *q, unsigned long long ns)

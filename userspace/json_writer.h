@@ -119,6 +119,8 @@ void jw_i64(struct json_writer *w, long long v);
  * calls setlocale), so the decimal point is '.'.
  */
 void jw_double(struct json_writer *w, double v);
+/* A finite v as the shortest of %.15g/%.16g/%.17g that reads back to it, into b; its length. */
+int jw_shortest_g(double v, char *b, size_t cap);
 
 /* Nanoseconds as microseconds with exactly 3 decimals: 5 -> 0.005. */
 void jw_ts_us(struct json_writer *w, unsigned long long ns);

@@ -76,14 +76,17 @@ static void proc_drop_dwfl(struct stack_proc *p)
 	p->n_objs = 0;
 }
 
-static void free_proc(const void *key, size_t len, void *value, void *ctx)
+static void proc_free(struct stack_proc *p)
 {
-	struct stack_proc *p = value;
-
-	(void)key, (void)len, (void)ctx;
 	proc_drop_dwfl(p);
 	free(p->debuginfo_path);
 	free(p);
+}
+
+static void free_proc(const void *key, size_t len, void *value, void *ctx)
+{
+	(void)key, (void)len, (void)ctx;
+	proc_free(value);
 }
 
 void stack_unwind_free(struct stack_unwind *u)
@@ -214,9 +217,7 @@ static struct stack_proc *proc_get(struct stack_unwind *u, uint32_t tgid)
 
 		key_map_each(&u->procs, find_oldest, &oldest);
 		key_map_del(&u->procs, &oldest->tgid, sizeof(oldest->tgid));
-		proc_drop_dwfl(oldest);
-		free(oldest->debuginfo_path);
-		free(oldest);
+		proc_free(oldest);
 		u->evicted++;
 	}
 	p = calloc(1, sizeof(*p));

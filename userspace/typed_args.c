@@ -111,24 +111,16 @@ int typed_args_check(const char *s, size_t n)
 /*
  * A finite double as JSON that reads back as a double, not an integer
  * (Perfetto types an arg by how its number is written): a whole one gets
- * ".0" (3.0, -0.0), any other the shortest of %.15g/%.16g/%.17g that reads
- * back to it, as jw_double() writes. The C locale: the loader never calls
+ * ".0" (3.0, -0.0), any other as jw_double() writes it (jw_shortest_g). The C locale: the loader never calls
  * setlocale(). Returns the length.
  */
 static int double_text(double d, char *b, size_t cap)
 {
-	int n = 0;
-
 	if (d == 0 && signbit(d))
 		return snprintf(b, cap, "-0.0");
 	if (d >= -9007199254740992.0 && d <= 9007199254740992.0 && d == (double)(long long)d)
 		return snprintf(b, cap, "%lld.0", (long long)d);
-	for (int prec = 15; prec <= 17; prec++) {
-		n = snprintf(b, cap, "%.*g", prec, d);
-		if (prec == 17 || strtod(b, NULL) == d)
-			break;
-	}
-	return n;
+	return jw_shortest_g(d, b, cap);
 }
 
 /* What a pointer below 64 KiB is shown as, as names are. */
