@@ -821,12 +821,16 @@ int BPF_PROG(ctrace_rename, struct task_struct *task, const char *comm)
 	return 0;
 }
 
-/* Sends a record about a process (no probe strings) right away. */
+/*
+ * Sends a record about a process (no probe strings) right away. comm, if
+ * any, goes in the args' place: an exec's new comm, which the loader could
+ * not read from /proc once a short-lived program has exited.
+ */
 static __always_inline void process_record(__u16 kind, __u64 a0, __u64 a1,
-					   const char *path)
+					   const char *path, const char *comm)
 {
 	struct ctrace_record *r = record_start_cpu(kind, SCRATCH_TRACEPOINTS);
-	long n = 0;
+	long n = 0, c = 0;
 
 	if (!r)
 		return;
@@ -840,9 +844,14 @@ static __always_inline void process_record(__u16 kind, __u64 a0, __u64 a1,
 		if (n > CTRACE_NAME_MAX - 1)
 			n = CTRACE_NAME_MAX - 1;
 	}
+	n &= CTRACE_NAME_MAX - 1;
 	r->name_len = n;
-	if (bpf_ringbuf_output(&events, r, sizeof(*r) + (n & (CTRACE_NAME_MAX - 1)),
-			       BPF_RB_FORCE_WAKEUP))
+	if (comm) {
+		c = bpf_probe_read_kernel_str(r->data + n, 16, comm);
+		c = c > 0 ? (c - 1) & 15 : 0;
+	}
+	r->args_len = c;
+	if (bpf_ringbuf_output(&events, r, sizeof(*r) + n + c, BPF_RB_FORCE_WAKEUP))
 		__sync_fetch_and_add(&dropped, 1);
 }
 
@@ -862,7 +871,7 @@ int BPF_PROG(ctrace_fork, struct task_struct *parent, struct task_struct *child)
 	literal_epoch_bump(child_tgid); /* its pid may have been another's */
 	batch_fork(child_tgid, BPF_CORE_READ(child, pid));
 	/* Its name, for a child that may exit before the loader reads /proc. */
-	process_record(CTRACE_KIND_FORK, parent_tgid, child_tgid, child->comm);
+	process_record(CTRACE_KIND_FORK, parent_tgid, child_tgid, child->comm, 0);
 	return 0;
 }
 
@@ -883,7 +892,8 @@ int BPF_PROG(ctrace_exec, struct task_struct *p, pid_t old_pid,
 	}
 	literal_epoch_bump(tgid); /* a new image: its literals are elsewhere */
 	/* old_pid: the thread that called exec(); not the tgid when another thread did. */
-	process_record(CTRACE_KIND_EXEC, tgid, (__u32)old_pid, BPF_CORE_READ(bprm, filename));
+	/* p->comm: the new program's, set before this tracepoint (begin_new_exec). */
+	process_record(CTRACE_KIND_EXEC, tgid, (__u32)old_pid, BPF_CORE_READ(bprm, filename), p->comm);
 	return 0;
 }
 
@@ -931,7 +941,7 @@ int BPF_KPROBE(ctrace_link_map)
 	literal_epoch_bump(tgid);
 	/* This thread's batched events first: their literals are in what is about to be unmapped. */
 	batch_rescue(CTRACE_BATCH_WHY_LINK_MAP);
-	process_record(CTRACE_KIND_LINK_MAP, tgid, 0, 0);
+	process_record(CTRACE_KIND_LINK_MAP, tgid, 0, 0, 0);
 	return 0;
 }
 

@@ -58,7 +58,7 @@
  */
 #define CTRACE_PROCESS_KINDS(X)                                                \
 	X(FORK, 9, fork)       /* arg: parent tgid, child tgid; name: its comm */ \
-	X(EXEC, 10, exec)      /* arg: tgid, exec()ing tid; name: the new path */ \
+	X(EXEC, 10, exec)      /* arg: tgid, exec()ing tid; name: the new path; args: its comm */ \
 	X(LINK_MAP, 12, link_map) /* arg: tgid; ld.so changed its objects */ \
 	X(THREAD_RENAME, 19, thread_rename) /* arg: tgid, tid; name: its new comm (pthread_setname_np, prctl) */
 

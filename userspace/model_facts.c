@@ -67,7 +67,10 @@ void model_facts_event_read(struct trace_model *m, const struct ctrace_event *ev
 	if (ev->kind == CTRACE_KIND_EXEC) {
 		char comm[32];
 
-		if (proc_comm((int)tgid, comm, sizeof(comm)))
+		/* The kernel's comm came with the record: /proc's is gone with a program that exited at once. */
+		if (ev->args_len && !memchr(ev->args, 0, ev->args_len))
+			trace_model_exec_name(m, tgid, ev->args, ev->args_len);
+		else if (proc_comm((int)tgid, comm, sizeof(comm)))
 			trace_model_exec_name(m, tgid, comm, strlen(comm));
 	}
 }

@@ -162,6 +162,32 @@ static void test_exec_into_program_without_probes(void **state)
 }
 
 /*
+ * exec into a program that exits at once: the process is renamed all the
+ * same. Its new name comes with the kernel's exec record; read from /proc
+ * when the loader got to the record, it was lost whenever the program had
+ * exited by then (true(1) lives ~1 ms; the ASan loader often took longer).
+ */
+static void test_exec_into_a_program_that_exits_at_once(void **state)
+{
+	static const char *const places[] = { "/bin/true", "/usr/bin/true" };
+	const char *args[] = { NULL, NULL };
+
+	(void)state;
+	tr_require_root();
+	for (size_t i = 0; i < 2 && !args[0]; i++)
+		if (access(places[i], X_OK) == 0)
+			args[0] = places[i];
+	if (!args[0])
+		fail_msg("no true in /bin or /usr/bin");
+	if (tr_run(&r, "execer", args, NULL) < 0)
+		fail_msg("%s", r.error);
+	assert_int_equal(r.prog_exit, 0);
+	assert_exec(r.pid, args[0]);
+	assert_renamed(r.pid, "execer", "true");
+	assert_string_equal(am_stop_reason(&r), "target exited");
+}
+
+/*
  * Launch mode through an exec: the new program is traced, and its exit code
  * is the tracer's. (armed_hello waits until it is armed: that the new image
  * is attached at all is tested here, not how soon.)
@@ -203,6 +229,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_exec_into_traced_program, free_all),
 		cmocka_unit_test_teardown(test_exec_from_a_thread_into_the_same_program, free_all),
 		cmocka_unit_test_teardown(test_exec_into_program_without_probes, free_all),
+		cmocka_unit_test_teardown(test_exec_into_a_program_that_exits_at_once, free_all),
 		cmocka_unit_test_teardown(test_launch_through_exec, free_all),
 	};
 
