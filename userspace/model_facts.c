@@ -64,13 +64,7 @@ void model_facts_event_read(struct trace_model *m, const struct ctrace_event *ev
 	}
 	if (ev->kind == CTRACE_KIND_FORK && !ev->name_len)
 		model_facts_process(m, (uint32_t)ev->arg[1]); /* no comm came with the fork */
-	if (ev->kind == CTRACE_KIND_EXEC) {
-		char comm[32];
-
-		/* The kernel's comm came with the record: /proc's is gone with a program that exited at once. */
-		if (ev->args_len && !memchr(ev->args, 0, ev->args_len))
-			trace_model_exec_name(m, tgid, ev->args, ev->args_len);
-		else if (proc_comm((int)tgid, comm, sizeof(comm)))
-			trace_model_exec_name(m, tgid, comm, strlen(comm));
-	}
+	/* The kernel's comm, sent with the record: /proc's is gone with a program that exited at once. */
+	if (ev->kind == CTRACE_KIND_EXEC && ev->args_len)
+		trace_model_exec_name(m, tgid, ev->args, ev->args_len);
 }
