@@ -25,15 +25,18 @@ static int free_all(void **state)
 	return 0;
 }
 
-/* A program without ctrace probes that sleeps: sleep(1) from PATH's usual places. */
-static const char *sleep_path(void)
+/* A program without ctrace probes, from PATH's usual places: sleep(1), true(1). */
+static const char *bin_path(const char *name)
 {
-	static const char *const places[] = { "/bin/sleep", "/usr/bin/sleep" };
+	static char path[64];
+	static const char *const dirs[] = { "/bin", "/usr/bin" };
 
-	for (size_t i = 0; i < 2; i++)
-		if (access(places[i], X_OK) == 0)
-			return places[i];
-	fail_msg("no sleep in /bin or /usr/bin");
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dirs[i], name);
+		if (access(path, X_OK) == 0)
+			return path;
+	}
+	fail_msg("no %s in /bin or /usr/bin", name);
 	return NULL;
 }
 
@@ -138,7 +141,7 @@ static void test_exec_from_a_thread_into_the_same_program(void **state)
  */
 static void test_exec_into_program_without_probes(void **state)
 {
-	const char *args[] = { sleep_path(), "0.3", NULL };
+	const char *args[] = { bin_path("sleep"), "0.3", NULL };
 	cJSON *exec, *ev, *meta;
 
 	(void)state;
@@ -169,16 +172,10 @@ static void test_exec_into_program_without_probes(void **state)
  */
 static void test_exec_into_a_program_that_exits_at_once(void **state)
 {
-	static const char *const places[] = { "/bin/true", "/usr/bin/true" };
-	const char *args[] = { NULL, NULL };
+	const char *args[] = { bin_path("true"), NULL };
 
 	(void)state;
 	tr_require_root();
-	for (size_t i = 0; i < 2 && !args[0]; i++)
-		if (access(places[i], X_OK) == 0)
-			args[0] = places[i];
-	if (!args[0])
-		fail_msg("no true in /bin or /usr/bin");
 	if (tr_run(&r, "execer", args, NULL) < 0)
 		fail_msg("%s", r.error);
 	assert_int_equal(r.prog_exit, 0);
