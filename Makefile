@@ -156,7 +156,7 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS) $(TEST_HELPER_OBJS) include/ct
 $(BUILD)/tests/integration/%: tests/integration/%.c $(TEST_HELPER_OBJS) | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(LDFLAGS) $(filter %.c %.o,$^) -lcjson -lcmocka -lm -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(LDFLAGS) $(filter %.c %.o,$^) -lbpf -lcjson -lcmocka -lm -o $@
 
 $(BUILD):
 	$(Q)mkdir -p $@
