@@ -123,6 +123,7 @@ void chrome_trace_begin(struct chrome_trace *tf, struct json_writer *w,
 	tf->bind.id = 0;
 	tf->aside_ready = false;
 	memset(tf->ids, 0, sizeof(tf->ids));
+	tf->ts.len = 0;
 	jw_lit(w, "{\"context\":{");
 	write_facts(w, facts);
 	jw_lit(w, "},\n\"traceEvents\":[\n");
@@ -320,7 +321,7 @@ static void te_begin(struct chrome_trace *tf, const char *ph, uint32_t pid, uint
 		q = put_ids(tf, q, pid, tid);
 		if (ts_ns != UINT64_MAX) {
 			memcpy(q, ",\"ts\":", 6);
-			q = jw_put_ts_us(q + 6, ts_ns);
+			q = jw_put_ts_us_cached(&tf->ts, q + 6, ts_ns);
 		}
 		jw_commit(w, q);
 		tf->first_event = false;

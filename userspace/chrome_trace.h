@@ -122,6 +122,7 @@ struct chrome_trace {
 		uint8_t len; /* 0: empty */
 		char s[39];
 	} ids[16];
+	struct jw_ts_cache ts; /* each event's "ts" (json_writer.h) */
 	/* Events written aside (chrome_trace_capture_begin()): the file's writer meanwhile. */
 	struct json_writer *file_w, aside;
 	bool aside_ready, file_first_event;

@@ -254,14 +254,15 @@ void jw_json_text(struct json_writer *w, const char *s, size_t n)
 	put_body(w, s, n, 1);
 }
 
+static const char pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
 /* Decimal digits of v, right-aligned ending at end; returns the first. */
 /* Two digits a step (a pid, a tid and a timestamp per event: it adds up). */
 static char *fmt_u64(char *end, unsigned long long v)
 {
-	static const char pairs[201] =
-		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-		"8081828384858687888990919293949596979899";
 
 	while (v >= 100) {
 		unsigned r = (unsigned)(v % 100);
@@ -381,6 +382,27 @@ char *jw_put_ts_us(char *q, unsigned long long ns)
 	q[2] = (char)('0' + frac / 10 % 10);
 	q[3] = (char)('0' + frac % 10);
 	return q + 4;
+}
+
+char *jw_put_ts_us_cached(struct jw_ts_cache *c, char *q, unsigned long long ns)
+{
+	unsigned long long us = ns / 1000, hi = us / 10000;
+	unsigned lo = (unsigned)(us % 10000), frac = (unsigned)(ns % 1000);
+
+	if (!hi) /* fewer than 5 digits: no leading zeros to write */
+		return jw_put_ts_us(q, ns);
+	if (hi != c->hi || !c->len) {
+		c->hi = hi;
+		c->len = (unsigned)(jw_put_u64(c->s, hi) - c->s);
+	}
+	memcpy(q, c->s, sizeof(c->s)); /* whole: a constant size; the end is c->len */
+	q += c->len;
+	memcpy(q, pairs + 2 * (lo / 100), 2);
+	memcpy(q + 2, pairs + 2 * (lo % 100), 2);
+	q[4] = '.';
+	q[5] = (char)('0' + frac / 100);
+	memcpy(q + 6, pairs + 2 * (frac % 100), 2);
+	return q + 8;
 }
 
 void jw_ts_us(struct json_writer *w, unsigned long long ns)
