@@ -348,17 +348,26 @@ int jw_shortest_g(double v, char *b, size_t cap)
 	return n;
 }
 
-void jw_double(struct json_writer *w, double v)
+char *jw_put_whole(char *q, double v)
 {
-	char b[40];
-
 	/*
 	 * Whole numbers (most counters) up to 2^53 print as integers, exact,
 	 * without snprintf and strtod (1e15 as 1000000000000000, not 1e+15).
 	 */
-	if (v >= -9007199254740992.0 && v <= 9007199254740992.0 && v == (double)(long long)v &&
-	    !(v == 0 && signbit(v))) {
-		jw_i64(w, (long long)v);
+	if (!(v >= -9007199254740992.0 && v <= 9007199254740992.0 && v == (double)(long long)v &&
+	      !(v == 0 && signbit(v))))
+		return NULL;
+	if (v < 0)
+		*q++ = '-';
+	return jw_put_u64(q, (unsigned long long)(v < 0 ? -v : v));
+}
+
+void jw_double(struct json_writer *w, double v)
+{
+	char b[40], *end = jw_put_whole(b, v);
+
+	if (end) {
+		jw_raw(w, b, (size_t)(end - b));
 		return;
 	}
 	if (isnan(v)) {

@@ -132,6 +132,8 @@ void jw_i64(struct json_writer *w, long long v);
  * calls setlocale), so the decimal point is '.'.
  */
 void jw_double(struct json_writer *w, double v);
+/* In reserved room (24 bytes): v as jw_double() writes it if it is a whole number up to 2^53; the end, else NULL. */
+char *jw_put_whole(char *q, double v);
 /* A finite v as the shortest of %.15g/%.16g/%.17g that reads back to it, into b; its length. */
 int jw_shortest_g(double v, char *b, size_t cap);
 
