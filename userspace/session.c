@@ -184,6 +184,8 @@ static void say_what_is_traced(const struct session *s)
 	const struct trace_options *o = s->o;
 	const char *where = strcmp(o->output, "-") ? o->output : "standard output";
 
+	if (o->quiet)
+		return;
 	if (o->exe)
 		fprintf(stderr, "ctrace-bpf: tracing every process running %s (%zu now): %u probes; writing %s; Ctrl-C to stop\n",
 			o->exe, s->targets.n, s->att.sites, where);

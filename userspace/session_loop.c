@@ -266,7 +266,8 @@ static void say_first_probes(struct session *s)
 	if (facts->probes_attached || !s->att.sites)
 		return;
 	facts->probes_attached = s->att.sites;
-	fprintf(stderr, "ctrace-bpf: tracing process %d (%s): %u probes in %u objects\n",
+	if (!s->o->quiet)
+		fprintf(stderr, "ctrace-bpf: tracing process %d (%s): %u probes in %u objects\n",
 		s->first_pid, s->target.comm, s->att.sites, s->att.objects_with_probes);
 }
 

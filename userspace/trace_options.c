@@ -58,6 +58,8 @@ static const char usage_text[] =
 	"                       e.g. net,db; -NAME leaves one out (-verbose: all\n"
 	"                       others); sites left out stay as cheap as untraced\n"
 	"  -v, --verbose        say what is attached; show libbpf's messages\n"
+	"  -q, --quiet          no status line while tracing, no \"tracing ...\" line and\n"
+	"                       no summary at the end; warnings and errors still\n"
 	"  -h, --help           this text\n"
 	"  -V, --version        the version\n"
 	"\n"
@@ -281,6 +283,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "fast", no_argument, NULL, 'F' },
 		{ "no-batch", no_argument, NULL, 'N' },
 		{ "max-memory", required_argument, NULL, 'M' },
@@ -296,7 +299,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 	o->max_memory = TRACE_MEMORY_DEFAULT;
 	opterr = 0; /* one line of our own instead of getopt's and ours */
 	/* "+": stop at the first non-option, the command of launch mode. */
-	while ((c = getopt_long(argc, argv, "+p:e:fo:d:b:vhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:e:fo:d:b:vqhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			parse_pids(optarg, o);
@@ -343,6 +346,9 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		}
 		case 'v':
 			o->verbose = true;
+			break;
+		case 'q':
+			o->quiet = true;
 			break;
 		case 'F':
 			o->fast = true;
