@@ -132,6 +132,20 @@ static const char *ms(uint64_t ns, char *buf, size_t len)
 	return buf;
 }
 
+/* A duration to read at a glance, 4 significant digits: "162 ns", "12.35 us", "3.457 ms", "12.500 s". */
+static const char *human(uint64_t ns, char *buf, size_t len)
+{
+	if (ns < 1000)
+		snprintf(buf, len, "%" PRIu64 " ns", ns);
+	else if (ns < 1000000)
+		snprintf(buf, len, "%.4g us", (double)ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, len, "%.4g ms", (double)ns / 1e6);
+	else
+		snprintf(buf, len, "%.3f s", (double)ns / 1e9);
+	return buf;
+}
+
 /*
  * A name as the terminal can show it: the program's bytes, control
  * characters as '?' (they would move the cursor), padded to 32 columns.
@@ -185,14 +199,14 @@ static void print_spans(FILE *f, const struct summary_kind *k, size_t top)
 	fprintf(f, "Spans by total time: %" PRIu64 " spans, %zu names\n", k->total, k->n + (k->other.count > 0));
 	if (!k->total)
 		return;
-	fprintf(f, "  %-32s %10s %14s %12s %12s %12s\n", "name", "count", "total ms", "mean ms", "p50 ms", "p99 ms");
+	fprintf(f, "  %-32s %10s %14s %12s %12s %12s\n", "name", "count", "total ms", "mean", "p50", "p99");
 	for (; v && shown < k->n && shown < top; shown++) {
 		const struct summary_entry *e = v[shown];
 
 		put_name(f, e);
 		fprintf(f, " %10" PRIu64 " %14s %12s %12s %12s", e->count, ms(e->total_ns, a, sizeof(a)),
-			ms(e->total_ns / e->count, b, sizeof(b)), ms(duration_hist_quantile(e->hist, 0.5), c, sizeof(c)),
-			ms(duration_hist_quantile(e->hist, 0.99), d, sizeof(d)));
+			human(e->total_ns / e->count, b, sizeof(b)), human(duration_hist_quantile(e->hist, 0.5), c, sizeof(c)),
+			human(duration_hist_quantile(e->hist, 0.99), d, sizeof(d)));
 		if (e->unfinished)
 			fprintf(f, "  (%" PRIu64 " unfinished)", e->unfinished);
 		fputc('\n', f);
