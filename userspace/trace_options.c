@@ -77,7 +77,11 @@ static const char usage_text[] =
 	"\nOther commands:\n"
 	"  ctrace-bpf list -p PID | PATH   list the USDT probes of a process or an ELF file\n"
 	"  ctrace-bpf fix FILE             close a trace that was cut short (tracer killed,\n"
-	"                                  disk full) so that viewers open it\n";
+	"                                  disk full) so that viewers open it\n"
+	"  ctrace-bpf report FILE          the summary printed at the end of a trace (span\n"
+	"                                  names by total time, instants, counters, losses)\n"
+	"                                  for a trace file, plain or gzip\n"
+	"See man ctrace-bpf and man ctrace.h.\n";
 
 /*
  * "64K", "16M", "1G" or bytes -> bytes, from min to max (at most 2^40); 0
@@ -379,7 +383,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 				    argv[optind - 1] != o->output;
 
 		if (!after_dashes && !strchr(argv[optind], '/')) {
-			fprintf(stderr, "ctrace-bpf: '%s' is not a command (list, fix); to trace a program, run it as: ctrace-bpf [options] -- %s\n",
+			fprintf(stderr, "ctrace-bpf: '%s' is not a command (list, fix, report); to trace a program, run it as: ctrace-bpf [options] -- %s\n",
 				argv[optind], argv[optind]);
 			exit(2);
 		}
