@@ -73,10 +73,11 @@ int cmd_trace(int argc, char **argv)
 			session_run(&s);
 			session_stop(&s);
 			if (output_end(&out, &s.stats) == 0) {
-				if (!o.quiet) {
+				/* A loss is a warning: said even with -q. */
+				if (!o.quiet || s.stats.dropped)
 					say_written(&s, &out);
+				if (!o.quiet)
 					say_summary(&s, &summary);
-				}
 				code = 0;
 			}
 		}

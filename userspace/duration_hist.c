@@ -51,8 +51,10 @@ uint64_t duration_hist_quantile(const struct duration_hist *h, double q)
 	rank = (uint64_t)ceil(q * (double)h->count);
 	if (rank < 1)
 		rank = 1;
-	if (rank > h->count)
-		rank = h->count;
+	if (rank >= h->count)
+		return h->max; /* the ends are known exactly */
+	if (rank == 1)
+		return h->min;
 	for (unsigned b = 0; b < DURATION_HIST_BUCKETS; b++) {
 		seen += h->n[b];
 		if (seen >= rank) {

@@ -4,9 +4,10 @@
  * in a fixed 7.8 KB whatever their number: log-linear buckets (16 a power
  * of two, like HdrHistogram's 4 significant bits), each value counted in
  * its bucket. A percentile is its bucket's middle, clamped to the smallest
- * and largest value seen: within 1/32 (3.125%) of the exact value, and
- * exact below 16 ns. A library (HdrHistogram_c) is not in Debian 12; this
- * is the 30 lines of it the summary needs.
+ * and largest value seen: within 1/32 (3.125%) of the exact value, exact
+ * below 16 ns and at the ends (the smallest and largest are kept).
+ * HdrHistogram's C library is not in Debian 12 (its Go and Java ones
+ * are); this is the 30 lines of it the summary needs.
  */
 #ifndef CTRACE_DURATION_HIST_H
 #define CTRACE_DURATION_HIST_H

@@ -196,7 +196,7 @@ static void print_spans(FILE *f, const struct summary_kind *k, size_t top)
 	size_t shown = 0;
 	char a[32], b[32], c[32], d[32];
 
-	fprintf(f, "Spans by total time: %" PRIu64 " spans, %zu names\n", k->total, k->n + (k->other.count > 0));
+	fprintf(f, "Spans by total time: %" PRIu64 " spans, %zu%s names\n", k->total, k->n, k->other.count ? "+" : "");
 	if (!k->total)
 		return;
 	fprintf(f, "  %-32s %10s %14s %12s %12s %12s\n", "name", "count", "total ms", "mean", "p50", "p99");
@@ -220,7 +220,7 @@ static void print_instants(FILE *f, const struct summary_kind *k, size_t top)
 	struct summary_entry **v = sorted(k, by_count);
 	size_t shown = 0;
 
-	fprintf(f, "Instants by count: %" PRIu64 " instants, %zu names\n", k->total, k->n + (k->other.count > 0));
+	fprintf(f, "Instants by count: %" PRIu64 " instants, %zu%s names\n", k->total, k->n, k->other.count ? "+" : "");
 	if (!k->total)
 		return;
 	fprintf(f, "  %-32s %10s\n", "name", "count");
@@ -237,7 +237,7 @@ static void print_counters(FILE *f, const struct summary_kind *k, size_t top)
 	struct summary_entry **v = sorted(k, by_count);
 	size_t shown = 0;
 
-	fprintf(f, "Counters by samples: %" PRIu64 " samples, %zu names\n", k->total, k->n + (k->other.count > 0));
+	fprintf(f, "Counters by samples: %" PRIu64 " samples, %zu%s names\n", k->total, k->n, k->other.count ? "+" : "");
 	if (!k->total)
 		return;
 	fprintf(f, "  %-32s %10s %12s %12s %12s\n", "name", "samples", "last", "min", "max");

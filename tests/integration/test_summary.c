@@ -32,8 +32,8 @@ static int free_all(void **state)
 	return 0;
 }
 
-/* Launch mode: `ctrace-bpf [extra] -o DIR/trace.json -- PROGRAM ARGS`, to completion, exit 0, the trace read. */
-static void trace_launched(const char *extra, const char *program, const char *arg)
+/* Launch mode: `ctrace-bpf [extra] -o DIR/trace.json -- PROGRAM ARG [ARG2]`, to completion, exit 0, the trace read. */
+static void trace_launched2(const char *extra, const char *program, const char *arg, const char *arg2)
 {
 	char path[300];
 	const char *args[8];
@@ -50,12 +50,19 @@ static void trace_launched(const char *extra, const char *program, const char *a
 	args[n++] = "--";
 	args[n++] = tr_program_abspath(program, path, sizeof(path));
 	args[n++] = arg;
+	if (arg)
+		args[n++] = arg2;
 	args[n] = NULL;
 	cli_run_tracer(&c, NULL, NULL, args, TR_TIMEOUT_MS);
 	if (c.exit != 0)
 		fail_msg("ctrace-bpf -- %s exited %d: %s", program, c.exit, c.err);
 	if (tr_load_trace(&r) < 0)
 		fail_msg("%s", r.error);
+}
+
+static void trace_launched(const char *extra, const char *program, const char *arg)
+{
+	trace_launched2(extra, program, arg, NULL);
 }
 
 /* What the file says of one span name: its durations in ns (as written, us with 3 decimals). */
@@ -376,6 +383,48 @@ static void test_report_of_cut_and_wrong_files(void **state)
 	cli_assert_one_line(rep.err, "No such file");
 }
 
+/*
+ * 1000 span names: the first 256 told apart, the rest added up in one row
+ * (the summary's memory stays bounded), its count the file's.
+ */
+static void test_names_past_the_bound(void **state)
+{
+	char *sum, line[160], **seen = NULL;
+	size_t n_seen = 0, past = 0, total = 0;
+	cJSON *ev;
+
+	(void)state;
+	trace_launched2(NULL, "spread_spans", "1", "1000");
+	sum = summary_of(c.err);
+	/* The names in the order the file has their first span. */
+	cJSON_ArrayForEach(ev, r.events) {
+		const char *name = tr_str(ev, "name");
+		size_t i;
+
+		if (!tr_str(ev, "ph") || strcmp(tr_str(ev, "ph"), "X"))
+			continue;
+		total++;
+		for (i = 0; i < n_seen && strcmp(seen[i], name); i++)
+			;
+		if (i == n_seen) {
+			seen = realloc(seen, (n_seen + 1) * sizeof(*seen));
+			seen[n_seen++] = strdup(name);
+		}
+		past += i >= 256;
+	}
+	assert_int_equal(n_seen, 1002); /* spread, short, name-0..999 */
+	snprintf(line, sizeof(line), "Spans by total time: %zu spans, 256+ names\n", total);
+	if (!strstr(sum, line))
+		fail_msg("no \"%s\" in:\n%s", line, sum);
+	snprintf(line, sizeof(line), "\n  (246 more names)\n  (names past the first 256, not told apart: %zu events)\n", past);
+	if (!strstr(sum, line))
+		fail_msg("no \"%s\" in:\n%s", line, sum);
+	for (size_t i = 0; i < n_seen; i++)
+		free(seen[i]);
+	free(seen);
+	free(sum);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -383,6 +432,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_summary_figures_are_the_files, free_all),
 		cmocka_unit_test_teardown(test_report_prints_the_same, free_all),
 		cmocka_unit_test_teardown(test_every_kind_of_event, free_all),
+		cmocka_unit_test_teardown(test_names_past_the_bound, free_all),
 		cmocka_unit_test_teardown(test_quiet, free_all),
 		cmocka_unit_test_teardown(test_report_of_cut_and_wrong_files, free_all),
 	};

@@ -3,15 +3,17 @@
  * spread_spans - spans of known, spread durations, for the summary's
  * percentiles (tests/integration/test_summary.c) and the status line.
  *
- *   spread_spans [ROUNDS]
+ *   spread_spans [ROUNDS [NAMES]]
  *     Prints "ready pid=P main_tid=T", waits up to 10 s for a tracer (exit
  *     3 if none), then ROUNDS times (default 1): the span "spread" 100
  *     times, lasting 20 us, 40 us, ... 2 ms (busy-waited, in a shuffled
  *     order), each followed by the span "short" (nothing inside), the
  *     counter "depth" set to the multiple of 20 us, and the instant "round"
- *     once; then sleeps 100 ms. Exits 0.
+ *     once; then sleeps 100 ms. Then NAMES spans (default 0), each of a name
+ *     of its own: "name-0", "name-1", ... Exits 0.
  */
 #include <ctrace.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include "elapsed.h"
@@ -28,7 +30,7 @@ static void busy_us(long us)
 
 int main(int argc, char **argv)
 {
-	long rounds = argc > 1 ? atol(argv[1]) : 1;
+	long rounds = argc > 1 ? atol(argv[1]) : 1, names = argc > 2 ? atol(argv[2]) : 0;
 
 	say_ready();
 	if (!wait_for_tracer())
@@ -47,6 +49,14 @@ int main(int argc, char **argv)
 		}
 		CTRACE_INSTANT(NULL, "round", CTRACE_SCOPE_THREAD, NULL);
 		sleep_ms(100);
+	}
+	for (long i = 0; i < names; i++) {
+		char name[32];
+		struct ctrace_span s;
+
+		snprintf(name, sizeof(name), "name-%ld", i);
+		CTRACE_SPAN_BEGIN(NULL, &s, name, NULL);
+		CTRACE_SPAN_END(&s, NULL);
 	}
 	return 0;
 }
