@@ -247,11 +247,15 @@ static void assert_counter_row(const char *summary, const char *name)
 /* From "Spans by total time" to the end of the "Lost:" line. */
 static char *summary_of(const char *text)
 {
-	const char *s = strstr(text, "Spans by total time"), *lost = s ? strstr(s, "\nLost: ") : NULL;
+	const char *s = strstr(text, "Spans by total time");
+	const char *lost = s ? strstr(s, "\nLost: ") : NULL;
+	const char *end = lost ? strchr(lost + 1, '\n') : NULL;
 
-	if (!lost)
+	if (!end) {
 		fail_msg("no summary in:\n%s", text);
-	return strndup(s, (size_t)(strchr(lost + 1, '\n') + 1 - s));
+		return NULL;
+	}
+	return strndup(s, (size_t)(end + 1 - s));
 }
 
 /*
