@@ -135,14 +135,23 @@ static const char *ms(uint64_t ns, char *buf, size_t len)
 /* A duration to read at a glance, 4 significant digits: "162 ns", "12.35 us", "3.457 ms", "12.500 s". */
 static const char *human(uint64_t ns, char *buf, size_t len)
 {
-	if (ns < 1000)
+	/* %#.4g keeps trailing zeros ("1.540 ms"), and a bare point past 999.9 ("1000."), dropped. */
+	double v = ns < 1000000 ? (double)ns / 1e3 : (double)ns / 1e6;
+	char num[16];
+	int n;
+
+	if (ns < 1000) {
 		snprintf(buf, len, "%" PRIu64 " ns", ns);
-	else if (ns < 1000000)
-		snprintf(buf, len, "%.4g us", (double)ns / 1e3);
-	else if (ns < 1000000000)
-		snprintf(buf, len, "%.4g ms", (double)ns / 1e6);
-	else
+		return buf;
+	}
+	if (ns >= 1000000000) {
 		snprintf(buf, len, "%.3f s", (double)ns / 1e9);
+		return buf;
+	}
+	n = snprintf(num, sizeof(num), "%#.4g", v);
+	if (n > 0 && num[n - 1] == '.')
+		num[n - 1] = 0;
+	snprintf(buf, len, "%s %s", num, ns < 1000000 ? "us" : "ms");
 	return buf;
 }
 
@@ -245,7 +254,7 @@ static void print_counters(FILE *f, const struct summary_kind *k, size_t top)
 		const struct summary_entry *e = v[shown];
 
 		put_name(f, e);
-		fprintf(f, " %10" PRIu64 " %12.6g %12.6g %12.6g\n", e->count, e->last, e->min, e->max);
+		fprintf(f, " %10" PRIu64 " %12.10g %12.10g %12.10g\n", e->count, e->last, e->min, e->max);
 	}
 	free(v);
 	put_other(f, k, shown);
