@@ -24,7 +24,7 @@ static const char usage_text[] =
 
 #define TOP_DEFAULT SUMMARY_TOP_SPANS
 
-/* The same line for the trace command's own summary: cmd_trace.c. */
+/* Before the summary, what the file holds: its events and their span of time, lines skipped. */
 static void say_span_of_time(const char *path, const struct trace_report *r)
 {
 	printf("%s: %llu events over %.3f s", path, (unsigned long long)r->events,

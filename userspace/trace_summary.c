@@ -40,10 +40,9 @@ void trace_summary_free(struct trace_summary *s)
 
 /*
  * The entry of a name (cut to SUMMARY_NAME_MAX bytes), made on its first
- * event while there is room; else the kind's "other" entry.
+ * event while there is room (and memory); else the kind's "other" entry.
  */
-static struct summary_entry *entry_of(struct trace_summary *s, struct summary_kind *k,
-				      const char *name, size_t len, bool spans)
+static struct summary_entry *entry_of(struct summary_kind *k, const char *name, size_t len, bool spans)
 {
 	struct summary_entry *e;
 
@@ -56,7 +55,6 @@ static struct summary_entry *entry_of(struct trace_summary *s, struct summary_ki
 	    (e = calloc(1, sizeof(*e)))) {
 		if (spans && !(e->hist = malloc(sizeof(*e->hist)))) {
 			free(e);
-			s->out_of_memory = true;
 		} else {
 			memcpy(e->name, name, len);
 			e->len = len;
@@ -76,7 +74,7 @@ static struct summary_entry *entry_of(struct trace_summary *s, struct summary_ki
 void trace_summary_span(struct trace_summary *s, const char *name, size_t len, uint64_t dur_ns,
 			bool unfinished)
 {
-	struct summary_entry *e = entry_of(s, &s->spans, name, len, true);
+	struct summary_entry *e = entry_of(&s->spans, name, len, true);
 
 	e->count++;
 	e->total_ns += dur_ns;
@@ -88,13 +86,13 @@ void trace_summary_span(struct trace_summary *s, const char *name, size_t len, u
 
 void trace_summary_instant(struct trace_summary *s, const char *name, size_t len)
 {
-	entry_of(s, &s->instants, name, len, false)->count++;
+	entry_of(&s->instants, name, len, false)->count++;
 	s->instants.total++;
 }
 
 void trace_summary_counter(struct trace_summary *s, const char *name, size_t len, double value)
 {
-	struct summary_entry *e = entry_of(s, &s->counters, name, len, false);
+	struct summary_entry *e = entry_of(&s->counters, name, len, false);
 
 	if (!e->count || value < e->min)
 		e->min = value;

@@ -48,7 +48,6 @@ struct summary_kind {
 
 struct trace_summary {
 	struct summary_kind spans, instants, counters;
-	bool out_of_memory; /* an entry could not be made: counted in other */
 };
 
 /* What the trace lost, for the summary's last line (the trace's metadata). */
