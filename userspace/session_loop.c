@@ -268,7 +268,7 @@ static void say_first_probes(struct session *s)
 	facts->probes_attached = s->att.sites;
 	if (!s->o->quiet)
 		fprintf(stderr, "ctrace-bpf: tracing process %d (%s): %u probes in %u objects\n",
-		s->first_pid, s->target.comm, s->att.sites, s->att.objects_with_probes);
+			s->first_pid, s->target.comm, s->att.sites, s->att.objects_with_probes);
 }
 
 /*
