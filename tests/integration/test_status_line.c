@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,6 +40,9 @@ static int free_all(void **state)
 	screen = NULL;
 	return 0;
 }
+
+/* A resize of the terminal once the first status line is drawn (0: none). */
+static struct winsize resize_to;
 
 /*
  * `ctrace-bpf [flag] -o DIR/trace.json -- spread_spans ROUNDS` on a
@@ -91,6 +95,11 @@ static int trace_on_terminal(const char *flag, unsigned short rows, unsigned sho
 		if (got <= 0) /* EIO: the terminal's last writer is gone */
 			break;
 		screen_len += (size_t)got;
+		screen[screen_len] = 0;
+		if (resize_to.ws_row && strstr(screen, "events/s")) {
+			ioctl(fd, TIOCSWINSZ, &resize_to); /* the kernel sends SIGWINCH to the tracer */
+			resize_to.ws_row = 0;
+		}
 	}
 	screen[screen_len] = 0;
 	close(fd);
@@ -196,6 +205,27 @@ static void test_narrow_terminal(void **state)
 	}
 }
 
+/* A resize while tracing: the region set again for the new size, the line drawn on the new last row, as wide. */
+static void test_resize(void **state)
+{
+	char *draw[64];
+	size_t n;
+
+	(void)state;
+	resize_to = (struct winsize){ .ws_row = 30, .ws_col = 50 };
+	assert_int_equal(trace_on_terminal(NULL, 24, 100, "8"), 0);
+	assert_non_null(strstr(screen, "\0337\033[1;29r\0338"));
+	n = status_draws(30, draw, 64);
+	if (n < 1)
+		fail_msg("no status line on row 30 after the resize:\n%s", screen);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(strlen(draw[i]), 49);
+		free(draw[i]);
+	}
+	/* The end erases the new last row. */
+	assert_non_null(strstr(screen, "\0337\033[30;1H\033[2K\0338\0337\033[r\0338"));
+}
+
 /* -q: not a single escape sequence, and no line of the tracer's. */
 static void test_quiet_on_a_terminal(void **state)
 {
@@ -232,6 +262,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_status_line_on_a_terminal, free_all),
 		cmocka_unit_test_teardown(test_narrow_terminal, free_all),
+		cmocka_unit_test_teardown(test_resize, free_all),
 		cmocka_unit_test_teardown(test_quiet_on_a_terminal, free_all),
 		cmocka_unit_test_teardown(test_no_status_line_off_a_terminal, free_all),
 	};
