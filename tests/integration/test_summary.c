@@ -376,6 +376,19 @@ static void test_report_of_cut_and_wrong_files(void **state)
 	assert_non_null(strstr(rep.out, "Lost: not known"));
 	assert_non_null(strstr(rep.out, "has no end"));
 	assert_non_null(row(rep.out, "Spans by total time", "outer"));
+	/* Repaired by fix: its metadata says so, and the summary too. */
+	{
+		char fixed[340];
+		const char *const fix_args[] = { cut, "-o", fixed, NULL }, *const fixed_args[] = { fixed, NULL };
+
+		snprintf(fixed, sizeof(fixed), "%s/fixed.json", r.dir);
+		cli_run_tracer(&rep, NULL, "fix", fix_args, 20000);
+		assert_int_equal(rep.exit, 0);
+		cli_run_tracer(&rep, NULL, "report", fixed_args, 20000);
+		assert_int_equal(rep.exit, 0);
+		assert_non_null(strstr(rep.out, "the trace was cut short and repaired (ctrace-bpf fix)"));
+		assert_null(strstr(rep.out, "has no end"));
+	}
 
 	snprintf(bad, sizeof(bad), "%s/bad.json", r.dir);
 	assert_int_equal(tr_shell("echo '{\"traceEvents\":[]}' > '%s'", bad), 0);
