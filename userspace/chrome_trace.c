@@ -12,6 +12,7 @@
 #include "ctrace_record.h"
 #include "json_check.h"
 #include "record_decode.h"
+#include "trace_summary.h"
 
 static void write_iso_time(struct json_writer *w, uint64_t wall_ns)
 {
@@ -797,10 +798,30 @@ void chrome_trace_sort_index(struct chrome_trace *ct, uint32_t pid, uint32_t tid
 	jw_lit(ct->w, "}}");
 }
 
+/* A name as te_name() writes it, for the summary: the program's bytes, or "(unreadable)". */
+static void summary_name(const struct ct_text *name, const char **s, size_t *n)
+{
+	*s = name->flags & CTRACE_STR_FAULT ? "(unreadable)" : name->s;
+	*n = name->flags & CTRACE_STR_FAULT ? 12 : name->n;
+}
+
+static void summarize_span(struct chrome_trace *ct, const struct ct_text *name, uint64_t dur_ns,
+			   bool unfinished)
+{
+	const char *s;
+	size_t n;
+
+	if (!ct->summary)
+		return;
+	summary_name(name, &s, &n);
+	trace_summary_span(ct->summary, s, n, dur_ns, unfinished);
+}
+
 void chrome_trace_complete(struct chrome_trace *ct, uint32_t pid, uint32_t tid, uint64_t ts_ns,
 			   uint64_t dur_ns, const struct ct_text *name,
 			   const struct ct_text *begin_args, const struct ct_text *end_args)
 {
+	summarize_span(ct, name, dur_ns, false);
 	complete_head(ct, pid, tid, ts_ns, dur_ns, name);
 	/* Args from one end only (the usual case) need no merging. */
 	if (text_empty(end_args))
@@ -818,6 +839,7 @@ void chrome_trace_unfinished(struct chrome_trace *ct, uint32_t pid, uint32_t tid
 {
 	cJSON *o = args_of(args);
 
+	summarize_span(ct, name, dur_ns, true);
 	if (!o)
 		o = cJSON_CreateObject();
 	cJSON_AddTrueToObject(o, "unfinished");
@@ -854,6 +876,7 @@ void chrome_trace_async(struct chrome_trace *ct, uint32_t pid, const struct ct_t
 	char hex[32];
 
 	snprintf(hex, sizeof(hex), "0x%" PRIx64, id);
+	summarize_span(ct, name, end_ns > begin_ns ? end_ns - begin_ns : 0, false);
 	async_end(ct, "b", pid, begin_tid, begin_ns, name, hex, begin_args);
 	ct->sf = ct->sf_end;
 	ct->sf_end = 0;
@@ -867,8 +890,16 @@ void chrome_trace_instant(struct chrome_trace *ct, uint32_t pid, uint32_t tid, u
 	 * "I", not "i": Perfetto and catapult read both, Chrome DevTools draws
 	 * only "I" (Chromium's own phase letter).
 	 */
-	char *q = fast_head(ct, "I", pid, tid, ts_ns, name, SCOPE_FIELDS_LEN + 1);
+	char *q;
 
+	if (ct->summary) {
+		const char *s;
+		size_t n;
+
+		summary_name(name, &s, &n);
+		trace_summary_instant(ct->summary, s, n);
+	}
+	q = fast_head(ct, "I", pid, tid, ts_ns, name, SCOPE_FIELDS_LEN + 1);
 	if (q) {
 		memcpy(q, scope_fields(scope), SCOPE_FIELDS_LEN);
 		q += SCOPE_FIELDS_LEN;
@@ -891,13 +922,20 @@ void chrome_trace_counter(struct chrome_trace *ct, uint32_t pid, uint32_t tid, u
 			  const struct ct_text *name, double value)
 {
 	static const char value_key[] = ",\"cat\":\"ctrace\",\"args\":{\"value\":";
-	char *q = fast_head(ct, "C", pid, tid, ts_ns, name, sizeof(value_key) + 24);
+	char *q, *end;
 
+	if (ct->summary) {
+		const char *s;
+		size_t n;
+
+		summary_name(name, &s, &n);
+		trace_summary_counter(ct->summary, s, n, value);
+	}
+	q = fast_head(ct, "C", pid, tid, ts_ns, name, sizeof(value_key) + 24);
 	if (q) {
 		memcpy(q, value_key, sizeof(value_key) - 1);
 		q += sizeof(value_key) - 1;
-		char *end = jw_put_whole(q, value); /* most counters */
-
+		end = jw_put_whole(q, value); /* most counters */
 		if (end) {
 			memcpy(end, "}}", 2);
 			jw_commit(ct->w, end + 2);

@@ -94,8 +94,12 @@ struct ct_flow_bind {
 	bool out, in;
 };
 
+struct trace_summary;
+
 struct chrome_trace {
 	struct json_writer *w;
+	/* The end-of-trace summary (trace_summary.h) fed with every span, instant and counter written; NULL: none. */
+	struct trace_summary *summary;
 	bool first_event;
 	uint64_t events;
 	/*
