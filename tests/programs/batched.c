@@ -23,6 +23,9 @@
  *              main 50 ms later (the end's batch may arrive first)
  *   exit       I "exit-0".."exit-2" (unflushed), "done", then _exit(0):
  *              exit_group() with no destructor run
+ *   relay      20000 times: main begins span "relay" (one struct, one
+ *              address), a worker ends it and hands it back, main begins
+ *              it again microseconds later: "done relays=N"
  *   long       I "long-args" with a 2000-byte non-literal args (the
  *              per-event fallback) and "short-args" with {"k":1} built at
  *              run time (copied inline)
@@ -68,6 +71,39 @@ static void *cross_idle(void *arg)
 	(void)arg;
 	CTRACE_SPAN_BEGIN(NULL, &cross, "cross", NULL);
 	usleep(400 * 1000); /* idle with the BEGIN in its buffer */
+	return NULL;
+}
+
+/* One span, begun by main and ended by a worker in turn (turn: 0 main, 1 worker, 2 stop). */
+static struct ctrace_span relay;
+static pthread_mutex_t relay_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t relay_cond = PTHREAD_COND_INITIALIZER;
+static int relay_turn;
+
+static void relay_wait(int turn)
+{
+	while (relay_turn != turn && relay_turn != 2)
+		pthread_cond_wait(&relay_cond, &relay_lock);
+}
+
+static void relay_give(int turn)
+{
+	relay_turn = turn;
+	pthread_cond_broadcast(&relay_cond);
+}
+
+static void *relay_worker(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&relay_lock);
+	for (;;) {
+		relay_wait(1);
+		if (relay_turn == 2)
+			break;
+		CTRACE_SPAN_END(&relay, NULL);
+		relay_give(0);
+	}
+	pthread_mutex_unlock(&relay_lock);
 	return NULL;
 }
 
@@ -168,6 +204,23 @@ int main(int argc, char **argv)
 		CTRACE_SPAN_END(&cross, NULL);
 		pthread_join(t, NULL);
 		puts("done");
+		fflush(stdout);
+		usleep(200 * 1000);
+	} else if (!strcmp(what, "relay")) {
+		pthread_t t;
+		int n;
+
+		pthread_create(&t, NULL, relay_worker, NULL);
+		pthread_mutex_lock(&relay_lock);
+		for (n = 0; n < 20000; n++) {
+			CTRACE_SPAN_BEGIN(NULL, &relay, "relay", NULL);
+			relay_give(1);
+			relay_wait(0);
+		}
+		relay_give(2);
+		pthread_mutex_unlock(&relay_lock);
+		pthread_join(t, NULL);
+		printf("done relays=%d\n", n);
 		fflush(stdout);
 		usleep(200 * 1000);
 	} else if (!strcmp(what, "exit")) {
