@@ -17,7 +17,8 @@
  *              "child-event" and exits; the parent waits for it, emits
  *              I "post-fork", exits
  *   signal     SIGALRM every 100 us runs a handler that emits I "handler"
- *              while main emits 100000 I "main" in a loop: prints
+ *              while main emits I "main" in a loop (100000, and on until
+ *              the handler ran 200 times, 10 s at most): prints
  *              "done main=N handler=M"
  *   cross      a span begun on a thread that then stays idle, ended on
  *              main 50 ms later (the end's batch may arrive first)
@@ -184,8 +185,14 @@ int main(int argc, char **argv)
 		sa.sa_flags = SA_RESTART;
 		sigaction(SIGALRM, &sa, NULL);
 		setitimer(ITIMER_REAL, &it, NULL);
-		/* Spaced a little: a flood is test_flood's; here every event must fit. */
-		for (; main_events < 100000; main_events++) {
+		/*
+		 * Spaced a little: a flood is test_flood's; here every event must
+		 * fit. At least 100000 events, and on until the handler has run
+		 * 200 times (at most 10 s): on a loaded machine the ticks of a
+		 * short loop were fewer than the test needs to mean something.
+		 */
+		t0 = ms_now();
+		for (; main_events < 100000 || (handler_events < 200 && ms_now() - t0 < 10000); main_events++) {
 			CTRACE_INSTANT(NULL, "main", CTRACE_SCOPE_THREAD, NULL);
 			for (volatile int spin = 0; spin < 200; spin++)
 				;
