@@ -68,10 +68,13 @@ $(VMLINUX):
 
 # BPF_KPROBE() hands every program a `ctx` it need not use.
 BPF_WARN := -Wno-unused-parameter
+# libbpf's usdt.bpf.h includes <linux/errno.h>, whose <asm/errno.h> is in
+# the multiarch directory, which -target bpf does not search.
+BPF_SYS_INCLUDES := -idirafter /usr/include/$(shell $(CC) -dumpmachine)
 $(BUILD)/ctrace_%.bpf.o: bpf/ctrace.bpf.c bpf/ctrace_record.h $(VMLINUX) | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -DCTRACE_SET=CTRACE_SET_$(shell echo $* | tr a-z A-Z) \
-		$(WARN) $(BPF_WARN) -Ivmlinux -Ibpf -c $< -o $@.tmp
+		$(WARN) $(BPF_WARN) -Ivmlinux -Ibpf $(BPF_SYS_INCLUDES) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
 
 # Every set's skeleton must declare what ctrace.skel.h declares (the same

@@ -26,6 +26,7 @@
 #include "path_list.h"
 #include "proc_maps.h"
 #include "uprobe_multi_abi.h"
+#include "usdt_attach.h"
 #include "usdt_notes.h"
 
 /* The BPF program for each probe name of provider "ctrace" (the kinds table), by index. */
@@ -457,6 +458,13 @@ static int attach_object(struct ctrace_bpf *skel, int pid,
 		}
 	}
 	site_set_free(&set);
+	if (!err && a->usdt) {
+		int n = usdt_attach_object(skel->progs.ctrace_usdt, pid, obj, a->usdt, a);
+
+		err = n < 0 ? n : 0;
+		if (n > 0 && !a->first_armed_ns)
+			set.n_armers = 1; /* a semaphore may have risen: -d counts from now */
+	}
 	if (!err && set.n_armers && !a->first_armed_ns) {
 		struct timespec now;
 
@@ -774,6 +782,7 @@ void attachment_free(struct attachment *a)
 	{
 		bool global = a->global, fast = a->fast, cookies = a->cookies, no_batch = a->no_batch;
 		const struct category_filter *categories = a->categories;
+		struct usdt_specs *usdt = a->usdt;
 
 		attachment_init(a, a->multi, a->verbose);
 		a->categories = categories;
@@ -781,6 +790,7 @@ void attachment_free(struct attachment *a)
 		a->fast = fast;
 		a->cookies = cookies;
 		a->no_batch = no_batch;
+		a->usdt = usdt;
 	}
 }
 

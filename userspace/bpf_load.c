@@ -270,6 +270,7 @@ static int load_set(const struct trace_options *o, const struct stat *exe,
 		t->att->cookies = c->cookies;
 		t->att->no_batch = no_batch;
 		t->att->categories = &o->categories;
+		t->att->usdt = o->usdt;
 		err = t->attach_targets(t->ctx);
 		if (err == -EOPNOTSUPP && multi) {
 			add_why(c, "uprobe_multi links refused at the first attach");

@@ -76,6 +76,11 @@ static void begin_model(struct session *s)
 		trace_model_traced_from_start(&s->model, (uint32_t)s->launched.pid);
 	tsc_clock_init(&s->tsc);
 	s->model.tsc = &s->tsc;
+	if (o->usdt) {
+		usdt_model_init(&s->usdt, o->usdt);
+		s->model.usdt = &s->usdt;
+		s->stats.usdt = &s->usdt;
+	}
 	session_begin_batches(s);
 	/* Thread names now: a short-lived program may be gone before its events are read. */
 	for (int i = 0; i < o->n_pids; i++)

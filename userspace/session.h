@@ -75,6 +75,7 @@ struct session {
 	struct trace_stats stats;
 	uint64_t drops_reported;
 	struct stack_trace stacks; /* --stacks (o->stack_depth) */
+	struct usdt_model usdt;    /* --usdt's hits (o->usdt) */
 
 	/* The loop (session_loop.c). */
 	bool started;     /* every check passed: the file is kept whatever follows */

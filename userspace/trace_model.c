@@ -881,6 +881,20 @@ static void sort_index(struct trace_model *m, const struct ctrace_event *ev)
 	chrome_trace_sort_index(m->out, pid, thread ? tid : pid, thread, (int64_t)ev->arg[0]);
 }
 
+/* A hit of a probe --usdt names: shown on its own thread. */
+static void usdt_hit(struct trace_model *m, const struct ctrace_event *ev)
+{
+	uint32_t pid, tid;
+
+	if (!m->usdt) {
+		m->stats->bad_records++;
+		return;
+	}
+	resolve(m, ev->tgid, ev->tid, 0, &pid, &tid);
+	m->out->sf = ev->sf;
+	usdt_model_event(m->usdt, m->out, pid, tid, ev);
+}
+
 void trace_model_event(struct trace_model *m, const struct ctrace_event *ev)
 {
 	m->now_ns = ev->ts_ns;
@@ -911,6 +925,7 @@ void trace_model_event(struct trace_model *m, const struct ctrace_event *ev)
 	case CTRACE_KIND_THREAD_RENAME: thread_renamed(m, ev); break;
 	case CTRACE_KIND_PROCESS_SORT_INDEX:
 	case CTRACE_KIND_THREAD_SORT_INDEX: sort_index(m, ev); break;
+	case CTRACE_KIND_USDT: usdt_hit(m, ev); break;
 	default: m->stats->bad_records++; break;
 	}
 }
@@ -959,6 +974,8 @@ void trace_model_finish(struct trace_model *m, uint64_t stop_ns)
 
 	key_map_each(&m->spans, finish_span, &f);
 	key_map_free(&m->spans);
+	if (m->usdt)
+		usdt_model_finish(m->usdt, m->out, stop_ns);
 	/* After the spans (written unfinished, they claim the flows they enclose). */
 	trace_flows_finish(&m->flows, flow_outside_span, flow_never_taken_in, m);
 	key_map_each(&m->contexts, free_value, NULL);

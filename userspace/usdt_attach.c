@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+/*
+ * usdt_attach.c - attaches the probes --usdt names (usdt_spec.h) in one
+ * mapped object, with libbpf's USDT support: bpf_program__attach_usdt()
+ * finds every note of a provider:name in the file, parses each note's
+ * argument specs for bpf_usdt_arg(), raises the probe's semaphore (the
+ * uprobe's reference counter) and attaches at the note's address, where
+ * other tools do (the red zone is the program's: nothing is written there).
+ * Written by hand around it: which objects to search (attach.c's walk of
+ * the process's maps) and the cookie that names our probe.
+ */
+#include "usdt_attach.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include "attach.h"
+#include "grow_array.h"
+#include "proc_maps.h"
+#include "usdt_notes.h"
+#include "usdt_spec.h"
+
+/* Bit i set: the note's argument i is signed ("-4@..."); its specs are space-separated. */
+static uint16_t signed_args(const char *args)
+{
+	uint16_t bits = 0;
+	int i = 0;
+
+	for (const char *p = args; *p && i < CTRACE_USDT_ARGS; i++) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		if (*p == '-')
+			bits |= (uint16_t)(1u << i);
+		while (*p && *p != ' ')
+			p++;
+	}
+	return bits;
+}
+
+int usdt_attach_object(struct bpf_program *prog, int pid, const struct mapped_object *obj,
+		       struct usdt_specs *specs, struct attachment *a)
+{
+	struct usdt_note_list notes = { 0 };
+	unsigned attached = 0;
+	char err[256];
+
+	if (!specs || !specs->n_probes)
+		return 0;
+	if (usdt_notes_read(obj->host_path, &notes, err, sizeof(err)) < 0) {
+		usdt_note_list_free(&notes);
+		return 0; /* attach.c said why, with -v */
+	}
+	for (size_t i = 0; i < specs->n_probes; i++) {
+		struct usdt_probe *pr = &specs->probe[i];
+		LIBBPF_OPTS(bpf_usdt_opts, opts);
+		struct bpf_link *link;
+		unsigned count = 0;
+
+		for (size_t k = 0; k < notes.n; k++) {
+			if (strcmp(notes.v[k].provider, pr->provider) || strcmp(notes.v[k].name, pr->name))
+				continue;
+			if (!pr->signs_known) {
+				pr->signed_args = signed_args(notes.v[k].args);
+				pr->signs_known = true;
+			}
+			count++;
+		}
+		if (!count)
+			continue;
+		opts.usdt_cookie = usdt_probe_cookie(specs, i);
+		link = bpf_program__attach_usdt(prog, pid, obj->host_path, pr->provider, pr->name, &opts);
+		if (!link) {
+			int e = errno;
+
+			fprintf(stderr, "ctrace-bpf: cannot attach to %s:%s in %s: %s\n", pr->provider,
+				pr->name, obj->path, strerror(e));
+			usdt_note_list_free(&notes);
+			return e == EACCES || e == EPERM ? -ECANCELED : -e;
+		}
+		if (GROW_ARRAY(a->links, a->cap_links, a->n_links, 16)) {
+			bpf_link__destroy(link);
+			usdt_note_list_free(&notes);
+			return -ENOMEM;
+		}
+		a->links[a->n_links++] = link;
+		attached += count;
+		if (a->verbose)
+			fprintf(stderr, "ctrace-bpf: attached %s:%s at %u sites of %s\n", pr->provider,
+				pr->name, count, obj->path);
+	}
+	usdt_note_list_free(&notes);
+	a->sites += attached;
+	a->usdt_sites += attached;
+	return (int)attached;
+}
