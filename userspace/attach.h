@@ -76,6 +76,7 @@ struct attachment {
 	/* --usdt: other programs' probes to attach too (usdt_attach.c); NULL: none. */
 	struct usdt_specs *usdt;
 	unsigned usdt_sites;      /* of `sites`, the notes of those probes attached */
+	unsigned usdt_refused;    /* probes left out: argument specs libbpf cannot decode (said) */
 	bool other_categories;    /* a site of a category other than the default was attached */
 	struct bpf_link **links; /* perf-event uprobes */
 	size_t n_links, cap_links;
