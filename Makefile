@@ -48,7 +48,8 @@ LIB_OBJS    := $(filter-out $(BUILD)/userspace/main.o,$(LOADER_OBJS))
 
 # Programs that use include/ctrace.h: the bundled example and the test targets.
 EXAMPLES    := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
-TEST_PROGS  := $(patsubst tests/programs/%.c,$(BUILD)/tests/programs/%,$(wildcard tests/programs/*.c))
+TEST_PROGS  := $(patsubst tests/programs/%.c,$(BUILD)/tests/programs/%,$(wildcard tests/programs/*.c)) \
+	$(patsubst tests/programs/%.cpp,$(BUILD)/tests/programs/%,$(wildcard tests/programs/*.cpp))
 UNIT_TESTS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(wildcard tests/unit/test_*.c))
 INTEG_TESTS := $(patsubst tests/integration/%.c,$(BUILD)/tests/integration/%,$(wildcard tests/integration/test_*.c))
 TEST_HELPER_OBJS := $(patsubst tests/lib/%.c,$(BUILD)/tests/lib/%.o,$(wildcard tests/lib/*.c))
@@ -117,6 +118,12 @@ $(BUILD)/tests/programs/%: tests/programs/%.c $(wildcard tests/programs/*.h) inc
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(PROG_CFLAGS) $< -o $@ -lm
+
+# C++ test programs (--usdt cxx: libstdc++'s own probes).
+$(BUILD)/tests/programs/%: tests/programs/%.cpp | $(BUILD)
+	$(call msg,CXX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) -g -O2 $(WARN) -pedantic -std=gnu++17 $< -o $@
 
 # --stacks' call chains (tests/programs/stacks/chains.c), gcc -O2 -g with and
 # without frame pointers: a program, its shared library, C++ part and plugin.
