@@ -181,6 +181,9 @@ static struct ctrace_bpf *load_programs(const struct trace_options *o, enum prog
 	/* A kernel without the task_rename tracepoint still traces: renames are seen in /proc. */
 	if (libbpf_find_vmlinux_btf_id("task_rename", BPF_TRACE_RAW_TP) < 0)
 		bpf_program__set_autoload(skel->progs.ctrace_rename, false);
+	/* --usdt's program only when asked for: the verifier takes ~0.6 s over its strings' loop. */
+	if (!o->usdt)
+		bpf_program__set_autoload(skel->progs.ctrace_usdt, false);
 	*err = ctrace_bpf__load(skel);
 	if (*err)
 		goto fail;

@@ -351,10 +351,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		case 'U': {
 			char err[400];
 
-			if (!o->usdt && !(o->usdt = calloc(1, sizeof(*o->usdt)))) {
-				fputs("ctrace-bpf: out of memory\n", stderr);
-				exit(2);
-			}
+			o->usdt = &o->usdt_given;
 			if (usdt_specs_add(o->usdt, optarg, err, sizeof(err))) {
 				fprintf(stderr, "ctrace-bpf: %s\n", err);
 				exit(2);

@@ -145,7 +145,7 @@ static char *demangle(const char *s, size_t len)
 static bool names_some(const struct usdt_spec *sp)
 {
 	for (int i = 0; i < CTRACE_USDT_ARGS; i++)
-		if (sp->arg_names[i])
+		if (sp->arg_names[i][0])
 			return true;
 	return false;
 }
@@ -159,7 +159,7 @@ static void hit_args(struct usdt_model *um, const struct usdt_spec *sp, const st
 	t->n = 2;
 	for (unsigned i = 0; i < h->n; i++) {
 		char argn[8];
-		const char *key = sp->arg_names[i];
+		const char *key = sp->arg_names[i][0] ? sp->arg_names[i] : NULL;
 		int st = h->str[i].status;
 
 		if (named_only && !key)

@@ -110,18 +110,6 @@ static int arg_number(const char *p, const char **endp)
 	return (int)n;
 }
 
-/* Interned keys: the spec keeps pointers (a few short strings for the process's life). */
-static const char *intern(const char *p, size_t n)
-{
-	char *s = malloc(n + 1);
-
-	if (!s)
-		return NULL;
-	memcpy(s, p, n);
-	s[n] = '\0';
-	return s;
-}
-
 /* One ARG item of a probe's parentheses, [p, end). */
 static int parse_arg(struct usdt_specs *s, struct usdt_probe *pr, struct usdt_spec *sp,
 		     const char *p, const char *end, char *err, size_t errlen)
@@ -158,8 +146,8 @@ static int parse_arg(struct usdt_specs *s, struct usdt_probe *pr, struct usdt_sp
 			return fail(err, errlen, "'%.*s': a key is a word of letters, digits and _",
 				    (int)(end - p), p);
 		/* Keys are the begin's; an end's own keys name its args only when the begin named none. */
-		if (!sp->arg_names[n] && !(sp->arg_names[n] = intern(key, strlen(key))))
-			return fail(err, errlen, "out of memory");
+		if (!sp->arg_names[n][0])
+			memcpy(sp->arg_names[n], key, sizeof(key));
 	}
 	return 0;
 }

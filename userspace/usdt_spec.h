@@ -59,7 +59,7 @@ struct usdt_spec {
 	 * never an outer one's). Needs name_arg on both ends.
 	 */
 	bool end_names_match;
-	const char *arg_names[CTRACE_USDT_ARGS]; /* NULL: "argN" */
+	char arg_names[CTRACE_USDT_ARGS][USDT_WORD_MAX]; /* "": "argN" */
 	bool demangle[CTRACE_USDT_ARGS];         /* a C++ type's mangled name (cxx) */
 	const char *preset;                      /* the preset it came from; NULL: given */
 };

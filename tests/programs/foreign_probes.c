@@ -7,7 +7,10 @@
  *   foreign_probes [wait]
  *
  * With "wait" it prints the ready line and waits (10 s at most) for a
- * tracer to raise demo:message's semaphore (the note's, not ctrace's).
+ * tracer to raise the semaphores (the notes', not ctrace's) of
+ * demo:message, demo:enter and demo:leave: the probes of a program built
+ * with <sys/sdt.h> fire whether traced or not, and each one's own
+ * semaphore says when its probe is attached.
  * Then, once, on the main thread:
  *   demo:leave("orphan")                 an end whose begin never fired
  *   demo:values(-5, 65535, -100000, -1234567890123 in registers of their
@@ -67,9 +70,9 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "wait")) {
 		printf("ready pid=%d main_tid=%d\n", (int)getpid(), (int)syscall(SYS_gettid));
 		fflush(stdout);
-		for (int ms = 0; !demo_message_semaphore; ms++) {
+		for (int ms = 0; !demo_message_semaphore || !demo_enter_semaphore || !demo_leave_semaphore; ms++) {
 			if (ms == 10000) {
-				fprintf(stderr, "foreign_probes: no tracer raised demo:message's semaphore\n");
+				fprintf(stderr, "foreign_probes: no tracer raised the semaphores of demo:message, enter and leave\n");
 				return 1;
 			}
 			usleep(1000);
