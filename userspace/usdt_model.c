@@ -142,24 +142,24 @@ static char *demangle(const char *s, size_t len)
 }
 
 /* True when the probe names some of its arguments (a preset): only those are shown. */
-static bool names_some(const struct usdt_spec *sp)
+static bool names_some(const struct usdt_probe *pr)
 {
 	for (int i = 0; i < CTRACE_USDT_ARGS; i++)
-		if (sp->arg_names[i][0])
+		if (pr->arg_names[i][0])
 			return true;
 	return false;
 }
 
-static void hit_args(struct usdt_model *um, const struct usdt_spec *sp, const struct usdt_probe *pr,
+static void hit_args(struct usdt_model *um, const struct usdt_probe *pr,
 		     const struct usdt_hit *h, uint64_t unreadable, struct typed *t)
 {
-	bool named_only = names_some(sp);
+	bool named_only = names_some(pr);
 
 	memcpy(t->b, CTRACE__KV_MAGIC, 2);
 	t->n = 2;
 	for (unsigned i = 0; i < h->n; i++) {
 		char argn[8];
-		const char *key = sp->arg_names[i][0] ? sp->arg_names[i] : NULL;
+		const char *key = pr->arg_names[i][0] ? pr->arg_names[i] : NULL;
 		int st = h->str[i].status;
 
 		if (named_only && !key)
@@ -191,7 +191,7 @@ static void hit_args(struct usdt_model *um, const struct usdt_spec *sp, const st
 		}
 		if (st == CTRACE_USDT_STR_TRUNCATED)
 			um->cut_strings++;
-		if (sp->demangle[i] && st == CTRACE_USDT_STR_OK) {
+		if (pr->demangle[i] && st == CTRACE_USDT_STR_OK) {
 			char *d = demangle(h->str[i].s, h->str[i].len);
 
 			if (d) {
@@ -356,7 +356,7 @@ void usdt_model_event(struct usdt_model *um, struct chrome_trace *out, uint32_t 
 	}
 	sp = &um->specs->spec[pr->spec];
 	um->spec[pr->spec].hits++;
-	hit_args(um, sp, pr, &h, ev->arg[2], &t);
+	hit_args(um, pr, &h, ev->arg[2], &t);
 	name = hit_name(sp, &h, &name_len);
 	if (!name)
 		oom();

@@ -44,7 +44,7 @@ static const struct preset presets[] = {
 		"~python:function__return(ARG0=str:file,ARG1=str:function,ARG2=int:line),name=ARG1",
 		"python:gc__start(ARG0=int:generation)~python:gc__done(ARG0=int:collected),title=gc",
 		"python:import__find__load__start(ARG0=str:module)"
-		"~python:import__find__load__done(ARG0=str:module,ARG1=int:found),name=ARG0",
+		"~python:import__find__load__done(ARG0=str:module,ARG1=int:found),name=ARG0,title=import",
 	} },
 	{ "postgres", "PostgreSQL queries, transactions, lock waits and checkpoints", {
 		"postgresql:query__start(ARG0=str:query)~postgresql:query__done(ARG0=str:query),name=ARG0",
@@ -111,8 +111,7 @@ static int arg_number(const char *p, const char **endp)
 }
 
 /* One ARG item of a probe's parentheses, [p, end). */
-static int parse_arg(struct usdt_specs *s, struct usdt_probe *pr, struct usdt_spec *sp,
-		     const char *p, const char *end, char *err, size_t errlen)
+static int parse_arg(struct usdt_probe *pr, const char *p, const char *end, char *err, size_t errlen)
 {
 	static const struct { const char *name; uint8_t how; } types[] = {
 		{ "int", CTRACE_USDT_HOW_VALUE },
@@ -124,7 +123,6 @@ static int parse_arg(struct usdt_specs *s, struct usdt_probe *pr, struct usdt_sp
 	size_t tlen;
 	int n = arg_number(p, &q), t;
 
-	(void)s;
 	if (n < 0 || q >= end || *q != '=')
 		return fail(err, errlen, "'%.*s': an argument is ARGn=TYPE with n from 0 to 11 (e.g. ARG0=str)",
 			    (int)(end - p), p);
@@ -138,16 +136,14 @@ static int parse_arg(struct usdt_specs *s, struct usdt_probe *pr, struct usdt_sp
 		return fail(err, errlen, "'%.*s': the type is int, str, strlen or cxxtype", (int)(end - p), p);
 	pr->how[n] = types[t].how;
 	if (types[t].how == CTRACE_USDT_HOW_STR_AT_8)
-		sp->demangle[n] = true;
+		pr->demangle[n] = true;
 	if (colon) {
 		char key[USDT_WORD_MAX];
 
 		if (!take_word(key, sizeof(key), colon + 1, end))
 			return fail(err, errlen, "'%.*s': a key is a word of letters, digits and _",
 				    (int)(end - p), p);
-		/* Keys are the begin's; an end's own keys name its args only when the begin named none. */
-		if (!sp->arg_names[n][0])
-			memcpy(sp->arg_names[n], key, sizeof(key));
+		memcpy(pr->arg_names[n], key, sizeof(key));
 	}
 	return 0;
 }
@@ -181,7 +177,7 @@ static int parse_probe(struct usdt_specs *s, unsigned spec, enum usdt_role role,
 			const char *comma = memchr(q, ',', (size_t)(end - 1 - q));
 			const char *item_end = comma ? comma : end - 1;
 
-			if (parse_arg(s, pr, &s->spec[spec], q, item_end, err, errlen))
+			if (parse_arg(pr, q, item_end, err, errlen))
 				return -1;
 			q = item_end + 1;
 		}

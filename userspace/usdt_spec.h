@@ -36,6 +36,8 @@ struct usdt_probe {
 	unsigned spec;       /* the spec it belongs to */
 	enum usdt_role role;
 	uint8_t how[CTRACE_USDT_ARGS]; /* CTRACE_USDT_HOW_* */
+	char arg_names[CTRACE_USDT_ARGS][USDT_WORD_MAX]; /* "": "argN" */
+	bool demangle[CTRACE_USDT_ARGS];         /* a C++ type's mangled name (cxx) */
 	/*
 	 * Bit i: argument i is signed ("-4@%eax"), from the first note of the
 	 * probe attached (usdt_attach.c); its notes elsewhere say the same.
@@ -59,8 +61,6 @@ struct usdt_spec {
 	 * never an outer one's). Needs name_arg on both ends.
 	 */
 	bool end_names_match;
-	char arg_names[CTRACE_USDT_ARGS][USDT_WORD_MAX]; /* "": "argN" */
-	bool demangle[CTRACE_USDT_ARGS];         /* a C++ type's mangled name (cxx) */
 	const char *preset;                      /* the preset it came from; NULL: given */
 };
 

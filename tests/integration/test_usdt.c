@@ -10,7 +10,11 @@
  *     counted in metadata.usdt; a %rip-relative spec libbpf 1.1 cannot
  *     decode said on stderr; in launch mode and with -p (its semaphore raised);
  *   - tests/programs/cxx_exceptions.cpp with --usdt cxx: libstdc++'s throw,
- *     catch and rethrow, their types demangled, in the order they ran.
+ *     catch and rethrow, their types demangled, in the order they ran;
+ *   - Debian's python3.11 with --usdt python: a gc.collect() a span with its
+ *     generation and count, an import a span named by its module, and the
+ *     missing function__entry (CPython gh-98894) said on stderr and in
+ *     metadata instead of spans that pair the wrong calls.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -178,6 +182,52 @@ static void test_cxx_exceptions_with_their_types(void **state)
 	assert_int_equal(i, sizeof(want) / sizeof(want[0]));
 }
 
+#define PYTHON "/usr/bin/python3.11"
+
+static void test_python_gc_imports_and_missing_entries(void **state)
+{
+	const char *const argv[] = {
+		"--usdt", "python", "--", PYTHON, "-c",
+		"import gc\n"
+		"gc.collect()\n"
+		"import fractions\n"
+		"def f(n):\n    return n + 1\n"
+		"for i in range(300):\n    f(i)\n",
+		NULL,
+	};
+	cJSON *gc = NULL, *ev, *usdt, *spec;
+	size_t gen2 = 0;
+
+	(void)state;
+	tr_require_root();
+	if (access(PYTHON, X_OK))
+		fail_msg(PYTHON " is not installed (scripts/install-deps test installs it)");
+	if (tr_init(&r) < 0)
+		fail_msg("%s", r.error);
+	am_start_tracer(&r, argv);
+	am_finish(&r, TR_TIMEOUT_MS);
+	/* gc.collect(): a collection of generation 2 (and the interpreter's own at its exit). */
+	cJSON_ArrayForEach(ev, r.events) {
+		const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "name"));
+
+		if (name && !strcmp(name, "gc") && am_arg_num(ev, "generation") == 2) {
+			gen2++;
+			gc = ev;
+		}
+	}
+	assert_true(gen2 >= 1);
+	assert_true(am_arg_num(gc, "collected") >= 0);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(gc, "ph")), "X");
+	assert_string_equal(am_arg_str(am_one(&r, "X", "fractions", NAN), "module"), "fractions");
+	/* gh-98894: said, and f's 300 returns without their entries are not spans. */
+	assert_non_null(strstr(r.tracer_stderr, "gh-98894"));
+	usdt = cJSON_GetObjectItem(cJSON_GetObjectItem(r.trace, "metadata"), "usdt");
+	assert_non_null(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(usdt, "warning")), "gh-98894"));
+	spec = spec_counts("python:function__entry");
+	assert_true(count(spec, "ends_without_begin") >= 300);
+	assert_int_equal(am_count(&r, "X", "f", NAN), 0);
+}
+
 static void test_a_bad_spec_is_one_line(void **state)
 {
 	const char *const argv[] = { "--usdt", "demo", "--", "/bin/true", NULL };
@@ -199,6 +249,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_spans_nest_and_cut_pairs_are_counted, free_all),
 		cmocka_unit_test_teardown(test_attached_to_a_running_process, free_all),
 		cmocka_unit_test_teardown(test_cxx_exceptions_with_their_types, free_all),
+		cmocka_unit_test_teardown(test_python_gc_imports_and_missing_entries, free_all),
 		cmocka_unit_test_teardown(test_a_bad_spec_is_one_line, free_all),
 	};
 

@@ -39,8 +39,8 @@ static void test_an_instant_with_a_string_argument(void **state)
 	assert_int_equal(s.probe[0].role, USDT_ROLE_INSTANT);
 	assert_int_equal(s.probe[0].how[1], CTRACE_USDT_HOW_STR);
 	assert_int_equal(s.probe[0].how[2], CTRACE_USDT_HOW_VALUE);
-	assert_string_equal(s.spec[0].arg_names[1], "path");
-	assert_string_equal(s.spec[0].arg_names[2], "");
+	assert_string_equal(s.probe[0].arg_names[1], "path");
+	assert_string_equal(s.probe[0].arg_names[2], "");
 	assert_int_equal(s.spec[0].name_arg, -1);
 }
 
@@ -78,7 +78,7 @@ static void test_every_preset_parses(void **state)
 	reset(NULL);
 	assert_int_equal(usdt_specs_add(&s, "cxx", err, sizeof(err)), 0);
 	assert_int_equal(s.probe[0].how[1], CTRACE_USDT_HOW_STR_AT_8);
-	assert_true(s.spec[0].demangle[1]);
+	assert_true(s.probe[0].demangle[1]);
 }
 
 static void test_the_cookie_names_the_probe(void **state)
