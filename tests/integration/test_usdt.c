@@ -14,13 +14,20 @@
  *   - Debian's python3.11 with --usdt python: a gc.collect() a span with its
  *     generation and count, an import a span named by its module, and the
  *     missing function__entry (CPython gh-98894) said on stderr and in
- *     metadata instead of spans that pair the wrong calls.
+ *     metadata instead of spans that pair the wrong calls;
+ *   - Debian's PostgreSQL 15, a server the test starts on a Unix socket in
+ *     its temporary directory (initdb as the postgres user), with --usdt
+ *     postgres on the postmaster (-f: the backend psql's connection forks)
+ *     and its checkpointer: each query a span named by its text, its parse,
+ *     plan and execute inside it, transactions with their lxid, a CHECKPOINT.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <dirent.h>
+#include <signal.h>
 #include "attach_modes.h"
 
 static struct trace_run r;
@@ -228,6 +235,189 @@ static void test_python_gc_imports_and_missing_entries(void **state)
 	assert_int_equal(am_count(&r, "X", "f", NAN), 0);
 }
 
+#define PG_BIN "/usr/lib/postgresql/15/bin"
+
+static char pg_dir[300];
+
+/* A small file's text (caller frees); "" if unreadable. */
+static char *read_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = calloc(1, 65536);
+	size_t n;
+
+	if (!buf)
+		fail_msg("out of memory");
+	if (f) {
+		n = fread(buf, 1, 65535, f);
+		buf[n] = '\0';
+		fclose(f);
+	}
+	return buf;
+}
+
+/* Waits until the tracer's stderr has `what` (it attached); fails after timeout_ms. */
+static void wait_tracer_says(const char *what, int timeout_ms)
+{
+	for (int ms = 0; ms < timeout_ms; ms += 10) {
+		char *err = read_text(r.tracer.err_path);
+		bool said = strstr(err, what) != NULL;
+
+		free(err);
+		if (said)
+			return;
+		am_sleep_ms(10);
+	}
+	fail_msg("the tracer did not say '%s' within %d ms", what, timeout_ms);
+}
+
+static void pg_stop(void)
+{
+	char cmd[800];
+
+	if (!pg_dir[0])
+		return;
+	snprintf(cmd, sizeof(cmd), "su postgres -s /bin/sh -c '" PG_BIN "/pg_ctl -D %s/data -m immediate stop' >/dev/null 2>&1",
+		 pg_dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "test_usdt: pg_ctl stop failed\n");
+	pg_dir[0] = '\0';
+}
+
+static int stop_server(void **state)
+{
+	pg_stop();
+	return free_all(state);
+}
+
+/* Runs `sh -c cmd` as the postgres user; fails the test unless it exits 0. */
+static void as_postgres(const char *cmd)
+{
+	char line[2048];
+
+	snprintf(line, sizeof(line), "su postgres -s /bin/sh -c \"%s\" >>%s/pg.out 2>&1", cmd, pg_dir);
+	if (system(line) != 0)
+		fail_msg("as postgres: %s failed (see %s/pg.out)", cmd, pg_dir);
+}
+
+/* The pid of the postmaster's child whose command line says `what` (e.g. "checkpointer"). */
+static long pg_child(long postmaster, const char *what)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	long found = 0;
+
+	while (d && (de = readdir(d)) && !found) {
+		char path[300], buf[512];
+		FILE *f;
+		size_t n;
+		long ppid = 0;
+
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		if (!strrchr(buf, ')') || sscanf(strrchr(buf, ')') + 2, "%*c %ld", &ppid) != 1 || ppid != postmaster)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		if (strstr(buf, what))
+			found = atol(de->d_name);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static void test_postgres_queries_transactions_checkpoint(void **state)
+{
+	char cmd[1200], pids[64], pidfile[400], *text;
+	const char *argv[12];
+	long pm, ckpt;
+	cJSON *q, *part;
+	size_t n_tx = 0;
+	cJSON *ev;
+
+	(void)state;
+	tr_require_root();
+	if (access(PG_BIN "/postgres", X_OK))
+		fail_msg(PG_BIN "/postgres is not installed (scripts/install-deps test installs postgresql-15)");
+	if (tr_init(&r) < 0)
+		fail_msg("%s", r.error);
+	/* The server's own directory, the postgres user's (its socket too). */
+	am_path(pg_dir, sizeof(pg_dir), r.dir, "pg");
+	if (mkdir(pg_dir, 0700) || chmod(r.dir, 0755))
+		fail_msg("cannot make %s", pg_dir);
+	snprintf(cmd, sizeof(cmd), "chown postgres %s", pg_dir);
+	if (system(cmd) != 0)
+		fail_msg("%s failed", cmd);
+	snprintf(cmd, sizeof(cmd), PG_BIN "/initdb -D %s/data -A trust -U postgres --no-sync", pg_dir);
+	as_postgres(cmd);
+	snprintf(cmd, sizeof(cmd), PG_BIN "/pg_ctl -D %s/data -o '-k %s -c listen_addresses=' -w start", pg_dir,
+		 pg_dir);
+	as_postgres(cmd);
+	snprintf(pidfile, sizeof(pidfile), "%s/data/postmaster.pid", pg_dir);
+	text = read_text(pidfile);
+	pm = atol(text);
+	free(text);
+	ckpt = pg_child(pm, "checkpointer");
+	if (pm <= 0 || ckpt <= 0)
+		fail_msg("no postmaster (%ld) or checkpointer (%ld)", pm, ckpt);
+	snprintf(pids, sizeof(pids), "%ld,%ld", pm, ckpt);
+	argv[0] = "-p";
+	argv[1] = pids;
+	argv[2] = "-f";
+	argv[3] = "--usdt";
+	argv[4] = "postgres";
+	argv[5] = NULL;
+	am_start_tracer(&r, argv);
+	wait_tracer_says("ctrace-bpf: tracing process", 15000);
+	snprintf(cmd, sizeof(cmd),
+		 "psql -h %s -X -q -c 'create table t(a int)' -c 'insert into t select generate_series(1,1000)'"
+		 " -c 'select count(*) from t' -c 'begin' -c 'select 1' -c 'commit' -c 'checkpoint'",
+		 pg_dir);
+	as_postgres(cmd);
+	kill(r.tracer.pid, SIGINT);
+	am_finish(&r, TR_TIMEOUT_MS);
+	pg_stop();
+	/* A query: a span named by its text, its parse, plan and execute inside it, in its backend. */
+	q = am_one(&r, "X", "select count(*) from t", NAN);
+	assert_string_equal(am_arg_str(q, "query"), "select count(*) from t");
+	assert_true(tr_num(q, "pid") != pm); /* the backend psql's connection forked */
+	for (size_t i = 0; i < 3; i++) {
+		static const char *const parts[] = { "parse", "plan", "execute" };
+		cJSON *found[16];
+		size_t n = am_find(&r, "X", parts[i], tr_num(q, "pid"), found, 16), inside = 0;
+
+		for (size_t k = 0; k < n; k++)
+			if (tr_num(found[k], "ts") >= tr_num(q, "ts") &&
+			    tr_num(found[k], "ts") + tr_num(found[k], "dur") <= tr_num(q, "ts") + tr_num(q, "dur"))
+				inside++;
+		if (inside != 1)
+			fail_msg("%zu %s spans inside the query's, not 1", inside, parts[i]);
+	}
+	/* Transactions: begin ... commit is one, with its lxid. */
+	cJSON_ArrayForEach(ev, r.events) {
+		const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "name"));
+
+		if (name && !strcmp(name, "transaction") && am_arg_num(ev, "lxid") > 0)
+			n_tx++;
+	}
+	assert_true(n_tx >= 4);
+	/* The CHECKPOINT, in the checkpointer. */
+	am_one(&r, "I", "checkpoint", ckpt);
+	part = am_one(&r, "X", "checkpoint: buffers", ckpt);
+	assert_true(tr_num(part, "dur") > 0);
+}
+
 static void test_a_bad_spec_is_one_line(void **state)
 {
 	const char *const argv[] = { "--usdt", "demo", "--", "/bin/true", NULL };
@@ -250,6 +440,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_attached_to_a_running_process, free_all),
 		cmocka_unit_test_teardown(test_cxx_exceptions_with_their_types, free_all),
 		cmocka_unit_test_teardown(test_python_gc_imports_and_missing_entries, free_all),
+		cmocka_unit_test_teardown(test_postgres_queries_transactions_checkpoint, stop_server),
 		cmocka_unit_test_teardown(test_a_bad_spec_is_one_line, free_all),
 	};
 
