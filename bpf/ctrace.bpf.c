@@ -870,7 +870,7 @@ int ctrace_usdt(struct pt_regs *ctx)
 			h->status = CTRACE_USDT_STR_NO_ROOM;
 			continue;
 		}
-		ptr = values[i & (CTRACE_USDT_ARGS - 1)];
+		ptr = values[i & 15]; /* 16 slots of room in the name part: a bound the verifier sees */
 		if (how == CTRACE_USDT_HOW_STR_AT_8 &&
 		    bpf_probe_read_user(&ptr, sizeof(ptr), (const void *)(ptr + 8)))
 			ptr = 0;
@@ -879,7 +879,7 @@ int ctrace_usdt(struct pt_regs *ctx)
 		dst = r->data + bounded(vals + off, 96 + CTRACE_ARGS_MAX - CTRACE_USDT_STR_MAX);
 		if (how == CTRACE_USDT_HOW_STR_LEN) {
 			/* Not NUL-terminated: its length is the next argument. */
-			__u64 len = i + 1 < cnt ? values[(i + 1) & (CTRACE_USDT_ARGS - 1)] : 0;
+			__u64 len = i + 1 < cnt ? values[(i + 1) & 15] : 0;
 
 			if (len > CTRACE_USDT_STR_MAX) {
 				len = CTRACE_USDT_STR_MAX;

@@ -228,6 +228,10 @@ static char *hit_name(const struct usdt_spec *sp, const struct usdt_hit *h, size
 		memcpy(s + h->str[a].len + 1, h->str[b].s, h->str[b].len);
 	}
 	s[*len] = '\0';
+	if (sp->dotted)
+		for (char *p = s; *p; p++)
+			if (*p == '/')
+				*p = '.';
 	return s;
 }
 

@@ -8,7 +8,7 @@
  *   SPEC   := PROBE ( '~' PROBE ( '|' PROBE )* )? ( ',' OPTION )*
  *   PROBE  := PROVIDER ':' NAME ( '(' ARG ( ',' ARG )* ')' )?
  *   ARG    := 'ARG' n '=' TYPE ( ':' KEY )?      TYPE: int, str, strlen, cxxtype
- *   OPTION := 'name=ARG' n ( '.ARG' m )?  |  'title=' TEXT
+ *   OPTION := 'name=ARG' n ( '.ARG' m )?  |  'title=' TEXT  |  'dotted' ('/' in the name: '.')
  *
  * str: a char *; strlen: a char * whose length is the next argument (the
  * JVM's); cxxtype: a std::type_info *, shown as its type's demangled name.
@@ -67,7 +67,7 @@ static const struct preset presets[] = {
 	} },
 	{ "java", "JVM GC pauses, class loading, threads; method calls with -XX:+ExtendedDTraceProbes", {
 		"hotspot:method__entry(ARG0=int:thread,ARG1=strlen:class,ARG3=strlen:method,ARG5=strlen:signature)"
-		"~hotspot:method__return(ARG0=int:thread,ARG1=strlen:class,ARG3=strlen:method),name=ARG1.ARG3",
+		"~hotspot:method__return(ARG0=int:thread,ARG1=strlen:class,ARG3=strlen:method),name=ARG1.ARG3,dotted",
 		"hotspot:gc__begin(ARG0=int:full)~hotspot:gc__end,title=GC",
 		"hotspot:class__loaded(ARG0=strlen:class,ARG2=int:loader,ARG3=int:shared),title=class loaded",
 		"hotspot:thread__start(ARG0=strlen:thread,ARG2=int:java_tid,ARG3=int:native_tid,ARG4=int:daemon),title=thread start",
@@ -240,11 +240,13 @@ static int parse_options(struct usdt_spec *sp, const char *p, char *err, size_t 
 				return fail(err, errlen, "the title is longer than %zu bytes", sizeof(sp->title) - 1);
 			memcpy(sp->title, o + 6, n);
 			sp->title[n] = '\0';
+		} else if (end - o == 6 && !strncmp(o, "dotted", 6)) {
+			sp->dotted = true;
 		} else if (!strncmp(o, "name=", 5) && (sp->name_arg = arg_number(o + 5, &q)) >= 0 &&
 			   (q == end || (*q == '.' && (sp->name_arg2 = arg_number(q + 1, &q)) >= 0 && q == end))) {
 			/* taken */
 		} else {
-			return fail(err, errlen, "'%.*s': an option is name=ARGn, name=ARGn.ARGm or title=TEXT",
+			return fail(err, errlen, "'%.*s': an option is name=ARGn, name=ARGn.ARGm, dotted or title=TEXT",
 				    (int)(end - o), o);
 		}
 		p = end;

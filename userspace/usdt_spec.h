@@ -61,6 +61,7 @@ struct usdt_spec {
 	 * never an outer one's). Needs name_arg on both ends.
 	 */
 	bool end_names_match;
+	bool dotted; /* ,dotted: '/' in the name becomes '.' (the JVM's java/lang/String) */
 	const char *preset;                      /* the preset it came from; NULL: given */
 };
 

@@ -19,7 +19,11 @@
  *     its temporary directory (initdb as the postgres user), with --usdt
  *     postgres on the postmaster (-f: the backend psql's connection forks)
  *     and its checkpointer: each query a span named by its text, its parse,
- *     plan and execute inside it, transactions with their lxid, a CHECKPOINT.
+ *     plan and execute inside it, transactions with their lxid, a CHECKPOINT;
+ *   - Debian's OpenJDK 17 with --usdt java and -XX:+ExtendedDTraceProbes on
+ *     tests/programs/java/Hello.java: each method call a span "Class.method",
+ *     nested as they ran, per Java thread; a System.gc() a GC span; the
+ *     thread it starts told with its name.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -418,6 +422,81 @@ static void test_postgres_queries_transactions_checkpoint(void **state)
 	assert_true(tr_num(part, "dur") > 0);
 }
 
+#define JAVA_HOME "/usr/lib/jvm/java-17-openjdk-amd64"
+
+/* The X spans named `name` on thread tid inside [ts, ts + dur]. */
+static size_t spans_inside(const char *name, double tid, const cJSON *outer)
+{
+	cJSON *found[64];
+	size_t n = am_find(&r, "X", name, NAN, found, 64), inside = 0;
+	double from = tr_num(outer, "ts"), to = from + tr_num(outer, "dur");
+
+	for (size_t i = 0; i < n; i++)
+		if (tr_num(found[i], "tid") == tid && tr_num(found[i], "ts") >= from &&
+		    tr_num(found[i], "ts") + tr_num(found[i], "dur") <= to)
+			inside++;
+	return inside;
+}
+
+static void test_java_methods_nested_per_thread(void **state)
+{
+	char cmd[1000], classes[300];
+	const char *argv[12];
+	cJSON *main_x, *outers[8], *lambda, *ev, *started = NULL;
+
+	(void)state;
+	tr_require_root();
+	if (access(JAVA_HOME "/bin/javac", X_OK))
+		fail_msg(JAVA_HOME "/bin/javac is not installed (scripts/install-deps test installs openjdk-17-jdk-headless)");
+	if (tr_init(&r) < 0)
+		fail_msg("%s", r.error);
+	am_path(classes, sizeof(classes), r.dir, "classes");
+	snprintf(cmd, sizeof(cmd), JAVA_HOME "/bin/javac -d %s tests/programs/java/Hello.java", classes);
+	if (system(cmd) != 0)
+		fail_msg("%s failed", cmd);
+	argv[0] = "--usdt";
+	argv[1] = "java";
+	argv[2] = "--";
+	argv[3] = JAVA_HOME "/bin/java";
+	argv[4] = "-XX:+ExtendedDTraceProbes";
+	argv[5] = "-cp";
+	argv[6] = classes;
+	argv[7] = "Hello";
+	argv[8] = NULL;
+	am_start_tracer(&r, argv);
+	am_finish(&r, TR_TIMEOUT_MS);
+	assert_non_null(strstr(r.tracer_stdout, "sum=75"));
+	/* main, 5 outer calls inside it, 2 inner calls inside each, on main's thread. */
+	main_x = am_one(&r, "X", "Hello.main", NAN);
+	assert_string_equal(am_arg_str(main_x, "signature"), "([Ljava/lang/String;)V");
+	assert_int_equal(am_find(&r, "X", "Hello.outer", NAN, outers, 8), 5);
+	assert_int_equal(spans_inside("Hello.outer", tr_num(main_x, "tid"), main_x), 5);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(spans_inside("Hello.inner", tr_num(main_x, "tid"), outers[i]), 2);
+	/* JDK classes dotted, as Java writes them. */
+	assert_true(am_count(&r, "X", "java.lang.Object.<init>", NAN) > 0);
+	/* The lambda ran on the thread worker-one, told by thread__start with its native tid. */
+	lambda = am_one(&r, "X", "Hello.lambda$main$0", NAN);
+	assert_true(tr_num(lambda, "tid") != tr_num(main_x, "tid"));
+	cJSON_ArrayForEach(ev, r.events) {
+		const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "name"));
+
+		if (name && !strcmp(name, "thread start") && !strcmp(am_arg_str(ev, "thread"), "worker-one"))
+			started = ev;
+	}
+	assert_non_null(started);
+	assert_true(am_arg_num(started, "native_tid") == tr_num(lambda, "tid"));
+	/* System.gc(): a full GC, a span (the JVM may collect at other times too). */
+	{
+		cJSON *gcs[16];
+		size_t n = am_find(&r, "X", "GC", NAN, gcs, 16), full = 0;
+
+		for (size_t i = 0; i < n; i++)
+			full += am_arg_num(gcs[i], "full") == 1 && tr_num(gcs[i], "dur") > 0;
+		assert_true(full >= 1);
+	}
+}
+
 static void test_a_bad_spec_is_one_line(void **state)
 {
 	const char *const argv[] = { "--usdt", "demo", "--", "/bin/true", NULL };
@@ -441,6 +520,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_cxx_exceptions_with_their_types, free_all),
 		cmocka_unit_test_teardown(test_python_gc_imports_and_missing_entries, free_all),
 		cmocka_unit_test_teardown(test_postgres_queries_transactions_checkpoint, stop_server),
+		cmocka_unit_test_teardown(test_java_methods_nested_per_thread, free_all),
 		cmocka_unit_test_teardown(test_a_bad_spec_is_one_line, free_all),
 	};
 
