@@ -809,9 +809,7 @@ int BPF_KPROBE(ctrace_thread_sort_index, __u64 n)
  * the loader's probes it is and how each argument is read
  * (CTRACE_USDT_HOW_*). Not sleepable in any set (libbpf 1.1 has no
  * "usdt.s"): a string on a page not yet faulted in is flagged, and the
- * loader says so. Never batched: each hit is one record. Attached for
- * every process (pid -1: perf uprobes bound to a pid are refused with
- * ESRCH on this 6.18 kernel), so it keeps the traced processes' hits only.
+ * loader says so. Never batched: each hit is one record.
  */
 SEC("usdt")
 int ctrace_usdt(struct pt_regs *ctx)
@@ -821,9 +819,6 @@ int ctrace_usdt(struct pt_regs *ctx)
 	__u32 off = 0, vals;
 	long cookie, cnt;
 
-	/* Attached for every process (see usdt_attach.c): only the traced ones count. */
-	if (!current_traced(bpf_get_current_pid_tgid() >> 32))
-		return 0;
 	r = record_start_site(CTRACE_KIND_USDT);
 	if (!r)
 		return 0;

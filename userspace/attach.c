@@ -69,7 +69,6 @@ void attachment_init(struct attachment *a, bool multi, bool verbose)
 	a->multi = multi;
 	a->verbose = verbose;
 	key_map_init(&a->seen);
-	key_map_init(&a->usdt_seen);
 }
 
 /* One category's semaphore in an object, and the site that carries it (attached last). */
@@ -780,10 +779,6 @@ void attachment_free(struct attachment *a)
 	free(a->links);
 	free(a->link_fds);
 	key_map_free_with_values(&a->seen);
-	key_map_free(&a->usdt_seen);
-	for (size_t i = 0; i < a->n_usdt_links; i++)
-		bpf_link__destroy(a->usdt_links[i]);
-	free(a->usdt_links);
 	{
 		bool global = a->global, fast = a->fast, cookies = a->cookies, no_batch = a->no_batch;
 		const struct category_filter *categories = a->categories;

@@ -77,10 +77,6 @@ struct attachment {
 	struct usdt_specs *usdt;
 	unsigned usdt_sites;      /* of `sites`, the notes of those probes attached */
 	unsigned usdt_refused;    /* probes left out: argument specs libbpf cannot decode (said) */
-	struct key_map usdt_seen; /* objects (dev, inode, size, mtime) whose --usdt probes are attached */
-	/* Their links, for every process, kept until the end (not an object's: see usdt_attach.c). */
-	struct bpf_link **usdt_links;
-	size_t n_usdt_links, cap_usdt_links;
 	bool other_categories;    /* a site of a category other than the default was attached */
 	struct bpf_link **links; /* perf-event uprobes */
 	size_t n_links, cap_links;

@@ -85,29 +85,8 @@ int usdt_attach_object(struct bpf_program *prog, int pid, const struct mapped_ob
 	unsigned attached = 0;
 	char err[256];
 
-	unsigned long long key[5];
-	struct stat st;
-
 	if (!specs || !specs->n_probes)
 		return 0;
-	/*
-	 * Attached for every process (pid -1), the BPF side keeping the traced
-	 * ones: perf uprobes bound to a pid were refused (ESRCH) on 6.18, and
-	 * that way one attach of a file serves each traced process mapping it.
-	 * So its links are not the object's (attach.c detaches an object's
-	 * when one process unmaps it): they stay until the end.
-	 */
-	if (stat(obj->host_path, &st) != 0)
-		return 0;
-	key[0] = st.st_dev;
-	key[1] = st.st_ino;
-	key[2] = (unsigned long long)st.st_size;
-	key[3] = (unsigned long long)st.st_mtim.tv_sec;
-	key[4] = (unsigned long long)st.st_mtim.tv_nsec;
-	if (key_map_get(&a->usdt_seen, key, sizeof(key)))
-		return 0;
-	key_map_put(&a->usdt_seen, key, sizeof(key), (void *)1);
-	(void)pid;
 	if (usdt_notes_read(obj->host_path, &notes, err, sizeof(err)) < 0) {
 		usdt_note_list_free(&notes);
 		return 0; /* attach.c said why, with -v */
@@ -131,7 +110,7 @@ int usdt_attach_object(struct bpf_program *prog, int pid, const struct mapped_ob
 		if (!count)
 			continue;
 		opts.usdt_cookie = usdt_probe_cookie(specs, i);
-		link = bpf_program__attach_usdt(prog, -1, libbpf_path(obj), pr->provider, pr->name, &opts);
+		link = bpf_program__attach_usdt(prog, pid, libbpf_path(obj), pr->provider, pr->name, &opts);
 		if (!link && errno == EINVAL && (bad = rip_relative(&notes, pr))) {
 			/* libbpf 1.1 parses no sym(%rip) spec (1.3 does): this probe only is left out, and said. */
 			fprintf(stderr, "ctrace-bpf: %s:%s in %s is not traced: its argument spec '%s' is read relative to %%rip, which libbpf %s cannot decode\n",
@@ -147,12 +126,13 @@ int usdt_attach_object(struct bpf_program *prog, int pid, const struct mapped_ob
 			usdt_note_list_free(&notes);
 			return e == EACCES || e == EPERM ? -ECANCELED : -e;
 		}
-		if (GROW_ARRAY(a->usdt_links, a->cap_usdt_links, a->n_usdt_links, 16)) {
+		/* One of the object's links: detached with them (attach.c). */
+		if (GROW_ARRAY(a->links, a->cap_links, a->n_links, 16)) {
 			bpf_link__destroy(link);
 			usdt_note_list_free(&notes);
 			return -ENOMEM;
 		}
-		a->usdt_links[a->n_usdt_links++] = link;
+		a->links[a->n_links++] = link;
 		attached += count;
 		if (a->verbose)
 			fprintf(stderr, "ctrace-bpf: attached %s:%s at %u sites of %s\n", pr->provider,

@@ -10,9 +10,9 @@ struct usdt_specs;
 
 /*
  * Attaches `prog` (ctrace_usdt) at every note of `obj` of a probe `specs`
- * names, once a file, for every process (the BPF side keeps the traced
- * ones; `pid` is not used). Its links go to a->usdt_links, kept until
- * attachment_free(); the sites count in a->sites and a->usdt_sites. Returns the sites attached, or -errno having said why
+ * names, for process `pid` (-1: every process, the BPF side keeping the
+ * traced ones). Its links join a->links (so they go with the object's);
+ * the sites count in a->sites and a->usdt_sites. Returns the sites attached, or -errno having said why
  * (-ECANCELED: refused for want of a privilege).
  */
 int usdt_attach_object(struct bpf_program *prog, int pid, const struct mapped_object *obj,
