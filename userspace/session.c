@@ -147,6 +147,11 @@ static bool nothing_to_trace(const struct session *s)
 		fprintf(stderr, "ctrace-bpf: process %d exited before it could be traced\n", s->first_pid);
 		return true;
 	}
+	if (!s->att.sites && s->o->exe && s->o->usdt) {
+		fprintf(stderr, "ctrace-bpf: %s has no ctrace probes nor probes --usdt names (see ctrace-bpf list %s)\n",
+			s->o->exe, s->o->exe);
+		return true;
+	}
 	if (!s->att.sites && s->o->exe) {
 		fprintf(stderr, "ctrace-bpf: %s has no ctrace probes. Build it with include/ctrace.h and use its CTRACE_* macros.\n",
 			s->o->exe);
@@ -197,10 +202,10 @@ static void say_what_is_traced(const struct session *s)
 		fprintf(stderr, "ctrace-bpf: process %d (%s) has %u ctrace probes, none of the categories --categories names (see ctrace-bpf list -p %d): waiting for a library with some; writing %s; Ctrl-C to stop\n",
 			s->first_pid, s->target.comm, s->att.filtered_sites, s->first_pid, where);
 	else if (!s->att.sites)
-		/* A plugin host, an interpreter: its probes may come with a library it loads later. */
-		fprintf(stderr, "ctrace-bpf: process %d (%s) has no ctrace probes yet (looked in: %s): waiting for it to load a library with probes; writing %s; Ctrl-C to stop\n",
-			s->first_pid, s->target.comm, s->att.looked_in[0] ? s->att.looked_in : "no mapped files",
-			where);
+		/* A plugin host, an interpreter, a JVM (libjvm.so): its probes may come with a library it loads later. */
+		fprintf(stderr, "ctrace-bpf: process %d (%s) has no ctrace probes%s yet (looked in: %s): waiting for it to load a library with probes; writing %s; Ctrl-C to stop\n",
+			s->first_pid, s->target.comm, o->usdt ? " nor probes --usdt names" : "",
+			s->att.looked_in[0] ? s->att.looked_in : "no mapped files", where);
 	else
 		fprintf(stderr, "ctrace-bpf: tracing process %d (%s)%s: %u probes in %u objects; writing %s; Ctrl-C to stop\n",
 			s->first_pid, s->target.comm, s->targets.n > 1 ? " and others" : "",

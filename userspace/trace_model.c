@@ -901,8 +901,9 @@ void trace_model_event(struct trace_model *m, const struct ctrace_event *ev)
 	m->now_tgid = ev->tgid;
 	/* The site's category, for what this event writes. */
 	m->out->cat = ev->cat;
+	/* --usdt's hits are no site's: they have no category to lose. */
 	if (!ev->cat && ev->kind != CTRACE_KIND_FORK && ev->kind != CTRACE_KIND_EXEC &&
-	    ev->kind != CTRACE_KIND_LINK_MAP && category_others_attached()) {
+	    ev->kind != CTRACE_KIND_LINK_MAP && ev->kind != CTRACE_KIND_USDT && category_others_attached()) {
 		m->out->cat = CATEGORY_UNKNOWN_ID;
 		m->stats->events_of_unknown_category++;
 	}

@@ -87,6 +87,16 @@ struct typed {
 	size_t n;
 };
 
+/*
+ * Every pair is written whole or not at all: a pair that would not fit
+ * (a demangled name can be far longer than its mangled one) is left out,
+ * and the text stays one the loader decodes exactly.
+ */
+static bool fits(const struct typed *t, const char *key, size_t value_bytes)
+{
+	return t->n + 2 + strlen(key) + value_bytes <= sizeof(t->b);
+}
+
 static void put_key(struct typed *t, char type, const char *key)
 {
 	size_t klen = strlen(key);
@@ -103,8 +113,17 @@ static void put_septets(struct typed *t, uint64_t v, int count)
 		t->b[t->n++] = (char)(0x80 | (v & 0x7f));
 }
 
+/* A pair with no value ('x': unreadable, 'n': NULL). */
+static void put_flag(struct typed *t, char type, const char *key)
+{
+	if (fits(t, key, 0))
+		put_key(t, type, key);
+}
+
 static void put_num(struct typed *t, char type, const char *key, uint64_t v)
 {
+	if (!fits(t, key, CTRACE__KV_NUM_BYTES))
+		return;
 	put_key(t, type, key);
 	put_septets(t, v, CTRACE__KV_NUM_BYTES);
 }
@@ -112,8 +131,11 @@ static void put_num(struct typed *t, char type, const char *key, uint64_t v)
 /* A string; cut (type 'S') where the format's 14-bit length or the buffer ends. */
 static void put_str(struct typed *t, const char *key, const char *s, size_t len, bool cut)
 {
-	size_t room = sizeof(t->b) - t->n - 2 - USDT_WORD_MAX - CTRACE__KV_LEN_BYTES;
+	size_t room;
 
+	if (!fits(t, key, CTRACE__KV_LEN_BYTES))
+		return;
+	room = sizeof(t->b) - t->n - 2 - strlen(key) - CTRACE__KV_LEN_BYTES;
 	if (len > 16383 || len > room) {
 		len = len > 16383 ? 16383 : len;
 		len = len > room ? room : len;
@@ -172,7 +194,7 @@ static void hit_args(struct usdt_model *um, const struct usdt_probe *pr,
 		}
 		if (unreadable >> i & 1) {
 			um->unreadable_values++;
-			put_key(t, 'x', key);
+			put_flag(t, 'x', key);
 			continue;
 		}
 		if (pr->how[i] == CTRACE_USDT_HOW_VALUE) {
@@ -181,12 +203,12 @@ static void hit_args(struct usdt_model *um, const struct usdt_probe *pr,
 		}
 		if (st == CTRACE_USDT_STR_FAULT || st < 0) {
 			um->unreadable_strings++;
-			put_key(t, h->value[i] ? 'x' : 'n', key);
+			put_flag(t, h->value[i] ? 'x' : 'n', key);
 			continue;
 		}
 		if (st == CTRACE_USDT_STR_NO_ROOM) {
 			um->strings_without_room++;
-			put_key(t, 'x', key);
+			put_flag(t, 'x', key);
 			continue;
 		}
 		if (st == CTRACE_USDT_STR_TRUNCATED)
