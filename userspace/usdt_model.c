@@ -180,7 +180,7 @@ static void hit_args(struct usdt_model *um, const struct usdt_probe *pr,
 	memcpy(t->b, CTRACE__KV_MAGIC, 2);
 	t->n = 2;
 	for (unsigned i = 0; i < h->n; i++) {
-		char argn[8];
+		char argn[16];
 		const char *key = pr->arg_names[i][0] ? pr->arg_names[i] : NULL;
 		int st = h->str[i].status;
 
