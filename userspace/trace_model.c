@@ -891,8 +891,7 @@ static void usdt_hit(struct trace_model *m, const struct ctrace_event *ev)
 		return;
 	}
 	resolve(m, ev->tgid, ev->tid, 0, &pid, &tid);
-	m->out->sf = ev->sf;
-	usdt_model_event(m->usdt, m->out, pid, tid, ev);
+	usdt_model_event(m->usdt, m->out, pid, tid, ev); /* sets the stack (--stacks) of what it writes */
 }
 
 void trace_model_event(struct trace_model *m, const struct ctrace_event *ev)

@@ -22,6 +22,7 @@ extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *st
 struct usdt_open {
 	uint64_t ts_ns;
 	uint32_t pid, tid;  /* as shown */
+	uint32_t sf;        /* --stacks: the begin's stack (chrome_trace.h) */
 	char *name, *args;  /* malloc'd */
 	size_t name_len, args_len;
 };
@@ -266,6 +267,7 @@ static void oom(void)
 static void write_span(struct chrome_trace *out, const struct usdt_open *o, uint64_t end_ns,
 		       const struct typed *end_args)
 {
+	out->sf = o->sf;
 	chrome_trace_complete(out, o->pid, o->tid, o->ts_ns, end_ns > o->ts_ns ? end_ns - o->ts_ns : 0,
 			      &(struct ct_text){ o->name, o->name_len, 0 },
 			      &(struct ct_text){ o->args, o->args_len, 0 },
@@ -275,6 +277,7 @@ static void write_span(struct chrome_trace *out, const struct usdt_open *o, uint
 static void write_unfinished(struct chrome_trace *out, const struct usdt_open *o, uint64_t end_ns,
 			     const char *why)
 {
+	out->sf = o->sf;
 	chrome_trace_unfinished(out, o->pid, o->tid, o->ts_ns, end_ns > o->ts_ns ? end_ns - o->ts_ns : 0,
 				&(struct ct_text){ o->name, o->name_len, 0 },
 				&(struct ct_text){ o->args, o->args_len, 0 }, why);
@@ -309,6 +312,7 @@ static void span_begin(struct usdt_model *um, unsigned spec, uint32_t pid, uint3
 	o = &st->v[st->n++];
 	um->open++;
 	o->ts_ns = ev->ts_ns;
+	o->sf = ev->sf;
 	o->pid = pid;
 	o->tid = tid;
 	o->name = name;
@@ -388,6 +392,7 @@ void usdt_model_event(struct usdt_model *um, struct chrome_trace *out, uint32_t 
 		oom();
 	switch (pr->role) {
 	case USDT_ROLE_INSTANT:
+		out->sf = ev->sf;
 		chrome_trace_instant(out, pid, tid, ev->ts_ns, &(struct ct_text){ name, name_len, 0 }, 't',
 				     &(struct ct_text){ t.b, t.n, 0 });
 		free(name);

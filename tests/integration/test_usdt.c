@@ -193,6 +193,36 @@ static void test_cxx_exceptions_with_their_types(void **state)
 	assert_int_equal(i, sizeof(want) / sizeof(want[0]));
 }
 
+/* The first frame of args.stack of ev, "" if none. */
+static const char *stack_top(cJSON *ev, int i)
+{
+	cJSON *st = cJSON_GetObjectItem(cJSON_GetObjectItem(ev, "args"), "stack");
+	const char *f = cJSON_GetStringValue(cJSON_GetArrayItem(st, i));
+
+	return f ? f : "";
+}
+
+static void test_stacks_of_hits_and_spans(void **state)
+{
+	const char *const cxx[] = { "--stacks", "--usdt", "cxx" };
+	const char *const demo[] = { "--stacks", "--usdt", "demo:enter(ARG0=str)~demo:leave(ARG0=str),name=ARG0" };
+	cJSON *ev;
+
+	(void)state;
+	/* A throw's stack: libstdc++'s __cxa_throw, then the program's main. */
+	launch("cxx_exceptions", cxx, 3);
+	cJSON_ArrayForEach(ev, r.events)
+		if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(ev, "name")) ?: "", "C++ throw"))
+			break;
+	assert_non_null(ev);
+	assert_string_equal(stack_top(ev, 0), "__cxa_throw");
+	assert_non_null(strstr(stack_top(ev, 1), "main (cxx_exceptions.cpp:"));
+	tr_free(&r);
+	/* A span's stack is its begin's. */
+	launch("foreign_probes", demo, 3);
+	assert_non_null(strstr(stack_top(am_one(&r, "X", "outer", NAN), 0), "main (foreign_probes.c:"));
+}
+
 #define PYTHON "/usr/bin/python3.11"
 
 static void test_python_gc_imports_and_missing_entries(void **state)
@@ -518,6 +548,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_spans_nest_and_cut_pairs_are_counted, free_all),
 		cmocka_unit_test_teardown(test_attached_to_a_running_process, free_all),
 		cmocka_unit_test_teardown(test_cxx_exceptions_with_their_types, free_all),
+		cmocka_unit_test_teardown(test_stacks_of_hits_and_spans, free_all),
 		cmocka_unit_test_teardown(test_python_gc_imports_and_missing_entries, free_all),
 		cmocka_unit_test_teardown(test_postgres_queries_transactions_checkpoint, stop_server),
 		cmocka_unit_test_teardown(test_java_methods_nested_per_thread, free_all),
