@@ -411,6 +411,7 @@ static int attach_object(struct ctrace_bpf *skel, int pid,
 {
 	struct site_set set;
 	unsigned before = a->sites;
+	bool usdt_armed = false;
 	int err;
 
 	err = collect_sites(obj, a, &set);
@@ -458,14 +459,14 @@ static int attach_object(struct ctrace_bpf *skel, int pid,
 		}
 	}
 	site_set_free(&set);
+	/* --usdt's probes of other programs: their semaphores rise as they attach. */
 	if (!err && a->usdt) {
 		int n = usdt_attach_object(skel->progs.ctrace_usdt, pid, obj, a->usdt, a);
 
 		err = n < 0 ? n : 0;
-		if (n > 0 && !a->first_armed_ns)
-			set.n_armers = 1; /* a semaphore may have risen: -d counts from now */
+		usdt_armed = n > 0;
 	}
-	if (!err && set.n_armers && !a->first_armed_ns) {
+	if (!err && (set.n_armers || usdt_armed) && !a->first_armed_ns) {
 		struct timespec now;
 
 		clock_gettime(CLOCK_MONOTONIC, &now);

@@ -496,9 +496,9 @@ static void test_java_methods_nested_per_thread(void **state)
 	am_start_tracer(&r, argv);
 	am_finish(&r, TR_TIMEOUT_MS);
 	assert_non_null(strstr(r.tracer_stdout, "sum=75"));
-	/* main, 5 outer calls inside it, 2 inner calls inside each, on main's thread. */
-	main_x = am_one(&r, "X", "Hello.main", NAN);
-	assert_string_equal(am_arg_str(main_x, "signature"), "([Ljava/lang/String;)V");
+	/* run, 5 outer calls inside it, 2 inner calls inside each, on main's thread. */
+	main_x = am_one(&r, "X", "Hello.run", NAN);
+	assert_string_equal(am_arg_str(main_x, "signature"), "()V");
 	assert_int_equal(am_find(&r, "X", "Hello.outer", NAN, outers, 8), 5);
 	assert_int_equal(spans_inside("Hello.outer", tr_num(main_x, "tid"), main_x), 5);
 	for (int i = 0; i < 5; i++)
@@ -506,7 +506,7 @@ static void test_java_methods_nested_per_thread(void **state)
 	/* JDK classes dotted, as Java writes them. */
 	assert_true(am_count(&r, "X", "java.lang.Object.<init>", NAN) > 0);
 	/* The lambda ran on the thread worker-one, told by thread__start with its native tid. */
-	lambda = am_one(&r, "X", "Hello.lambda$main$0", NAN);
+	lambda = am_one(&r, "X", "Hello.lambda$run$0", NAN);
 	assert_true(tr_num(lambda, "tid") != tr_num(main_x, "tid"));
 	cJSON_ArrayForEach(ev, r.events) {
 		const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "name"));
