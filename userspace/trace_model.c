@@ -851,6 +851,14 @@ static void thread_renamed(struct trace_model *m, const struct ctrace_event *ev)
 
 	if (!ev->name_len || ev->name_flags & CTRACE_STR_FAULT || memchr(ev->name, 0, ev->name_len))
 		return; /* nothing to name it with (viewers refuse an empty name): it keeps its name */
+	/*
+	 * A thread given a longer name (CTRACE_THREAD_NAME, --usdt java's
+	 * thread__start) that sets its comm to it: the kernel keeps its first
+	 * 15 bytes. The same name, not a rename.
+	 */
+	if (ev->kind == CTRACE_KIND_THREAD_RENAME && known && known->given && ev->name_len == 15 &&
+	    strlen(known->s) > 15 && !memcmp(known->s, ev->name, 15))
+		return;
 	if (ev->kind == CTRACE_KIND_THREAD_RENAME)
 		m->stats->thread_renames++;
 	else
@@ -881,9 +889,16 @@ static void sort_index(struct trace_model *m, const struct ctrace_event *ev)
 	chrome_trace_sort_index(m->out, pid, thread ? tid : pid, thread, (int64_t)ev->arg[0]);
 }
 
-/* A hit of a probe --usdt names: shown on its own thread. */
+static void thread_renamed(struct trace_model *m, const struct ctrace_event *ev);
+
+/*
+ * A hit of a probe --usdt names: shown on its own thread, which it may
+ * name (the JVM's thread__start: the Java thread's whole name, where the
+ * kernel's comm keeps 15 bytes), as CTRACE_THREAD_NAME does.
+ */
 static void usdt_hit(struct trace_model *m, const struct ctrace_event *ev)
 {
+	struct ctrace_event named;
 	uint32_t pid, tid;
 
 	if (!m->usdt) {
@@ -891,7 +906,14 @@ static void usdt_hit(struct trace_model *m, const struct ctrace_event *ev)
 		return;
 	}
 	resolve(m, ev->tgid, ev->tid, 0, &pid, &tid);
-	usdt_model_event(m->usdt, m->out, pid, tid, ev); /* sets the stack (--stacks) of what it writes */
+	named = *ev;
+	/* sets the stack (--stacks) of what it writes */
+	usdt_model_event(m->usdt, m->out, pid, tid, ev, &named.name, &named.name_len);
+	if (named.name_len) {
+		named.kind = CTRACE_KIND_THREAD_NAME;
+		named.name_flags = 0;
+		thread_renamed(m, &named);
+	}
 }
 
 void trace_model_event(struct trace_model *m, const struct ctrace_event *ev)

@@ -371,7 +371,7 @@ static void span_end(struct usdt_model *um, struct chrome_trace *out, unsigned s
 }
 
 void usdt_model_event(struct usdt_model *um, struct chrome_trace *out, uint32_t pid, uint32_t tid,
-		      const struct ctrace_event *ev)
+		      const struct ctrace_event *ev, const char **thread_name, size_t *thread_name_len)
 {
 	const struct usdt_probe *pr = um->specs ? usdt_probe_of_cookie(um->specs, ev->arg[0]) : NULL;
 	static struct typed t; /* large: not on the stack; the model runs on one thread */
@@ -380,12 +380,18 @@ void usdt_model_event(struct usdt_model *um, struct chrome_trace *out, uint32_t 
 	char *name;
 	size_t name_len;
 
+	*thread_name_len = 0;
 	if (!pr || !decode_hit(ev, &h)) {
 		um->unknown_records++;
 		return;
 	}
 	sp = &um->specs->spec[pr->spec];
 	um->spec[pr->spec].hits++;
+	*thread_name_len = 0;
+	if (sp->thread_name_arg >= 0 && h.str[sp->thread_name_arg].status == CTRACE_USDT_STR_OK) {
+		*thread_name = h.str[sp->thread_name_arg].s;
+		*thread_name_len = h.str[sp->thread_name_arg].len;
+	}
 	hit_args(um, pr, &h, ev->arg[2], &t);
 	name = hit_name(sp, &h, &name_len);
 	if (!name)

@@ -52,9 +52,14 @@ struct usdt_model {
 };
 
 void usdt_model_init(struct usdt_model *um, const struct usdt_specs *specs);
-/* One USDT record, shown on thread `tid` of process `pid` (resolved by the model). */
+/*
+ * One USDT record, shown on thread `tid` of process `pid` (resolved by the
+ * model). When its spec names the thread it fired on (,thread=ARGn: the
+ * JVM's thread__start), that name in *name (into the record's bytes), else
+ * *name_len 0.
+ */
 void usdt_model_event(struct usdt_model *um, struct chrome_trace *out, uint32_t pid, uint32_t tid,
-		      const struct ctrace_event *ev);
+		      const struct ctrace_event *ev, const char **name, size_t *name_len);
 /* Writes the spans still open (unfinished, ending at stop_ns), says what is wrong, frees. */
 void usdt_model_finish(struct usdt_model *um, struct chrome_trace *out, uint64_t stop_ns);
 /* ,"usdt":{...} of metadata. */

@@ -9,6 +9,7 @@
  *   PROBE  := PROVIDER ':' NAME ( '(' ARG ( ',' ARG )* ')' )?
  *   ARG    := 'ARG' n '=' TYPE ( ':' KEY )?      TYPE: int, str, strlen, cxxtype
  *   OPTION := 'name=ARG' n ( '.ARG' m )?  |  'title=' TEXT  |  'dotted' ('/' in the name: '.')
+ *             |  'thread=ARG' n (that string names the thread the probe fires on)
  *
  * str: a char *; strlen: a char * whose length is the next argument (the
  * JVM's); cxxtype: a std::type_info *, shown as its type's demangled name.
@@ -70,7 +71,7 @@ static const struct preset presets[] = {
 		"~hotspot:method__return(ARG0=int:thread,ARG1=strlen:class,ARG3=strlen:method),name=ARG1.ARG3,dotted",
 		"hotspot:gc__begin(ARG0=int:full)~hotspot:gc__end,title=GC",
 		"hotspot:class__loaded(ARG0=strlen:class,ARG2=int:loader,ARG3=int:shared),title=class loaded",
-		"hotspot:thread__start(ARG0=strlen:thread,ARG2=int:java_tid,ARG3=int:native_tid,ARG4=int:daemon),title=thread start",
+		"hotspot:thread__start(ARG0=strlen:thread,ARG2=int:java_tid,ARG3=int:native_tid,ARG4=int:daemon),title=thread start,thread=ARG0",
 		"hotspot:thread__stop(ARG0=strlen:thread,ARG2=int:java_tid,ARG3=int:native_tid,ARG4=int:daemon),title=thread stop",
 	} },
 };
@@ -242,11 +243,14 @@ static int parse_options(struct usdt_spec *sp, const char *p, char *err, size_t 
 			sp->title[n] = '\0';
 		} else if (end - o == 6 && !strncmp(o, "dotted", 6)) {
 			sp->dotted = true;
+		} else if (!strncmp(o, "thread=", 7) && (sp->thread_name_arg = arg_number(o + 7, &q)) >= 0 &&
+			   q == end) {
+			/* taken */
 		} else if (!strncmp(o, "name=", 5) && (sp->name_arg = arg_number(o + 5, &q)) >= 0 &&
 			   (q == end || (*q == '.' && (sp->name_arg2 = arg_number(q + 1, &q)) >= 0 && q == end))) {
 			/* taken */
 		} else {
-			return fail(err, errlen, "'%.*s': an option is name=ARGn, name=ARGn.ARGm, dotted or title=TEXT",
+			return fail(err, errlen, "'%.*s': an option is name=ARGn, name=ARGn.ARGm, thread=ARGn, dotted or title=TEXT",
 				    (int)(end - o), o);
 		}
 		p = end;
@@ -271,7 +275,7 @@ static int parse_line(struct usdt_specs *s, const char *line, const char *preset
 		return fail(err, errlen, "more than %d --usdt specs", USDT_SPECS_MAX);
 	sp = &s->spec[idx];
 	memset(sp, 0, sizeof(*sp));
-	sp->name_arg = sp->name_arg2 = -1;
+	sp->name_arg = sp->name_arg2 = sp->thread_name_arg = -1;
 	sp->preset = preset;
 	sp->begin = (unsigned)s->n_probes;
 	if (parse_probe(s, idx, tilde < end ? USDT_ROLE_BEGIN : USDT_ROLE_INSTANT, line, tilde, err, errlen))
@@ -297,6 +301,9 @@ static int parse_line(struct usdt_specs *s, const char *line, const char *preset
 	}
 	if (parse_options(sp, end, err, errlen))
 		return -1;
+	if (sp->thread_name_arg >= 0 && !is_str(s->probe[sp->begin].how[sp->thread_name_arg]))
+		return fail(err, errlen, "'%s': thread=ARG%d needs ARG%d=str or strlen", line,
+			    sp->thread_name_arg, sp->thread_name_arg);
 	if (sp->name_arg >= 0) {
 		const struct usdt_probe *b = &s->probe[sp->begin];
 

@@ -62,6 +62,7 @@ struct usdt_spec {
 	 */
 	bool end_names_match;
 	bool dotted; /* ,dotted: '/' in the name becomes '.' (the JVM's java/lang/String) */
+	int thread_name_arg; /* ,thread=ARGn: that string names the thread it fires on; -1: none */
 	const char *preset;                      /* the preset it came from; NULL: given */
 };
 

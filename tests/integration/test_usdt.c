@@ -468,6 +468,19 @@ static size_t spans_inside(const char *name, double tid, const cJSON *outer)
 	return inside;
 }
 
+/* The name of thread tid in its last thread_name metadata (viewers keep the last); "" if none. */
+static const char *last_thread_name(double pid, double tid)
+{
+	const char *name = "";
+	cJSON *ev;
+
+	cJSON_ArrayForEach(ev, r.events)
+		if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(ev, "name")) ?: "", "thread_name") &&
+		    tr_num(ev, "pid") == pid && tr_num(ev, "tid") == tid)
+			name = am_arg_str(ev, "name");
+	return name;
+}
+
 static void test_java_methods_nested_per_thread(void **state)
 {
 	char cmd[1000], classes[300];
@@ -505,17 +518,19 @@ static void test_java_methods_nested_per_thread(void **state)
 		assert_int_equal(spans_inside("Hello.inner", tr_num(main_x, "tid"), outers[i]), 2);
 	/* JDK classes dotted, as Java writes them. */
 	assert_true(am_count(&r, "X", "java.lang.Object.<init>", NAN) > 0);
-	/* The lambda ran on the thread worker-one, told by thread__start with its native tid. */
+	/* The lambda ran on the thread worker-with-a-long-name, told by thread__start with its native tid. */
 	lambda = am_one(&r, "X", "Hello.lambda$run$0", NAN);
 	assert_true(tr_num(lambda, "tid") != tr_num(main_x, "tid"));
 	cJSON_ArrayForEach(ev, r.events) {
 		const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "name"));
 
-		if (name && !strcmp(name, "thread start") && !strcmp(am_arg_str(ev, "thread"), "worker-one"))
+		if (name && !strcmp(name, "thread start") && !strcmp(am_arg_str(ev, "thread"), "worker-with-a-long-name"))
 			started = ev;
 	}
 	assert_non_null(started);
 	assert_true(am_arg_num(started, "native_tid") == tr_num(lambda, "tid"));
+	/* Named in the trace by its whole Java name, where the kernel's comm keeps 15 bytes. */
+	assert_string_equal(last_thread_name(tr_num(lambda, "pid"), tr_num(lambda, "tid")), "worker-with-a-long-name");
 	/* System.gc(): a full GC, a span (the JVM may collect at other times too). */
 	{
 		cJSON *gcs[16];

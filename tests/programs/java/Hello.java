@@ -2,7 +2,7 @@
 // Hello - what tests/integration/test_usdt.c traces with --usdt java: after
 // 1 s (the tracer attaches libjvm.so's probes when the launcher dlopen()s
 // it, while the JVM starts), run calls outer 5 times, each outer calls inner
-// twice; a System.gc(); a thread named worker-one runs a lambda. Compiled by
+// twice; a System.gc(); a thread named worker-with-a-long-name runs a lambda. Compiled by
 // the test (javac) into its temporary directory, run with
 // -XX:+ExtendedDTraceProbes.
 public class Hello {
@@ -16,7 +16,7 @@ public class Hello {
         int s = 0;
         for (int i = 0; i < 5; i++) s += outer(i);
         System.gc();
-        Thread t = new Thread(() -> {}, "worker-one");
+        Thread t = new Thread(() -> {}, "worker-with-a-long-name");
         t.start();
         t.join();
         System.out.println("sum=" + s);
