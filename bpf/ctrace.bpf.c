@@ -48,6 +48,13 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+/*
+ * libbpf's table of argument specs: one entry per distinct spec of each
+ * attach, and --usdt attaches once per traced process (-p PID,PID...):
+ * 1024 (208 KiB) where its default 256 would serve a dozen PostgreSQL
+ * backends. A process past it is told (usdt_attach.c), not the trace lost.
+ */
+#define BPF_USDT_MAX_SPEC_CNT 1024
 #include <bpf/usdt.bpf.h>
 #include "ctrace_record.h"
 

@@ -118,6 +118,13 @@ int usdt_attach_object(struct bpf_program *prog, int pid, const struct mapped_ob
 			a->usdt_refused++;
 			continue;
 		}
+		if (!link && errno == E2BIG) {
+			/* libbpf's table of argument specs is full (bpf/ctrace.bpf.c): this process goes without. */
+			fprintf(stderr, "ctrace-bpf: %s:%s in %s (process %d) is not traced: libbpf's table of USDT argument specs is full\n",
+				pr->provider, pr->name, obj->path, pid);
+			a->usdt_refused++;
+			continue;
+		}
 		if (!link) {
 			int e = errno;
 
