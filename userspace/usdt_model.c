@@ -8,16 +8,11 @@
 #include "chrome_trace.h"
 #include "grow_array.h"
 #include "json_writer.h"
+#include "typed_args_encode.h"
 
-#define CTRACE_ARGS_FORMAT_ONLY
-#include "ctrace_args.h"
 
 /* libstdc++'s demangler (the loader links it: stack_symbols.c uses it too). */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
-
-/* Room for the typed text of 12 arguments: keys, numbers, and the record's strings (with a demangled type). */
-#define TYPED_MAX (2 + CTRACE_USDT_ARGS * (2 + USDT_WORD_MAX + CTRACE__KV_NUM_BYTES) + \
-		   CTRACE_ARGS_MAX + 4096)
 
 struct usdt_open {
 	uint64_t ts_ns;
@@ -82,72 +77,6 @@ static bool decode_hit(const struct ctrace_event *ev, struct usdt_hit *h)
 	return true;
 }
 
-/* The typed args' writer (usdt/ctrace_args.h's format), bounded by TYPED_MAX. */
-struct typed {
-	char b[TYPED_MAX];
-	size_t n;
-};
-
-/*
- * Every pair is written whole or not at all: a pair that would not fit
- * (a demangled name can be far longer than its mangled one) is left out,
- * and the text stays one the loader decodes exactly.
- */
-static bool fits(const struct typed *t, const char *key, size_t value_bytes)
-{
-	return t->n + 2 + strlen(key) + value_bytes <= sizeof(t->b);
-}
-
-static void put_key(struct typed *t, char type, const char *key)
-{
-	size_t klen = strlen(key);
-
-	t->b[t->n++] = type;
-	t->b[t->n++] = (char)(klen + 1);
-	memcpy(t->b + t->n, key, klen);
-	t->n += klen;
-}
-
-static void put_septets(struct typed *t, uint64_t v, int count)
-{
-	for (int i = 0; i < count; i++, v >>= 7)
-		t->b[t->n++] = (char)(0x80 | (v & 0x7f));
-}
-
-/* A pair with no value ('x': unreadable, 'n': NULL). */
-static void put_flag(struct typed *t, char type, const char *key)
-{
-	if (fits(t, key, 0))
-		put_key(t, type, key);
-}
-
-static void put_num(struct typed *t, char type, const char *key, uint64_t v)
-{
-	if (!fits(t, key, CTRACE__KV_NUM_BYTES))
-		return;
-	put_key(t, type, key);
-	put_septets(t, v, CTRACE__KV_NUM_BYTES);
-}
-
-/* A string; cut (type 'S') where the format's 14-bit length or the buffer ends. */
-static void put_str(struct typed *t, const char *key, const char *s, size_t len, bool cut)
-{
-	size_t room;
-
-	if (!fits(t, key, CTRACE__KV_LEN_BYTES))
-		return;
-	room = sizeof(t->b) - t->n - 2 - strlen(key) - CTRACE__KV_LEN_BYTES;
-	if (len > 16383 || len > room) {
-		len = len > 16383 ? 16383 : len;
-		len = len > room ? room : len;
-		cut = true;
-	}
-	put_key(t, cut ? 'S' : 's', key);
-	put_septets(t, len, CTRACE__KV_LEN_BYTES);
-	memcpy(t->b + t->n, s, len);
-	t->n += len;
-}
-
 /* A C++ type's mangled name (std::type_info's, "St13runtime_error") demangled; NULL if it is not one. */
 static char *demangle(const char *s, size_t len)
 {
@@ -174,12 +103,11 @@ static bool names_some(const struct usdt_probe *pr)
 }
 
 static void hit_args(struct usdt_model *um, const struct usdt_probe *pr,
-		     const struct usdt_hit *h, uint64_t unreadable, struct typed *t)
+		     const struct usdt_hit *h, uint64_t unreadable, struct typed_text *t)
 {
 	bool named_only = names_some(pr);
 
-	memcpy(t->b, CTRACE__KV_MAGIC, 2);
-	t->n = 2;
+	typed_text_begin(t);
 	for (unsigned i = 0; i < h->n; i++) {
 		char argn[16];
 		const char *key = pr->arg_names[i][0] ? pr->arg_names[i] : NULL;
@@ -195,21 +123,21 @@ static void hit_args(struct usdt_model *um, const struct usdt_probe *pr,
 		}
 		if (unreadable >> i & 1) {
 			um->unreadable_values++;
-			put_flag(t, 'x', key);
+			typed_text_flag(t, 'x', key);
 			continue;
 		}
 		if (pr->how[i] == CTRACE_USDT_HOW_VALUE) {
-			put_num(t, pr->signed_args >> i & 1 ? 'i' : 'u', key, h->value[i]);
+			typed_text_num(t, pr->signed_args >> i & 1 ? 'i' : 'u', key, h->value[i]);
 			continue;
 		}
 		if (st == CTRACE_USDT_STR_FAULT || st < 0) {
 			um->unreadable_strings++;
-			put_flag(t, h->value[i] ? 'x' : 'n', key);
+			typed_text_flag(t, h->value[i] ? 'x' : 'n', key);
 			continue;
 		}
 		if (st == CTRACE_USDT_STR_NO_ROOM) {
 			um->strings_without_room++;
-			put_flag(t, 'x', key);
+			typed_text_flag(t, 'x', key);
 			continue;
 		}
 		if (st == CTRACE_USDT_STR_TRUNCATED)
@@ -218,12 +146,12 @@ static void hit_args(struct usdt_model *um, const struct usdt_probe *pr,
 			char *d = demangle(h->str[i].s, h->str[i].len);
 
 			if (d) {
-				put_str(t, key, d, strlen(d), false);
+				typed_text_str(t, key, d, strlen(d), false);
 				free(d);
 				continue;
 			}
 		}
-		put_str(t, key, h->str[i].s, h->str[i].len, st == CTRACE_USDT_STR_TRUNCATED);
+		typed_text_str(t, key, h->str[i].s, h->str[i].len, st == CTRACE_USDT_STR_TRUNCATED);
 	}
 }
 
@@ -265,7 +193,7 @@ static void oom(void)
 }
 
 static void write_span(struct chrome_trace *out, const struct usdt_open *o, uint64_t end_ns,
-		       const struct typed *end_args)
+		       const struct typed_text *end_args)
 {
 	out->sf = o->sf;
 	chrome_trace_complete(out, o->pid, o->tid, o->ts_ns, end_ns > o->ts_ns ? end_ns - o->ts_ns : 0,
@@ -290,7 +218,7 @@ static void open_free(struct usdt_open *o)
 }
 
 static void span_begin(struct usdt_model *um, unsigned spec, uint32_t pid, uint32_t tid,
-		       const struct ctrace_event *ev, char *name, size_t name_len, const struct typed *t)
+		       const struct ctrace_event *ev, char *name, size_t name_len, const struct typed_text *t)
 {
 	struct stack_key key = { ev->tgid, ev->tid, spec, 0 };
 	struct usdt_stack *st = key_map_get(&um->stacks, &key, sizeof(key));
@@ -326,7 +254,7 @@ static void span_begin(struct usdt_model *um, unsigned spec, uint32_t pid, uint3
 
 static void span_end(struct usdt_model *um, struct chrome_trace *out, unsigned spec,
 		     const struct ctrace_event *ev, const char *name, size_t name_len,
-		     const struct typed *t)
+		     const struct typed_text *t)
 {
 	const struct usdt_spec *sp = &um->specs->spec[spec];
 	struct stack_key key = { ev->tgid, ev->tid, spec, 0 };
@@ -374,7 +302,7 @@ void usdt_model_event(struct usdt_model *um, struct chrome_trace *out, uint32_t 
 		      const struct ctrace_event *ev, const char **thread_name, size_t *thread_name_len)
 {
 	const struct usdt_probe *pr = um->specs ? usdt_probe_of_cookie(um->specs, ev->arg[0]) : NULL;
-	static struct typed t; /* large: not on the stack; the model runs on one thread */
+	static struct typed_text t; /* large: not on the stack; the model runs on one thread */
 	const struct usdt_spec *sp;
 	struct usdt_hit h;
 	char *name;
