@@ -66,6 +66,21 @@ static bool next_pair(const char *s, size_t n, size_t *at, struct pair *pr)
 			return false;
 		i += CTRACE__KV_NUM_BYTES;
 		break;
+	case 'I':
+	case 'U': {
+		/* 0x80 | count, then count (1-10) septets: written as the 10-byte kinds */
+		size_t count = n - i >= 1 && (p[i] & 0x80) ? (size_t)(p[i] & 0x7f) : 0;
+
+		if (count < 1 || count > CTRACE__KV_NUM_BYTES || n - i - 1 < count ||
+		    !septets(p + i + 1, count, &pr->num) ||
+		    (count == CTRACE__KV_NUM_BYTES && (p[i + count] & 0x7e)))
+			return false;
+		i += 1 + count;
+		if (pr->type == 'I')
+			pr->num = (pr->num >> 1) ^ (0 - (pr->num & 1)); /* zigzag back */
+		pr->type = pr->type == 'I' ? 'i' : 'u';
+		break;
+	}
 	case 's':
 	case 'S':
 		if (n - i < CTRACE__KV_LEN_BYTES || !septets(p + i, CTRACE__KV_LEN_BYTES, &len))

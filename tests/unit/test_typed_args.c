@@ -139,6 +139,51 @@ static void test_numbers_exact(void **state)
 	assert_writes(&e, 1, "{\"cut\":-7}");
 }
 
+/*
+ * Integers take the septets their value needs (1 to 10, after a count):
+ * at each length's edges, both signs, the value comes back exactly and
+ * the pair is as short as said; the 10-byte form of older headers still
+ * decodes.
+ */
+static void test_integers_every_length(void **state)
+{
+	struct encoded e;
+	char want[96];
+
+	(void)state;
+	for (int k = 0; k <= 9; k++) {
+		unsigned long long top = k < 9 ? (1ull << (7 * k + 7)) - 1 : ~0ull; /* the largest of k+1 septets */
+		long long s = k < 9 ? (long long)((1ull << (7 * k + 6)) - 1) : 9223372036854775807ll;
+
+		ENCODE(e, CTRACE_ARG_UINT("u", top));
+		assert_int_equal(e.n, 2 + 3 + 1 + (size_t)k + 1); /* magic, type+len+key, count, septets */
+		snprintf(want, sizeof(want), "{\"u\":%llu}", top);
+		assert_writes(&e, 1, want);
+		ENCODE(e, CTRACE_ARG_UINT("u", top + 1)); /* one septet more (0 after the largest) */
+		snprintf(want, sizeof(want), "{\"u\":%llu}", top + 1);
+		assert_writes(&e, 1, want);
+		ENCODE(e, CTRACE_ARG_INT("i", s), CTRACE_ARG_INT("n", -s - 1));
+		assert_int_equal(e.n, 2 + 2 * (3 + 1 + (size_t)k + 1)); /* zigzag: both k+1 septets */
+		snprintf(want, sizeof(want), "{\"i\":%lld,\"n\":%lld}", s, -s - 1);
+		assert_writes(&e, 2, want);
+	}
+	/* The 10-byte form: 4096 = 0x1000, septets 0x00 0x20 then zeros, each | 0x80. */
+	assert_int_equal(typed_args_check("\x1fT" "u\x02k" "\x80\xa0\x80\x80\x80\x80\x80\x80\x80\x80", 15), 1);
+	{
+		char *out = written("\x1fT" "u\x02k" "\x80\xa0\x80\x80\x80\x80\x80\x80\x80\x80"
+				    "i\x02m" "\xff\xff\xff\xff\xff\xff\xff\xff\xff\x81", 28);
+
+		assert_string_equal(out, "{\"k\":4096,\"m\":-1}");
+		free(out);
+	}
+	/* Counts out of range, septets without their top bit, or past the end: not typed args. */
+	assert_int_equal(typed_args_check("\x1fT" "U\x02k" "\x80", 6), -1);
+	assert_int_equal(typed_args_check("\x1fT" "U\x02k" "\x8b" "\x81\x81\x81\x81\x81\x81\x81\x81\x81\x81\x81", 17), -1);
+	assert_int_equal(typed_args_check("\x1fT" "U\x02k" "\x82\x81\x01", 8), -1);
+	assert_int_equal(typed_args_check("\x1fT" "U\x02k" "\x83\x81\x81", 8), -1);
+	assert_int_equal(typed_args_check("\x1fT" "I\x02k" "\x8a\xff\xff\xff\xff\xff\xff\xff\xff\xff\x83", 16), -1);
+}
+
 static void test_strings(void **state)
 {
 	struct encoded e;
@@ -231,6 +276,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_numbers_exact),
+		cmocka_unit_test(test_integers_every_length),
 		cmocka_unit_test(test_strings),
 		cmocka_unit_test(test_long_strings_cut),
 		cmocka_unit_test(test_hostile_texts),
