@@ -28,19 +28,26 @@ int jw_init(struct json_writer *w, int fd, size_t cap)
 	if (!w->buf)
 		return -ENOMEM;
 	w->cap = cap;
-	return 0;
+	return trace_sink_init(&w->sink, false);
+}
+
+int jw_gzip(struct json_writer *w)
+{
+	trace_sink_free(&w->sink);
+	return trace_sink_init(&w->sink, true);
 }
 
 void jw_write_behind(struct json_writer *w)
 {
 	if (!w->behind && w->fd >= 0)
-		w->behind = write_behind_start(w->fd, w->cap);
+		w->behind = write_behind_start(w->fd, &w->sink, w->cap);
 }
 
 void jw_free(struct json_writer *w)
 {
 	write_behind_stop(w->behind);
 	w->behind = NULL;
+	trace_sink_free(&w->sink);
 	free(w->buf);
 	free(w->scratch);
 	w->buf = w->scratch = NULL;
@@ -64,7 +71,7 @@ static void write_all(struct json_writer *w, const char *p, size_t n)
 	if (w->err)
 		return;
 	if (!w->behind) {
-		err = write_fully(w->fd, p, n, &w->written);
+		err = trace_sink_write(&w->sink, w->fd, p, n, &w->written);
 		if (err)
 			w->err = err;
 		return;
@@ -73,7 +80,7 @@ static void write_all(struct json_writer *w, const char *p, size_t n)
 	behind_news(w, err, written);
 	if (w->err)
 		return;
-	err = write_fully(w->fd, p, n, &w->written_here);
+	err = trace_sink_write(&w->sink, w->fd, p, n, &w->written_here);
 	behind_news(w, err, written);
 }
 
@@ -109,6 +116,26 @@ int jw_flush(struct json_writer *w)
 	}
 	if (w->err)
 		w->len = 0;
+	return -w->err;
+}
+
+int jw_finish(struct json_writer *w)
+{
+	int err;
+
+	if (jw_flush(w) < 0)
+		return -w->err;
+	/* The thread is idle (jw_flush waited): the sink is ours. */
+	if (w->behind) {
+		unsigned long long before = w->written_here;
+
+		err = trace_sink_finish(&w->sink, w->fd, &w->written_here);
+		w->written += w->written_here - before;
+	} else {
+		err = trace_sink_finish(&w->sink, w->fd, &w->written);
+	}
+	if (err && !w->err)
+		w->err = err;
 	return -w->err;
 }
 

@@ -22,9 +22,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include "trace_sink.h"
 
 struct json_writer {
 	int fd;
+	struct trace_sink sink;      /* the file's bytes: plain, or gzip (jw_gzip()) */
 	char *buf;
 	size_t len, cap;
 	int err;                     /* first errno, 0 if fine */
@@ -51,6 +53,8 @@ int jw_init(struct json_writer *w, int fd, size_t cap); /* 0 or -errno */
  * it with jw_free().
  */
 void jw_write_behind(struct json_writer *w);
+/* The output is gzip (trace_sink.h): before anything is written or handed to a thread. 0 or -ENOMEM. */
+int jw_gzip(struct json_writer *w);
 /* What is buffered goes out, without waiting for a writer thread (jw_flush() waits); 0 or -errno. */
 int jw_hand_on(struct json_writer *w);
 void jw_free(struct json_writer *w); /* frees buffers, stops the writer thread; does not flush or close */
@@ -136,6 +140,11 @@ void jw_json_text(struct json_writer *w, const char *s, size_t n);
 
 /* Writes everything out (partial writes, EINTR). 0 or -errno. */
 int jw_flush(struct json_writer *w);
+/*
+ * jw_flush(), then the end of the output (gzip's trailer): the last call,
+ * when the document is complete. 0 or -errno.
+ */
+int jw_finish(struct json_writer *w);
 
 /*
  * One UTF-8 step over s[0..n), n >= 1. Returns the bytes consumed (>= 1) and

@@ -46,7 +46,12 @@ int output_begin(struct trace_output *out, const char *path, const struct proc_f
 		fputs("ctrace-bpf: out of memory\n", stderr);
 		return -ENOMEM;
 	}
-	jw_write_behind(&out->w); /* the write(2)s off the loop that reads the ring */
+	/* FILE.json.gz: gzip, by the name alone (as Perfetto UI tells it by the bytes). "-" stays plain. */
+	if (!on_stdout(out) && trace_sink_path_is_gzip(path) && jw_gzip(&out->w) < 0) {
+		fputs("ctrace-bpf: out of memory\n", stderr);
+		return -ENOMEM;
+	}
+	jw_write_behind(&out->w); /* the write(2)s (and the compression) off the loop that reads the ring */
 	out->facts.tracer_version = CTRACE_BPF_VERSION;
 	out->facts.target = target;
 	chrome_trace_begin(&out->tf, &out->w, &out->facts);
@@ -82,7 +87,7 @@ int output_end(struct trace_output *out, struct trace_stats *stats)
 {
 	chrome_trace_end(&out->tf, &out->facts, stats);
 	stats->events_written = out->tf.events;
-	if (jw_flush(&out->w) < 0 || out->w.err) {
+	if (jw_finish(&out->w) < 0 || out->w.err) {
 		fprintf(stderr, "ctrace-bpf: writing %s failed: %s\n", out->path, strerror(out->w.err));
 		return out->w.err ? -out->w.err : -EIO;
 	}
