@@ -12,6 +12,7 @@
 #include "ctrace_record.h"
 #include "json_check.h"
 #include "record_decode.h"
+#include "trace_rotation.h"
 
 static void write_iso_time(struct json_writer *w, uint64_t wall_ns)
 {
@@ -122,7 +123,17 @@ void chrome_trace_begin(struct chrome_trace *tf, struct json_writer *w,
 	tf->cat = 0;
 	tf->bind.id = 0;
 	tf->aside_ready = false;
+	tf->rot = NULL;
 	memset(tf->ids, 0, sizeof(tf->ids));
+	chrome_trace_restart(tf, facts);
+}
+
+void chrome_trace_restart(struct chrome_trace *tf, const struct trace_facts *facts)
+{
+	struct json_writer *w = tf->w;
+
+	tf->first_event = true;
+	tf->events = 0;
 	jw_lit(w, "{\"context\":{");
 	write_facts(w, facts);
 	jw_lit(w, "},\n\"traceEvents\":[\n");
@@ -208,7 +219,11 @@ static void write_stack_stats(struct json_writer *w, const struct stack_stats *s
 void chrome_trace_end(struct chrome_trace *tf, const struct trace_facts *facts,
 		      const struct trace_stats *s)
 {
-	struct json_writer *w = tf->w;
+	struct json_writer *w;
+
+	if (tf->rot)
+		trace_rotation_at_end(tf->rot, tf);
+	w = tf->w;
 
 	jw_lit(w, "\n]");
 	write_stack_frames(w, tf->frames);
@@ -269,6 +284,8 @@ void chrome_trace_end(struct chrome_trace *tf, const struct trace_facts *facts,
 		write_kv_u64(w, "handed_on_early", s->merge_forced);
 		jw_lit(w, "}");
 	}
+	if (tf->rot)
+		trace_rotation_metadata(tf->rot, w);
 	jw_lit(w, "}}\n");
 	if (tf->aside_ready) {
 		jw_free(&tf->aside);
@@ -304,10 +321,14 @@ static char *put_ids(struct chrome_trace *tf, char *q, uint32_t pid, uint32_t ti
 static void te_begin(struct chrome_trace *tf, const char *ph, uint32_t pid, uint32_t tid,
 		     uint64_t ts_ns)
 {
+	/* --max-size: a new file first, or (a plain file full) an event written nowhere, not counted. */
+	bool past_limit = __builtin_expect(tf->rot != NULL, 0) && tf->w != &tf->aside &&
+			  trace_rotation_before_event(tf->rot, tf);
 	struct json_writer *w = tf->w;
 	/* Every event starts so: written in place at once where the buffer has room (nearly always). */
 	char *q = strlen(ph) <= 8 ? jw_reserve(w, 128) : NULL;
 
+	tf->events -= past_limit; /* counted below */
 	if (q) {
 		if (!tf->first_event) {
 			memcpy(q, ",\n", 2);
@@ -431,6 +452,8 @@ static void te_metadata_name(struct chrome_trace *tf, const char *what, uint32_t
 	jw_lit(tf->w, ",\"args\":{\"name\":");
 	jw_str(tf->w, name, name_len, (flags & CTRACE_STR_TRUNCATED) ? JW_TRUNC_SUFFIX : NULL);
 	jw_lit(tf->w, "}}");
+	if (tf->rot && tf->w != &tf->aside)
+		trace_rotation_remember(tf->rot, what, pid, tid, name, name_len, flags, 0);
 }
 
 void chrome_trace_process_name(struct chrome_trace *ct, uint32_t pid, const struct ct_text *name)
@@ -748,6 +771,9 @@ void chrome_trace_sort_index(struct chrome_trace *ct, uint32_t pid, uint32_t tid
 	jw_lit(ct->w, ",\"args\":{\"sort_index\":");
 	jw_lit(ct->w, num);
 	jw_lit(ct->w, "}}");
+	if (ct->rot && ct->w != &ct->aside)
+		trace_rotation_remember(ct->rot, thread ? "thread_sort_index" : "process_sort_index",
+					pid, tid, NULL, 0, 0, n);
 }
 
 void chrome_trace_complete(struct chrome_trace *ct, uint32_t pid, uint32_t tid, uint64_t ts_ns,

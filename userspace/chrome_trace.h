@@ -26,6 +26,8 @@
 #include "stack_frames.h"
 #include "stack_trace.h"
 
+struct trace_rotation;
+
 /* The bounded tables (table_bound.h) metadata.memory lists, at most. */
 #define TRACE_BOUNDS_MAX 12
 
@@ -122,6 +124,8 @@ struct chrome_trace {
 		uint8_t len; /* 0: empty */
 		char s[39];
 	} ids[16];
+	/* --max-size (trace_rotation.h), or NULL: checked before each event. */
+	struct trace_rotation *rot;
 	/* Events written aside (chrome_trace_capture_begin()): the file's writer meanwhile. */
 	struct json_writer *file_w, aside;
 	bool aside_ready, file_first_event;
@@ -131,6 +135,8 @@ void chrome_trace_begin(struct chrome_trace *ct, struct json_writer *w,
 			const struct trace_facts *facts);
 void chrome_trace_end(struct chrome_trace *ct, const struct trace_facts *facts,
 		      const struct trace_stats *stats);
+/* A new file's head after chrome_trace_end() (rotation): the context and an empty event list so far. */
+void chrome_trace_restart(struct chrome_trace *ct, const struct trace_facts *facts);
 
 /* A string of the traced program's: untrusted bytes and their CTRACE_STR_* flags. */
 struct ct_text {

@@ -34,6 +34,8 @@ struct json_writer {
 	/* The trace file's writer thread (write_behind.h), or NULL: written here. */
 	struct write_behind *behind;
 	unsigned long long written_here; /* with a thread: what went past it (larger than a buffer) */
+	/* Bytes before the sink (uncompressed) handed on, and of those, the ones `written` covers. */
+	unsigned long long in_handed, in_done;
 	char *scratch;               /* reusable print buffer of jw_cjson() */
 	size_t scratch_cap;
 };
@@ -137,6 +139,19 @@ void jw_ts_us(struct json_writer *w, unsigned long long ns);
  * ASCII is copied as it is.
  */
 void jw_json_text(struct json_writer *w, const char *s, size_t n);
+
+/*
+ * At most the size the file would have if everything written so far went
+ * out now: exact for plain output once flushed; for gzip, what is known
+ * written plus a bound for what is not compressed yet (--max-size).
+ */
+unsigned long long jw_size_bound(const struct json_writer *w);
+/*
+ * The same writer on a new file (rotation, trace_rotation.h), after
+ * jw_finish() on the old one: the same kind (plain or gzip), a thread if
+ * it had one; counts start again. 0 or -ENOMEM.
+ */
+int jw_reopen(struct json_writer *w, int fd);
 
 /* Writes everything out (partial writes, EINTR). 0 or -errno. */
 int jw_flush(struct json_writer *w);

@@ -307,6 +307,8 @@ static const char *stop_reason(struct session *s, uint64_t now)
 	if (!s->o->exe && targets_all_gone(&s->targets) &&
 	    !traced_set_any_alive(bpf_map__fd(s->skel->maps.traced_tgids)))
 		return s->targets.n > 1 ? "every traced process exited" : "target exited";
+	if (s->out->rot.full)
+		return "--max-size reached";
 	if (s->out->w.err)
 		return "write error";
 	return NULL;

@@ -23,10 +23,15 @@ static bool on_stdout(const struct trace_output *out)
 	return !strcmp(out->path, "-");
 }
 
-int output_begin(struct trace_output *out, const char *path, const struct proc_facts *target)
+int output_begin(struct trace_output *out, const char *path, const struct output_limits *limits,
+		 const struct proc_facts *target)
 {
 	memset(out, 0, sizeof(*out));
-	out->path = path;
+	out->fd = -1;
+	if (trace_rotation_init(&out->rot, path, limits->max_size, limits->max_files) < 0)
+		return -ENAMETOOLONG;
+	out->path = strcmp(path, "-") ? out->rot.path : path;
+	path = out->path;
 	/* Before attaching: a bad output path must not touch the target at all. */
 	out->fd = output_open(path, &out->created);
 	if (out->fd < 0)
@@ -55,6 +60,7 @@ int output_begin(struct trace_output *out, const char *path, const struct proc_f
 	out->facts.tracer_version = CTRACE_BPF_VERSION;
 	out->facts.target = target;
 	chrome_trace_begin(&out->tf, &out->w, &out->facts);
+	trace_rotation_attach(&out->rot, &out->tf, &out->w, &out->fd, &out->facts, limits->stats);
 	return 0;
 }
 
@@ -103,6 +109,7 @@ int output_end(struct trace_output *out, struct trace_stats *stats)
 void output_close(struct trace_output *out, bool remove)
 {
 	jw_free(&out->w);
+	trace_rotation_free(&out->rot);
 	if (out->fd >= 0)
 		close(out->fd);
 	out->fd = -1;

@@ -4,8 +4,12 @@
  * gzip (the same events as the plain JSON, read back event by event), a
  * gzip trace cut by SIGKILL is repaired by `ctrace-bpf fix` and stays
  * gzip, every way of stopping (-d, SIGTERM) ends a complete gzip stream,
- * and `-o -` stays plain JSON.
+ * and `-o -` stays plain JSON. --max-size: with %n, numbered files of at
+ * most SIZE bytes, each a whole trace that names its process and thread,
+ * which together hold every event exactly once (--max-files keeps the
+ * newest); with a plain name the file is closed full and tracing stops.
  */
+#include <dirent.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -277,6 +281,241 @@ static void test_stdout_stays_plain(void **state)
 		fail_msg("standard output does not begin as JSON: %.20s", r.tracer_stdout);
 }
 
+#define NUMBERED_MAX 400000
+#define MiB (1024 * 1024)
+
+/* Loads one file of a rotation strictly into run (a fresh one). */
+static void load_file(struct trace_run *run, const char *path)
+{
+	tr_free(run);
+	if (tr_init(run) < 0)
+		fail_msg("%s", run->error);
+	snprintf(run->trace_path, sizeof(run->trace_path), "%s", path);
+	if (tr_load_trace(run) < 0)
+		fail_msg("%s", run->error);
+}
+
+/*
+ * What one file holds of numbered's events: each "n" instant's i and each
+ * "hundred" span's from, counted into seen[] (twice is a duplicate); the
+ * file must name the process and the thread by itself.
+ */
+static void tally_file(const char *path, long pid, unsigned char *seen_i, unsigned char *seen_span,
+		       long *lo, long *hi)
+{
+	cJSON *ev, *m;
+	bool process_named = false, thread_named = false;
+
+	load_file(&r2, path);
+	*lo = NUMBERED_MAX;
+	*hi = -1;
+	cJSON_ArrayForEach(ev, r2.events) {
+		const char *ph = tr_str(ev, "ph"), *name = tr_str(ev, "name");
+		cJSON *arg;
+
+		if (!ph || !name)
+			continue;
+		if (!strcmp(ph, "M") && !strcmp(name, "process_name") && tr_num(ev, "pid") == pid)
+			process_named = true;
+		if (!strcmp(ph, "M") && !strcmp(name, "thread_name") && tr_num(ev, "tid") == pid) {
+			arg = tr_arg(ev, "name");
+			thread_named = cJSON_IsString(arg) && !strcmp(arg->valuestring, "numbered-main");
+		}
+		if (!strcmp(ph, "I") && !strcmp(name, "n") && cJSON_IsNumber(arg = tr_arg(ev, "i"))) {
+			long i = (long)arg->valuedouble;
+
+			assert_true(i >= 0 && i < NUMBERED_MAX);
+			if (seen_i[i]++)
+				fail_msg("event n i=%ld is in two files (again in %s)", i, path);
+			*lo = i < *lo ? i : *lo;
+			*hi = i > *hi ? i : *hi;
+		}
+		if (!strcmp(ph, "X") && !strcmp(name, "hundred") && cJSON_IsNumber(arg = tr_arg(ev, "from"))) {
+			long from = (long)arg->valuedouble;
+
+			assert_true(from >= 0 && from < NUMBERED_MAX);
+			if (seen_span[from]++)
+				fail_msg("span hundred from=%ld is in two files (again in %s)", from, path);
+			if (cJSON_IsTrue(tr_arg(ev, "unfinished")))
+				fail_msg("span hundred from=%ld in %s is unfinished: a rotation cut it", from, path);
+		}
+	}
+	if (!process_named || !thread_named)
+		fail_msg("%s does not name %s by itself", path, process_named ? "the thread" : "the process");
+	m = tr_meta(&r2);
+	assert_true(tr_num(m, "events_written") == cJSON_GetArraySize(r2.events));
+	assert_true(tr_num(m, "dropped_events") == 0);
+}
+
+static long file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/*
+ * numbered N under -o DIR/t-%n.EXT --max-size 1M [more]: the files there
+ * (t-1, t-2, ... in order, those removed by --max-files aside) must each
+ * be a whole trace within 1M, and hold every event of the kept ones once.
+ * Returns how many files are left; *first: the number of the oldest.
+ */
+static int rotation_run(long n, const char *ext, const char *more, const char *more_val,
+			int *first, long *events_lo)
+{
+	char n_arg[24], pattern[300], path[320];
+	const char *const prog_args[] = { n_arg, NULL };
+	const char *tracer_args[] = { "-o", pattern, "--max-size", "1M", more, more_val, NULL };
+	unsigned char *seen_i = calloc(NUMBERED_MAX, 1), *seen_span = calloc(NUMBERED_MAX, 1);
+	long lo, hi, expect_next = -1;
+	int files = 0, last = 0;
+
+	assert_true(seen_i && seen_span && n <= NUMBERED_MAX);
+	snprintf(n_arg, sizeof(n_arg), "%ld", n);
+	tr_require_root();
+	if (tr_init(&r) < 0)
+		fail_msg("%s", r.error);
+	snprintf(pattern, sizeof(pattern), "%s/t-%%n.%s", r.dir, ext);
+	if (tr_start_program(&r, "numbered", prog_args) < 0 || tr_wait_line(&r, "ready", 10000) < 0 ||
+	    tr_start_tracer(&r, tracer_args) < 0 || tr_wait(&r, TR_TIMEOUT_MS) < 0)
+		fail_msg("%s", r.error);
+	if (r.tracer_exit != 0 || r.prog_exit != 0)
+		fail_msg("tracer exited %d, numbered %d: %s", r.tracer_exit, r.prog_exit, r.tracer_stderr);
+	*first = 0;
+	for (int k = 1; k < 1000; k++) {
+		snprintf(path, sizeof(path), "%s/t-%d.%s", r.dir, k, ext);
+		if (file_size(path) < 0) {
+			if (files)
+				break;
+			continue; /* removed by --max-files */
+		}
+		if (!files)
+			*first = k;
+		files++;
+		last = k;
+		if (file_size(path) > MiB)
+			fail_msg("%s is %ld bytes, over --max-size 1M", path, file_size(path));
+		if (!strcmp(ext, "json.gz"))
+			assert_gzip_file(path);
+		tally_file(path, r.pid, seen_i, seen_span, &lo, &hi);
+		/* the files follow each other: this one starts where the last one ended */
+		if (expect_next >= 0 && lo != expect_next)
+			fail_msg("%s starts at i=%ld, the file before ended at i=%ld", path, lo, expect_next - 1);
+		if (files == 1)
+			*events_lo = lo;
+		expect_next = hi + 1;
+		assert_true(tr_num(cJSON_GetObjectItemCaseSensitive(tr_meta(&r2), "output"), "file") == k);
+		/* all but the last were full; the last one ended with the target */
+		snprintf(path, sizeof(path), "%s/t-%d.%s", r.dir, k + 1, ext);
+		assert_string_equal(tr_str(tr_meta(&r2), "stop_reason"),
+				    file_size(path) >= 0 ? "--max-size: continued in the next file" :
+							   "target exited");
+	}
+	if (!files)
+		fail_msg("no file t-N.%s in %s", ext, r.dir);
+	/* from the oldest file kept on, every event is there, once */
+	for (long i = *events_lo; i < n; i++)
+		if (!seen_i[i])
+			fail_msg("event n i=%ld is in no file (files %d..%d)", i, *first, last);
+	free(seen_i);
+	free(seen_span);
+	return files;
+}
+
+/* 40000 events, ~100 bytes each in JSON: 4 files of 1M and a fifth. */
+static void test_rotation_json_files_hold_every_event_once(void **state)
+{
+	int first;
+	long lo;
+
+	(void)state;
+	if (rotation_run(40000, "json", NULL, NULL, &first, &lo) < 4)
+		fail_msg("40000 events in under 4 files of 1M");
+	assert_int_equal(first, 1);
+	assert_int_equal(lo, 0);
+	assert_non_null(strstr(r.tracer_stderr, " events written in "));
+}
+
+/*
+ * gzip, ~7 bytes an event: 300000 events make 3 files of 1M;
+ * --max-files 2 keeps the newest two, from an event after 0 to the last.
+ */
+static void test_rotation_gzip_keeps_the_newest_files(void **state)
+{
+	int first, files;
+	long lo;
+
+	(void)state;
+	files = rotation_run(300000, "json.gz", "--max-files", "2", &first, &lo);
+	if (first < 2)
+		fail_msg("file t-1 was kept with --max-files 2 (%d files)", files);
+	assert_int_equal(files, 2);
+	assert_true(lo > 0);
+	assert_non_null(strstr(r.tracer_stderr, "removed (--max-files)"));
+}
+
+/* A plain name: full at 1M, closed as a whole trace; events up to then, none missing; tracing stops. */
+static void test_max_size_plain_name_stops(void **state)
+{
+	const char *const prog_args[] = { "40000", NULL };
+	const char *tracer_args[] = { "-o", NULL, "--max-size", "1M", NULL };
+	unsigned char *seen_i = calloc(NUMBERED_MAX, 1), *seen_span = calloc(NUMBERED_MAX, 1);
+	cJSON *out;
+	long lo, hi;
+
+	(void)state;
+	assert_true(seen_i && seen_span);
+	tr_require_root();
+	if (tr_init(&r) < 0)
+		fail_msg("%s", r.error);
+	tracer_args[1] = trace_named(&r, "full.json");
+	if (tr_start_program(&r, "numbered", prog_args) < 0 || tr_wait_line(&r, "ready", 10000) < 0 ||
+	    tr_start_tracer(&r, tracer_args) < 0 || tr_wait(&r, TR_TIMEOUT_MS) < 0)
+		fail_msg("%s", r.error);
+	assert_int_equal(r.tracer_exit, 0);
+	assert_int_equal(r.prog_exit, 0); /* the target goes on, untraced */
+	if (file_size(r.trace_path) > MiB)
+		fail_msg("%s is %ld bytes, over --max-size 1M", r.trace_path, file_size(r.trace_path));
+	tally_file(r.trace_path, r.pid, seen_i, seen_span, &lo, &hi);
+	assert_int_equal(lo, 0);
+	for (long i = 0; i <= hi; i++)
+		if (!seen_i[i])
+			fail_msg("event n i=%ld is missing before the file was full (last i=%ld)", i, hi);
+	if (hi >= 39999)
+		fail_msg("all 40000 events fit in 1M: the limit was never reached");
+	assert_string_equal(tr_str(tr_meta(&r2), "stop_reason"), "--max-size reached");
+	out = cJSON_GetObjectItemCaseSensitive(tr_meta(&r2), "output");
+	assert_true(tr_num(out, "max_size") == MiB);
+	assert_non_null(strstr(r.tracer_stderr, "is full (--max-size"));
+	free(seen_i);
+	free(seen_span);
+}
+
+/* Option mistakes: one line, exit 2, nothing traced. */
+static void test_max_size_usage_errors(void **state)
+{
+	static const struct {
+		const char *args[10];
+		const char *says;
+	} cases[] = {
+		{ { "-p", "1", "--max-size", "100K", NULL }, "from 1M to 1024G" },
+		{ { "-p", "1", "--max-size", "1X", NULL }, "from 1M to 1024G" },
+		{ { "-p", "1", "-o", "t-%n.json", NULL }, "only with --max-size" },
+		{ { "-p", "1", "-o", "-", "--max-size", "1M", NULL }, "needs a file" },
+		{ { "-p", "1", "-o", "t.json", "--max-size", "1M", "--max-files", "2", NULL }, "needs numbered files" },
+		{ { "-p", "1", "-o", "t-%n.json", "--max-size", "1M", "--max-files", "0", NULL }, "from 1 to" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (tr_run_tracer(&c, NULL, NULL, cases[i].args, 10000) < 0)
+			fail_msg("cannot run the tracer");
+		if (c.exit != 2 || !strstr(c.err, cases[i].says))
+			fail_msg("case %zu: exit %d, stderr \"%s\" (wanted 2 and \"%s\")", i, c.exit, c.err,
+				 cases[i].says);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -285,6 +524,10 @@ int main(void)
 		cmocka_unit_test_teardown(test_gzip_stopped_by_duration, free_all),
 		cmocka_unit_test_teardown(test_gzip_stopped_by_sigterm, free_all),
 		cmocka_unit_test_teardown(test_stdout_stays_plain, free_all),
+		cmocka_unit_test_teardown(test_rotation_json_files_hold_every_event_once, free_all),
+		cmocka_unit_test_teardown(test_rotation_gzip_keeps_the_newest_files, free_all),
+		cmocka_unit_test_teardown(test_max_size_plain_name_stops, free_all),
+		cmocka_unit_test_teardown(test_max_size_usage_errors, free_all),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
