@@ -134,6 +134,8 @@ void chrome_trace_restart(struct chrome_trace *tf, const struct trace_facts *fac
 
 	tf->first_event = true;
 	tf->events = 0;
+	/* A new file: every thread's first event in it misses the cache (trace_rotation_first_in_file()). */
+	memset(tf->ids, 0, sizeof(tf->ids));
 	jw_lit(w, "{\"context\":{");
 	write_facts(w, facts);
 	jw_lit(w, "},\n\"traceEvents\":[\n");
@@ -293,10 +295,15 @@ void chrome_trace_end(struct chrome_trace *tf, const struct trace_facts *facts,
 	}
 }
 
+static struct ct_ids_text *ids_slot(struct chrome_trace *tf, uint32_t pid, uint32_t tid)
+{
+	return &tf->ids[(tid ^ pid >> 4) % (sizeof(tf->ids) / sizeof(tf->ids[0]))];
+}
+
 /* ","pid":P,"tid":T at q, from the cache of a few threads' (chrome_trace.h); returns the end. */
 static char *put_ids(struct chrome_trace *tf, char *q, uint32_t pid, uint32_t tid)
 {
-	struct ct_ids_text *c = &tf->ids[(tid ^ pid >> 4) % (sizeof(tf->ids) / sizeof(tf->ids[0]))];
+	struct ct_ids_text *c = ids_slot(tf, pid, tid);
 	char *start = q;
 
 	if (c->len && c->pid == pid && c->tid == tid) {
@@ -324,7 +331,14 @@ static void te_begin(struct chrome_trace *tf, const char *ph, uint32_t pid, uint
 	/* --max-size: a new file first, or (a plain file full) an event written nowhere, not counted. */
 	bool past_limit = __builtin_expect(tf->rot != NULL, 0) && tf->w != &tf->aside &&
 			  trace_rotation_before_event(tf->rot, tf);
-	struct json_writer *w = tf->w;
+	struct json_writer *w;
+	struct ct_ids_text *c;
+
+	/* Not in the cache: maybe the thread's first event in this file, to come after its names. */
+	if (__builtin_expect(tf->rot != NULL, 0) && !past_limit && tf->w != &tf->aside &&
+	    !((c = ids_slot(tf, pid, tid))->len && c->pid == pid && c->tid == tid))
+		trace_rotation_first_in_file(tf->rot, tf, pid, tid);
+	w = tf->w;
 	/* Every event starts so: written in place at once where the buffer has room (nearly always). */
 	char *q = strlen(ph) <= 8 ? jw_reserve(w, 128) : NULL;
 

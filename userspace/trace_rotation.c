@@ -11,18 +11,25 @@
 #include "chrome_trace.h"
 #include "output_file.h"
 
-enum name_kind { PROCESS_NAME, THREAD_NAME, PROCESS_SORT_INDEX, THREAD_SORT_INDEX };
+/*
+ * The names written of one thread (key pid, tid) or one process (key
+ * pid, NO_TID): its name and sort index as written last, and the file they
+ * were last written in.
+ */
+#define NO_TID UINT32_MAX
 
 struct name_key {
-	uint32_t kind, pid, tid;
+	uint32_t pid, tid;
 };
 
 struct name_entry {
 	struct name_key key;
-	unsigned flags;
+	unsigned long long file;  /* written in this file already */
+	bool has_name, has_sort;
 	int64_t sort_index;
+	unsigned flags;
 	size_t n;
-	char s[];
+	char *s;
 };
 
 /* pattern with its first "%n" as `index`, into buf; -1 if too long. */
@@ -64,65 +71,101 @@ void trace_rotation_attach(struct trace_rotation *r, struct chrome_trace *ct, st
 		ct->rot = r;
 }
 
+static void free_entry(const void *key, size_t len, void *value, void *ctx);
+
 void trace_rotation_free(struct trace_rotation *r)
 {
-	key_map_free_with_values(&r->names);
+	key_map_each(&r->names, free_entry, NULL);
+	key_map_free(&r->names);
 	if (r->discard.buf)
 		jw_free(&r->discard);
+}
+
+static void free_entry(const void *key, size_t len, void *value, void *ctx)
+{
+	struct name_entry *e = value;
+
+	(void)key;
+	(void)len;
+	(void)ctx;
+	free(e->s);
+	free(e);
 }
 
 void trace_rotation_remember(struct trace_rotation *r, const char *what, uint32_t pid, uint32_t tid,
 			     const char *s, size_t n, unsigned flags, int64_t sort_index)
 {
-	struct name_key key = { 0, pid, tid };
-	struct name_entry *e, *old;
+	bool process = !strncmp(what, "process_", 8), sort = strstr(what, "sort_index") != NULL;
+	struct name_key key = { pid, process ? NO_TID : tid };
+	struct name_entry *e;
 
 	if (r->busy)
 		return; /* a name written again: already remembered */
-	key.kind = !strcmp(what, "process_name") ? PROCESS_NAME :
-		   !strcmp(what, "thread_name") ? THREAD_NAME :
-		   !strcmp(what, "process_sort_index") ? PROCESS_SORT_INDEX : THREAD_SORT_INDEX;
-	if (!key_map_get(&r->names, &key, sizeof(key)) && r->names.count >= TRACE_ROTATION_NAMES_MAX) {
-		r->names_not_kept++;
-		return;
-	}
-	e = malloc(sizeof(*e) + n + 1);
+	e = key_map_get(&r->names, &key, sizeof(key));
 	if (!e) {
-		r->names_not_kept++;
+		if (r->names.count >= TRACE_ROTATION_NAMES_MAX || !(e = calloc(1, sizeof(*e)))) {
+			r->names_not_kept++;
+			return;
+		}
+		e->key = key;
+		key_map_put(&r->names, &e->key, sizeof(e->key), e);
+	}
+	e->file = r->index; /* just written in this file */
+	if (sort) {
+		e->has_sort = true;
+		e->sort_index = sort_index;
 		return;
 	}
-	e->key = key;
-	e->flags = flags;
-	e->sort_index = sort_index;
-	e->n = n;
+	/* A rename replaces the name: the next file has the latest only, as a viewer shows. */
+	free(e->s);
+	e->s = malloc(n + 1);
+	if (!e->s) {
+		e->has_name = false;
+		return;
+	}
 	if (n)
 		memcpy(e->s, s, n);
 	e->s[n] = '\0';
-	/* A rename replaces the name: the next file has the latest only, as a viewer shows. */
-	old = key_map_put(&r->names, &e->key, sizeof(e->key), e);
-	free(old);
+	e->n = n;
+	e->flags = flags;
+	e->has_name = true;
 }
 
-static void write_name_again(const void *key, size_t len, void *value, void *ctx)
+/* The names of e, written again in this file. */
+static void write_again(struct trace_rotation *r, struct chrome_trace *ct, struct name_entry *e)
 {
-	const struct name_entry *e = value;
-	struct chrome_trace *ct = ctx;
 	const struct ct_text t = { e->s, e->n, e->flags };
+	bool process = e->key.tid == NO_TID;
+	uint32_t tid = process ? e->key.pid : e->key.tid;
 
-	(void)key;
-	(void)len;
-	switch (e->key.kind) {
-	case PROCESS_NAME:
+	e->file = r->index;
+	if (e->has_name && process)
 		chrome_trace_process_name(ct, e->key.pid, &t);
-		break;
-	case THREAD_NAME:
-		chrome_trace_thread_name(ct, e->key.pid, e->key.tid, &t);
-		break;
-	default:
-		chrome_trace_sort_index(ct, e->key.pid, e->key.tid, e->key.kind == THREAD_SORT_INDEX,
-					e->sort_index);
-		break;
+	else if (e->has_name)
+		chrome_trace_thread_name(ct, e->key.pid, tid, &t);
+	if (e->has_sort)
+		chrome_trace_sort_index(ct, e->key.pid, tid, !process, e->sort_index);
+}
+
+void trace_rotation_first_in_file(struct trace_rotation *r, struct chrome_trace *ct, uint32_t pid,
+				  uint32_t tid)
+{
+	/*
+	 * The process's main thread too: the process_name written here has its
+	 * pid and tid, and so fills the cache for it.
+	 */
+	struct name_key keys[3] = { { pid, NO_TID }, { pid, pid }, { pid, tid } };
+
+	if (r->busy || r->index == 1)
+		return; /* the first file has every name where the model wrote it */
+	r->busy = true;
+	for (int i = 0; i < (tid == pid ? 2 : 3); i++) {
+		struct name_entry *e = key_map_get(&r->names, &keys[i], sizeof(keys[i]));
+
+		if (e && e->file != r->index)
+			write_again(r, ct, e);
 	}
+	r->busy = false;
 }
 
 static uint64_t now_mono_ns(void)
@@ -185,8 +228,8 @@ static void rotate(struct trace_rotation *r, struct chrome_trace *ct)
 	if (r->max_files && r->index > r->max_files &&
 	    numbered_name(old, sizeof(old), r->pattern, r->index - r->max_files) == 0)
 		unlink(old);
+	/* The names follow each thread's first event in the new file (trace_rotation_first_in_file()). */
 	chrome_trace_restart(ct, r->facts);
-	key_map_each(&r->names, write_name_again, ct);
 	r->busy = false;
 }
 

@@ -4,9 +4,11 @@
  *
  * With "%n" in the output's name (trace-%n.json.gz), a full file is closed
  * as a whole trace (its metadata, the gzip trailer) and the next one,
- * numbered 1, 2, ..., begins with the context and the names of every
- * process and thread named so far (process_name, thread_name, sort
- * indexes), so each opens alone. A span open at a rotation is written,
+ * numbered 1, 2, ..., begins with the context; the names of a process
+ * and a thread (process_name, thread_name, sort indexes, as written last)
+ * come again before its first event in each file, so each opens alone,
+ * and a file does not list every process that ever had a name (a program
+ * that makes a pseudo-process per request has thousands). A span open at a rotation is written,
  * whole, in the file where it ends. --max-files N removes the oldest file
  * when file N+1 begins, so the disk holds at most N * SIZE.
  *
@@ -35,7 +37,7 @@ struct trace_stats;
 
 /* Kept free at the end of every file: one event and the closing metadata. */
 #define TRACE_ROTATION_RESERVE (64u * 1024)
-/* Names remembered to write again at a new file's head, at most (beyond: counted). */
+/* Threads and processes whose names are remembered to write again, at most (beyond: counted). */
 #define TRACE_ROTATION_NAMES_MAX 65536
 
 struct trace_rotation {
@@ -51,7 +53,7 @@ struct trace_rotation {
 	unsigned long long names_not_kept;
 	unsigned long long rotations;
 	unsigned long long events_before; /* written in the files closed before this one */
-	struct key_map names;          /* M events to write again at each file's head */
+	struct key_map names;          /* names to write again, by (pid, tid) */
 	/* What a rotation needs: the file's writer and fd, the trace's facts and counts. */
 	struct json_writer *file;
 	struct json_writer discard;    /* events past a plain file's limit go here, and are forgotten */
@@ -73,9 +75,15 @@ void trace_rotation_free(struct trace_rotation *r);
 
 /* Before an event is begun (chrome_trace.c): rotates if need be. True: this event is not written (full). */
 bool trace_rotation_before_event(struct trace_rotation *r, struct chrome_trace *ct);
-/* An M event written (process_name, thread_name, a sort index): to be written again in the next file. */
+/* An M event written (process_name, thread_name, a sort index): to be written again in the next files. */
 void trace_rotation_remember(struct trace_rotation *r, const char *what, uint32_t pid, uint32_t tid,
 			     const char *s, size_t n, unsigned flags, int64_t sort_index);
+/*
+ * Before the first event of (pid, tid) in a file after the first (the
+ * chrome_trace's pid/tid cache missed): its process's and its names again.
+ */
+void trace_rotation_first_in_file(struct trace_rotation *r, struct chrome_trace *ct, uint32_t pid,
+				  uint32_t tid);
 /* The end: the file's writer back if events were being forgotten. */
 void trace_rotation_at_end(struct trace_rotation *r, struct chrome_trace *ct);
 /* ,"output":{...} for the metadata: the limit, this file's number, what did not fit. */

@@ -342,6 +342,25 @@ static void tally_file(const char *path, long pid, unsigned char *seen_i, unsign
 	}
 	if (!process_named || !thread_named)
 		fail_msg("%s does not name %s by itself", path, process_named ? "the thread" : "the process");
+	/* and every thread with an event there has its name there (the helper's first event may come first) */
+	{
+		double named[64];
+		int n_named = 0;
+
+		cJSON_ArrayForEach(ev, r2.events)
+			if (!strcmp(tr_str(ev, "ph"), "M") && !strcmp(tr_str(ev, "name"), "thread_name") &&
+			    n_named < 64)
+				named[n_named++] = tr_num(ev, "tid");
+		cJSON_ArrayForEach(ev, r2.events) {
+			double tid = tr_num(ev, "tid");
+			int k = 0;
+
+			while (k < n_named && named[k] != tid)
+				k++;
+			if (k == n_named)
+				fail_msg("%s: thread %.0f has events and no thread_name", path, tid);
+		}
+	}
 	m = tr_meta(&r2);
 	assert_true(tr_num(m, "events_written") == cJSON_GetArraySize(r2.events));
 	assert_true(tr_num(m, "dropped_events") == 0);
