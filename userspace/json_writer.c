@@ -134,7 +134,7 @@ unsigned long long jw_size_bound(const struct json_writer *w)
 	 * 16K, plus a sync flush's 5 and the trailer's 8 (zlib's deflateBound
 	 * says as much, for a stream not yet begun): n/1024 + 64 is above it.
 	 */
-	if (w->sink.z)
+	if (w->sink.z && !w->sink.finished)
 		pending += (pending >> 10) + 64;
 	return w->written + pending;
 }
