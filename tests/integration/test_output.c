@@ -9,7 +9,9 @@
  * which together hold every event exactly once (--max-files keeps the
  * newest); with a plain name the file is closed full and tracing stops.
  */
-#include <dirent.h>
+#include <errno.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,6 +29,7 @@
 
 static struct trace_run r, r2;
 static struct tr_cmd c;
+static char full_dir[64];
 
 static int free_all(void **state)
 {
@@ -34,6 +37,11 @@ static int free_all(void **state)
 	tr_free(&r);
 	tr_free(&r2);
 	tr_cmd_free(&c);
+	if (full_dir[0]) {
+		umount2(full_dir, MNT_DETACH);
+		rmdir(full_dir);
+		full_dir[0] = '\0';
+	}
 	return 0;
 }
 
@@ -216,6 +224,63 @@ static void test_gzip_cut_by_sigkill_is_repaired_by_fix(void **state)
 	if (tc_count(&r, "I", "burst") < 100)
 		fail_msg("only %zu burst instants recovered", tc_count(&r, "I", "burst"));
 	assert_true(tr_num(cJSON_GetObjectItemCaseSensitive(m, "target"), "pid") == r.prog.pid);
+}
+
+/* A disk that fills up: a 256 KiB tmpfs in a mount namespace of this test's own (as test_faults). */
+static void make_full_disk(void)
+{
+	if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+		fail_msg("cannot make a mount namespace: %s", strerror(errno));
+	snprintf(full_dir, sizeof(full_dir), "/tmp/ctrace-full-XXXXXX");
+	if (!mkdtemp(full_dir)) {
+		full_dir[0] = '\0';
+		fail_msg("mkdtemp: %s", strerror(errno));
+	}
+	if (mount("tmpfs", full_dir, "tmpfs", 0, "size=256k") != 0)
+		fail_msg("cannot mount a small tmpfs: %s", strerror(errno));
+}
+
+/*
+ * Disk full under a .json.gz: one clear line, a non-zero exit, the target
+ * unharmed; the cut gzip stream is repaired by `fix -o` elsewhere, into gzip.
+ */
+static void test_gzip_disk_full_is_repaired_by_fix(void **state)
+{
+	const char *const prog_args[] = { "run", "4", NULL };
+	char out[128], fixed[280];
+	const char *tracer_args[] = { "-o", out, NULL };
+	const char *fix_to[] = { out, "-o", fixed, NULL };
+	cJSON *m;
+
+	(void)state;
+	tr_require_root();
+	make_full_disk();
+	snprintf(out, sizeof(out), "%s/trace.json.gz", full_dir);
+	if (tr_init(&r) < 0 || tr_start_program(&r, "faulty", prog_args) < 0 ||
+	    tr_wait_line(&r, "ready", 10000) < 0 || tr_start_tracer(&r, tracer_args) < 0 ||
+	    tr_wait_line(&r, "armed", 10000) < 0 || tr_wait_tracer(&r, 10000) < 0)
+		fail_msg("%s", r.error);
+	assert_int_not_equal(r.tracer_exit, 0);
+	if (!strstr(r.tracer_stderr, "No space left on device") || !strstr(r.tracer_stderr, out))
+		fail_msg("the tracer did not say the disk is full: %s", r.tracer_stderr);
+	tc_assert_unharmed(&r);
+	assert_gzip_file(out);
+
+	snprintf(fixed, sizeof(fixed), "%s/fixed.json.gz", r.dir);
+	if (tc_run_fix(&c, fix_to) < 0)
+		fail_msg("cannot run fix");
+	if (c.exit != 0)
+		fail_msg("fix -o exited %d: %s", c.exit, c.err);
+	assert_gzip_file(fixed);
+	snprintf(r.trace_path, sizeof(r.trace_path), "%s", fixed);
+	if (tr_load_trace(&r) < 0)
+		fail_msg("the repaired trace: %s", r.error);
+	m = tr_meta(&r);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "truncated")));
+	assert_true(tr_num(m, "events_recovered") == cJSON_GetArraySize(r.events));
+	/* 256K of gzip holds some 30000 events; far more than the flushes' loss */
+	if (tc_count(&r, "I", "burst") < 5000)
+		fail_msg("only %zu burst instants recovered from 256K of gzip", tc_count(&r, "I", "burst"));
 }
 
 /* ticker traced into a .json.gz, stopped by `stop` (-d or a signal): a complete gzip trace. */
@@ -540,6 +605,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_gzip_has_the_same_events_as_json, free_all),
 		cmocka_unit_test_teardown(test_gzip_cut_by_sigkill_is_repaired_by_fix, free_all),
+		cmocka_unit_test_teardown(test_gzip_disk_full_is_repaired_by_fix, free_all),
 		cmocka_unit_test_teardown(test_gzip_stopped_by_duration, free_all),
 		cmocka_unit_test_teardown(test_gzip_stopped_by_sigterm, free_all),
 		cmocka_unit_test_teardown(test_stdout_stays_plain, free_all),
