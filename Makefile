@@ -157,7 +157,7 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS) $(TEST_HELPER_OBJS) include/ct
 $(BUILD)/tests/integration/%: tests/integration/%.c $(TEST_HELPER_OBJS) | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(LDFLAGS) $(filter %.c %.o,$^) -lcjson -lcmocka -lz -lm -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(LDFLAGS) $(filter %.c %.o,$^) -lbpf -lcjson -lcmocka -lz -lm -o $@
 
 $(BUILD):
 	$(Q)mkdir -p $@
@@ -240,12 +240,22 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)./scripts/demo
 
+# The header's version (include/ctrace.h) for ctrace.pc; the pages and the
+# .pc where man(1) and pkg-config(1) look by default under PREFIX.
+HEADER_VERSION = $(shell sed -n 's/^\#define CTRACE_VERSION_MAJOR //p' include/ctrace.h).$(shell sed -n 's/^\#define CTRACE_VERSION_MINOR //p' include/ctrace.h)
+MANDIR   ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(PREFIX)/share/pkgconfig
 install: $(BUILD)/ctrace-bpf
 	install -D -m 0755 $(BUILD)/ctrace-bpf $(DESTDIR)$(PREFIX)/bin/ctrace-bpf
 	install -D -m 0644 include/ctrace.h $(DESTDIR)$(PREFIX)/include/ctrace-bpf/include/ctrace.h
-	install -D -m 0644 usdt/ctrace_site.h $(DESTDIR)$(PREFIX)/include/ctrace-bpf/usdt/ctrace_site.h
+	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/include/ctrace-bpf/usdt usdt/*.h
 	printf '#include "ctrace-bpf/include/ctrace.h"\n' > $(DESTDIR)$(PREFIX)/include/ctrace.h
 	chmod 0644 $(DESTDIR)$(PREFIX)/include/ctrace.h
+	install -D -m 0644 man/ctrace-bpf.8 $(DESTDIR)$(MANDIR)/man8/ctrace-bpf.8
+	install -D -m 0644 man/ctrace.h.3 $(DESTDIR)$(MANDIR)/man3/ctrace.h.3
+	mkdir -p $(DESTDIR)$(PKGCONFIGDIR)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(HEADER_VERSION)|' pkgconfig/ctrace.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/ctrace.pc
+	chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/ctrace.pc
 
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz $(VMLINUX)

@@ -33,7 +33,9 @@
  *
  * The batched path (usdt/ctrace_batch.h) adds, in every set: ctrace_batch
  * (a uprobe like the others; bpf_ringbuf_reserve/submit, 5.8), the copies
- * at a thread's death: tp_btf/signal_deliver (5.5) and the syscall
+ * at a thread's death: tp_btf/signal_deliver (5.5), and either
+ * tp_btf/sched_prepare_exec (6.10) with the exit tracepoint (where the
+ * kernel runs it before the thread's memory goes) or the syscall
  * tracepoints sys_enter_exit, _exit_group, _execve, _execveat (optional:
  * the loader goes on without them, batch_watch.c), and one more use of
  * the dynamic linker's hook.
@@ -903,12 +905,30 @@ int BPF_PROG(ctrace_exec, struct task_struct *p, pid_t old_pid,
  * does not fill over time, and its pid, once reused, is nobody's. Runs for
  * every thread exit of the machine: two reads before the lookup.
  */
+static __always_inline void batch_rescue(__u64 why);
+
+/*
+ * Set by the loader (userspace/batch_watch.c) when this tracepoint is the
+ * batches' exit watch: on kernels that run it before the thread lets go of
+ * its memory (exit_mm()), it can still copy the thread's buffers, so no
+ * syscall tracepoint is needed (those put every thread of the machine on
+ * the slow syscall path while attached). exit_sees_mm says whether this
+ * kernel does: a task seen here with its mm still set.
+ */
+bool exit_rescue = false;
+__u32 exit_sees_mm = 0;
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(ctrace_exit, struct task_struct *p)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	__u64 *start;
 
+	if (BPF_CORE_READ(p, mm)) { /* p is current: do_exit() runs in the dying thread */
+		exit_sees_mm = 1;
+		if (exit_rescue)
+			batch_rescue(CTRACE_BATCH_WHY_EXITING);
+	}
 	/* signal->live counts the threads not yet in do_exit (this one is). */
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
@@ -929,8 +949,6 @@ int BPF_PROG(ctrace_exit, struct task_struct *p)
  * before its first use instead of at its next look at the maps. Plain and
  * non-sleepable: it reads the batch buffers with bpf_probe_read_user.
  */
-static __always_inline void batch_rescue(__u64 why);
-
 SEC("uprobe/_dl_debug_state") /* a section of its own in every set: one program order for all */
 int BPF_KPROBE(ctrace_link_map)
 {
@@ -1143,6 +1161,20 @@ int BPF_PROG(ctrace_batch_signal, int sig, struct kernel_siginfo *info, struct k
 			 sig == 21 || sig == 22 || sig == 23 || sig == 28))
 		return 0;
 	batch_rescue(CTRACE_BATCH_WHY_SIGNAL);
+	return 0;
+}
+
+/*
+ * exec(), where the kernel has this tracepoint (6.10): called in the
+ * exec()ing thread at the point of no return, before its old memory goes,
+ * and only for an exec that will happen (sys_enter_execve also sees the
+ * failed tries of execvp's PATH search). With ctrace_exit's exit_rescue,
+ * the exit and exec watch without any syscall tracepoint.
+ */
+SEC("tp_btf/sched_prepare_exec")
+int BPF_PROG(ctrace_batch_prepare_exec, struct task_struct *task, struct linux_binprm *bprm)
+{
+	batch_rescue(CTRACE_BATCH_WHY_EXEC);
 	return 0;
 }
 

@@ -282,10 +282,10 @@ static void on_event(void *ctx, struct batch_event *e)
 		return;
 	}
 	if (e->literals & BATCH_NAME_LITERAL)
-		resolve_literal(bp, e, record_name_arg(e->ev.kind), &e->ev.name, &e->ev.name_len,
+		resolve_literal(bp, e, ctrace_kind_name_arg(e->ev.kind), &e->ev.name, &e->ev.name_len,
 				&e->ev.name_flags, CTRACE_NAME_MAX - 1, name_buf);
 	if (e->literals & BATCH_ARGS_LITERAL)
-		resolve_literal(bp, e, record_args_arg(e->ev.kind), &e->ev.args, &e->ev.args_len,
+		resolve_literal(bp, e, ctrace_kind_args_arg(e->ev.kind), &e->ev.args, &e->ev.args_len,
 				&e->ev.args_flags, CTRACE_ARGS_MAX, args_buf);
 	bp->stats->batched_events++;
 	event_merge_run_push(&bp->merge, c->st->run, &e->ev);

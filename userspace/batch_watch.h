@@ -13,16 +13,21 @@
 struct ctrace_bpf;
 
 /*
- * Attaches them (the skeleton keeps the links): the four syscall
- * tracepoints, or where libbpf cannot reach them (tracefs not mounted)
- * the raw sys_enter tracepoint. Returns how many watches are missing:
+ * Attaches them (the skeleton keeps the links): where the kernel has
+ * tp_btf/sched_prepare_exec and runs the exit tracepoint before the
+ * thread's memory goes, those two (ctrace_exit copies at exit); else the
+ * four syscall tracepoints, or where libbpf cannot reach them (tracefs
+ * not mounted) the raw sys_enter tracepoint. Returns how many watches are missing:
  * the signal one said with -v; no exit/exec watch at all is said on
  * stderr always, as what a thread appended in its last 20 ms is then
  * lost uncounted.
  */
 int batch_watch_deaths(struct ctrace_bpf *skel, bool verbose);
 
-/* How exits and execs are watched: "syscall_tracepoints", "raw_sys_enter", "none"; NULL before. */
+/*
+ * How exits and execs are watched: "sched_tracepoints", "syscall_tracepoints",
+ * "raw_sys_enter", "none"; NULL before.
+ */
 const char *batch_watch_mode(void);
 
 /*

@@ -181,6 +181,9 @@ static struct ctrace_bpf *load_programs(const struct trace_options *o, enum prog
 	/* A kernel without the task_rename tracepoint still traces: renames are seen in /proc. */
 	if (libbpf_find_vmlinux_btf_id("task_rename", BPF_TRACE_RAW_TP) < 0)
 		bpf_program__set_autoload(skel->progs.ctrace_rename, false);
+	/* Before 6.10 exec() is watched by its syscalls (batch_watch.c). */
+	if (libbpf_find_vmlinux_btf_id("sched_prepare_exec", BPF_TRACE_RAW_TP) < 0)
+		bpf_program__set_autoload(skel->progs.ctrace_batch_prepare_exec, false);
 	*err = ctrace_bpf__load(skel);
 	if (*err)
 		goto fail;

@@ -12,6 +12,7 @@
 #include "ctrace_record.h"
 #include "json_check.h"
 #include "record_decode.h"
+#include "trace_summary.h"
 #include "trace_rotation.h"
 
 static void write_iso_time(struct json_writer *w, uint64_t wall_ns)
@@ -136,6 +137,7 @@ void chrome_trace_restart(struct chrome_trace *tf, const struct trace_facts *fac
 	tf->events = 0;
 	/* A new file: every thread's first event in it misses the cache (trace_rotation_first_in_file()). */
 	memset(tf->ids, 0, sizeof(tf->ids));
+	tf->ts.len = 0;
 	jw_lit(w, "{\"context\":{");
 	write_facts(w, facts);
 	jw_lit(w, "},\n\"traceEvents\":[\n");
@@ -325,6 +327,29 @@ static char *put_ids(struct chrome_trace *tf, char *q, uint32_t pid, uint32_t ti
  * Starts an event: the separator, then {"ph":PH,"pid":P,"tid":T and, when
  * ts_ns is not UINT64_MAX, "ts". Fields follow; te_end closes.
  */
+/* The start of te_begin() at q, in room for HEAD_MAX bytes and a phase of at most 8; the end. */
+#define HEAD_MAX 128
+static char *put_head(struct chrome_trace *tf, char *q, const char *ph, uint32_t pid, uint32_t tid,
+		      uint64_t ts_ns)
+{
+	if (!tf->first_event) {
+		memcpy(q, ",\n", 2);
+		q += 2;
+	}
+	memcpy(q, "{\"ph\":\"", 7);
+	q += 7;
+	while (*ph)
+		*q++ = *ph++;
+	q = put_ids(tf, q, pid, tid);
+	if (ts_ns != UINT64_MAX) {
+		memcpy(q, ",\"ts\":", 6);
+		q = jw_put_ts_us_cached(&tf->ts, q + 6, ts_ns);
+	}
+	tf->first_event = false;
+	tf->events++;
+	return q;
+}
+
 static void te_begin(struct chrome_trace *tf, const char *ph, uint32_t pid, uint32_t tid,
 		     uint64_t ts_ns)
 {
@@ -340,26 +365,11 @@ static void te_begin(struct chrome_trace *tf, const char *ph, uint32_t pid, uint
 		trace_rotation_first_in_file(tf->rot, tf, pid, tid);
 	w = tf->w;
 	/* Every event starts so: written in place at once where the buffer has room (nearly always). */
-	char *q = strlen(ph) <= 8 ? jw_reserve(w, 128) : NULL;
+	char *q = strlen(ph) <= 8 ? jw_reserve(w, HEAD_MAX) : NULL;
 
 	tf->events -= past_limit; /* counted below */
 	if (q) {
-		if (!tf->first_event) {
-			memcpy(q, ",\n", 2);
-			q += 2;
-		}
-		memcpy(q, "{\"ph\":\"", 7);
-		q += 7;
-		while (*ph)
-			*q++ = *ph++;
-		q = put_ids(tf, q, pid, tid);
-		if (ts_ns != UINT64_MAX) {
-			memcpy(q, ",\"ts\":", 6);
-			q = jw_put_ts_us(q + 6, ts_ns);
-		}
-		jw_commit(w, q);
-		tf->first_event = false;
-		tf->events++;
+		jw_commit(w, put_head(tf, q, ph, pid, tid, ts_ns));
 		return;
 	}
 	jw_lit(w, tf->first_event ? "{\"ph\":\"" : ",\n{\"ph\":\"");
@@ -415,6 +425,32 @@ static void te_name(struct chrome_trace *tf, const char *s, size_t n, unsigned f
 		jw_str(tf->w, "(unreadable)", 12, NULL);
 	else
 		jw_str(tf->w, s, n, reserved_name(s, n) ? " (renamed by ctrace)" : suffix);
+}
+
+/*
+ * Most events of a busy program: a name checked plain once (a batched
+ * literal: nothing to escape, not one of reserved_name()'s), the default
+ * category, no stack. Such an event's head and name are written at once,
+ * in room reserved for them and `extra` bytes more: the same bytes as
+ * te_begin() and te_name() write piece by piece, with one room check
+ * instead of one a piece. NULL: write it the other way.
+ */
+static char *fast_head(struct chrome_trace *ct, const char *ph, uint32_t pid, uint32_t tid,
+		       uint64_t ts_ns, const struct ct_text *name, size_t extra)
+{
+	char *q;
+
+	/* --max-size (ct->rot) checks every event in te_begin(): that way only. */
+	if ((name->flags & (CTRACE_STR_PLAIN | CTRACE_STR_FAULT | CTRACE_STR_TRUNCATED)) != CTRACE_STR_PLAIN ||
+	    ct->cat > CATEGORY_DEFAULT_ID || ct->sf || ct->rot || reserved_name(name->s, name->n) ||
+	    !(q = jw_reserve(ct->w, HEAD_MAX + 10 + name->n + extra)))
+		return NULL;
+	q = put_head(ct, q, ph, pid, tid, ts_ns);
+	memcpy(q, ",\"name\":\"", 9);
+	memcpy(q + 9, name->s, name->n);
+	q += 9 + name->n;
+	*q++ = '"';
+	return q;
 }
 
 /* ,"KEY": with a trusted key; the caller writes the value. */
@@ -482,13 +518,18 @@ void chrome_trace_thread_name(struct chrome_trace *ct, uint32_t pid, uint32_t ti
 }
 
 /* ,"cat":"ctrace","s":"S" (S: 'g', 'p' or 't'), in one copy: on every instant's path. */
+#define SCOPE_FIELDS(s) ",\"cat\":\"ctrace\",\"s\":\"" s "\""
+#define SCOPE_FIELDS_LEN (sizeof(SCOPE_FIELDS("t")) - 1)
+static const char *scope_fields(char scope)
+{
+	static const char g[] = SCOPE_FIELDS("g"), p[] = SCOPE_FIELDS("p"), t[] = SCOPE_FIELDS("t");
+
+	return scope == 'g' ? g : scope == 'p' ? p : t;
+}
+
 static void te_scope_default(struct chrome_trace *ct, char scope)
 {
-#define SCOPE_FIELDS(s) ",\"cat\":\"ctrace\",\"s\":\"" s "\""
-	static const char g[] = SCOPE_FIELDS("g"), p[] = SCOPE_FIELDS("p"), t[] = SCOPE_FIELDS("t");
-#undef SCOPE_FIELDS
-
-	jw_raw(ct->w, scope == 'g' ? g : scope == 'p' ? p : t, sizeof(t) - 1);
+	jw_raw(ct->w, scope_fields(scope), SCOPE_FIELDS_LEN);
 }
 
 /* True when the events written next are of a category other than the default. */
@@ -689,6 +730,14 @@ static cJSON *merge_args(cJSON *to, cJSON *from)
 static void complete_head(struct chrome_trace *ct, uint32_t pid, uint32_t tid, uint64_t ts_ns,
 			  uint64_t dur_ns, const struct ct_text *name)
 {
+	static const char dur_key[] = ",\"cat\":\"ctrace\",\"dur\":";
+	char *q = ct->bind.id ? NULL : fast_head(ct, "X", pid, tid, ts_ns, name, sizeof(dur_key) + 24);
+
+	if (q) {
+		memcpy(q, dur_key, sizeof(dur_key) - 1);
+		jw_commit(ct->w, jw_put_ts_us(q + sizeof(dur_key) - 1, dur_ns));
+		return;
+	}
 	te_begin(ct, "X", pid, tid, ts_ns);
 	te_name(ct, name->s, name->n, name->flags);
 	if (other_category(ct)) {
@@ -790,10 +839,30 @@ void chrome_trace_sort_index(struct chrome_trace *ct, uint32_t pid, uint32_t tid
 					pid, tid, NULL, 0, 0, n);
 }
 
+/* A name as te_name() writes it, for the summary: the program's bytes, or "(unreadable)". */
+static void summary_name(const struct ct_text *name, const char **s, size_t *n)
+{
+	*s = name->flags & CTRACE_STR_FAULT ? "(unreadable)" : name->s;
+	*n = name->flags & CTRACE_STR_FAULT ? 12 : name->n;
+}
+
+static void summarize_span(struct chrome_trace *ct, const struct ct_text *name, uint64_t dur_ns,
+			   bool unfinished)
+{
+	const char *s;
+	size_t n;
+
+	if (!ct->summary)
+		return;
+	summary_name(name, &s, &n);
+	trace_summary_span(ct->summary, s, n, dur_ns, unfinished);
+}
+
 void chrome_trace_complete(struct chrome_trace *ct, uint32_t pid, uint32_t tid, uint64_t ts_ns,
 			   uint64_t dur_ns, const struct ct_text *name,
 			   const struct ct_text *begin_args, const struct ct_text *end_args)
 {
+	summarize_span(ct, name, dur_ns, false);
 	complete_head(ct, pid, tid, ts_ns, dur_ns, name);
 	/* Args from one end only (the usual case) need no merging. */
 	if (text_empty(end_args))
@@ -811,6 +880,7 @@ void chrome_trace_unfinished(struct chrome_trace *ct, uint32_t pid, uint32_t tid
 {
 	cJSON *o = args_of(args);
 
+	summarize_span(ct, name, dur_ns, true);
 	if (!o)
 		o = cJSON_CreateObject();
 	cJSON_AddTrueToObject(o, "unfinished");
@@ -847,6 +917,7 @@ void chrome_trace_async(struct chrome_trace *ct, uint32_t pid, const struct ct_t
 	char hex[32];
 
 	snprintf(hex, sizeof(hex), "0x%" PRIx64, id);
+	summarize_span(ct, name, end_ns > begin_ns ? end_ns - begin_ns : 0, false);
 	async_end(ct, "b", pid, begin_tid, begin_ns, name, hex, begin_args);
 	ct->sf = ct->sf_end;
 	ct->sf_end = 0;
@@ -860,9 +931,30 @@ void chrome_trace_instant(struct chrome_trace *ct, uint32_t pid, uint32_t tid, u
 	 * "I", not "i": Perfetto and catapult read both, Chrome DevTools draws
 	 * only "I" (Chromium's own phase letter).
 	 */
-	te_begin(ct, "I", pid, tid, ts_ns);
-	te_name(ct, name->s, name->n, name->flags);
-	te_scope(ct, scope);
+	char *q;
+
+	if (ct->summary) {
+		const char *s;
+		size_t n;
+
+		summary_name(name, &s, &n);
+		trace_summary_instant(ct->summary, s, n);
+	}
+	q = fast_head(ct, "I", pid, tid, ts_ns, name, SCOPE_FIELDS_LEN + 1);
+	if (q) {
+		memcpy(q, scope_fields(scope), SCOPE_FIELDS_LEN);
+		q += SCOPE_FIELDS_LEN;
+		if (text_empty(args)) { /* and no stack: the whole event */
+			*q++ = '}';
+			jw_commit(ct->w, q);
+			return;
+		}
+		jw_commit(ct->w, q);
+	} else {
+		te_begin(ct, "I", pid, tid, ts_ns);
+		te_name(ct, name->s, name->n, name->flags);
+		te_scope(ct, scope);
+	}
 	write_args_text(ct, args);
 	te_end(ct);
 }
@@ -870,6 +962,32 @@ void chrome_trace_instant(struct chrome_trace *ct, uint32_t pid, uint32_t tid, u
 void chrome_trace_counter(struct chrome_trace *ct, uint32_t pid, uint32_t tid, uint64_t ts_ns,
 			  const struct ct_text *name, double value)
 {
+	static const char value_key[] = ",\"cat\":\"ctrace\",\"args\":{\"value\":";
+	char *q, *end;
+
+	if (ct->summary) {
+		const char *s;
+		size_t n;
+
+		summary_name(name, &s, &n);
+		trace_summary_counter(ct->summary, s, n, value);
+	}
+	q = fast_head(ct, "C", pid, tid, ts_ns, name, sizeof(value_key) + 24);
+	if (q) {
+		memcpy(q, value_key, sizeof(value_key) - 1);
+		q += sizeof(value_key) - 1;
+		end = jw_put_whole(q, value); /* most counters */
+		if (end) {
+			memcpy(end, "}}", 2);
+			jw_commit(ct->w, end + 2);
+			return;
+		}
+		jw_commit(ct->w, q);
+		jw_double(ct->w, value);
+		jw_lit(ct->w, "}");
+		te_end(ct);
+		return;
+	}
 	te_begin(ct, "C", pid, tid, ts_ns);
 	te_name(ct, name->s, name->n, name->flags);
 	if (other_category(ct)) {

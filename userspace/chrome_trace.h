@@ -96,8 +96,12 @@ struct ct_flow_bind {
 	bool out, in;
 };
 
+struct trace_summary;
+
 struct chrome_trace {
 	struct json_writer *w;
+	/* The end-of-trace summary (trace_summary.h) fed with every span, instant and counter written; NULL: none. */
+	struct trace_summary *summary;
 	bool first_event;
 	uint64_t events;
 	/*
@@ -124,6 +128,7 @@ struct chrome_trace {
 		uint8_t len; /* 0: empty */
 		char s[39];
 	} ids[16];
+	struct jw_ts_cache ts; /* each event's "ts" (json_writer.h) */
 	/* --max-size (trace_rotation.h), or NULL: checked before each event. */
 	struct trace_rotation *rot;
 	/* Events written aside (chrome_trace_capture_begin()): the file's writer meanwhile. */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "commands.h"
 #include "session.h"
+#include "trace_summary.h"
 
 /* ctrace-PID.json, or with --exe alone ctrace-PROGRAM.json. */
 static const char *default_output(const struct session *s, char *buf, size_t len)
@@ -38,11 +39,27 @@ static void say_written(const struct session *s, const struct trace_output *out)
 		s->stats.dropped ? " (the ring buffer was full)" : "");
 }
 
+/* The summary of what was written (trace_summary.h), as `ctrace-bpf report FILE` prints it. */
+static void say_summary(const struct session *s, const struct trace_summary *sum)
+{
+	struct summary_losses l = {
+		.known = true,
+		.dropped = s->stats.dropped,
+		.unfinished_spans = s->stats.unfinished_spans,
+		.unmatched_ends = s->stats.unmatched_ends,
+	};
+
+	for (unsigned i = 0; i < s->stats.n_bounds; i++)
+		l.evicted += s->stats.bounds[i]->evicted;
+	trace_summary_print(stderr, sum, &l, SUMMARY_TOP_SPANS, SUMMARY_TOP_OTHERS);
+}
+
 int cmd_trace(int argc, char **argv)
 {
 	struct trace_options o;
 	struct session s;
 	struct trace_output out;
+	struct trace_summary summary;
 	char default_out[300];
 	int code;
 
@@ -56,16 +73,26 @@ int cmd_trace(int argc, char **argv)
 		o.output = default_output(&s, default_out, sizeof(default_out));
 
 	code = 1;
+	trace_summary_init(&summary);
 	if (output_begin(&out, o.output,
 			 &(struct output_limits){ o.max_size, o.max_files, &s.stats },
-			 &s.target) == 0 && session_start(&s, &out) == 0) {
-		session_run(&s);
-		session_stop(&s);
-		if (output_end(&out, &s.stats) == 0) {
-			say_written(&s, &out);
-			code = 0;
+			 &s.target) == 0) {
+		if (!o.quiet)
+			out.tf.summary = &summary;
+		if (session_start(&s, &out) == 0) {
+			session_run(&s);
+			session_stop(&s);
+			if (output_end(&out, &s.stats) == 0) {
+				/* A loss is a warning: said even with -q. */
+				if (!o.quiet || s.stats.dropped)
+					say_written(&s, &out);
+				if (!o.quiet)
+					say_summary(&s, &summary);
+				code = 0;
+			}
 		}
 	}
 	output_close(&out, code && !s.started); /* tracing never started: no file left */
+	trace_summary_free(&summary);
 	return session_end(&s, code);
 }

@@ -11,5 +11,7 @@ int cmd_trace(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 /* ctrace-bpf fix FILE: closes a trace that was cut short so viewers open it. */
 int cmd_fix(int argc, char **argv);
+/* ctrace-bpf report FILE: the summary of a trace file (the one the trace command prints at its end). */
+int cmd_report(int argc, char **argv);
 
 #endif

@@ -319,14 +319,15 @@ void jw_json_text(struct json_writer *w, const char *s, size_t n)
 	put_body(w, s, n, 1);
 }
 
+static const char pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
 /* Decimal digits of v, right-aligned ending at end; returns the first. */
 /* Two digits a step (a pid, a tid and a timestamp per event: it adds up). */
 static char *fmt_u64(char *end, unsigned long long v)
 {
-	static const char pairs[201] =
-		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-		"8081828384858687888990919293949596979899";
 
 	while (v >= 100) {
 		unsigned r = (unsigned)(v % 100);
@@ -412,17 +413,26 @@ int jw_shortest_g(double v, char *b, size_t cap)
 	return n;
 }
 
-void jw_double(struct json_writer *w, double v)
+char *jw_put_whole(char *q, double v)
 {
-	char b[40];
-
 	/*
 	 * Whole numbers (most counters) up to 2^53 print as integers, exact,
 	 * without snprintf and strtod (1e15 as 1000000000000000, not 1e+15).
 	 */
-	if (v >= -9007199254740992.0 && v <= 9007199254740992.0 && v == (double)(long long)v &&
-	    !(v == 0 && signbit(v))) {
-		jw_i64(w, (long long)v);
+	if (!(v >= -9007199254740992.0 && v <= 9007199254740992.0 && v == (double)(long long)v &&
+	      !(v == 0 && signbit(v))))
+		return NULL;
+	if (v < 0)
+		*q++ = '-';
+	return jw_put_u64(q, (unsigned long long)(v < 0 ? -v : v));
+}
+
+void jw_double(struct json_writer *w, double v)
+{
+	char b[40], *end = jw_put_whole(b, v);
+
+	if (end) {
+		jw_raw(w, b, (size_t)(end - b));
 		return;
 	}
 	if (isnan(v)) {
@@ -446,6 +456,27 @@ char *jw_put_ts_us(char *q, unsigned long long ns)
 	q[2] = (char)('0' + frac / 10 % 10);
 	q[3] = (char)('0' + frac % 10);
 	return q + 4;
+}
+
+char *jw_put_ts_us_cached(struct jw_ts_cache *c, char *q, unsigned long long ns)
+{
+	unsigned long long us = ns / 1000, hi = us / 10000;
+	unsigned lo = (unsigned)(us % 10000), frac = (unsigned)(ns % 1000);
+
+	if (!hi) /* fewer than 5 digits: no leading zeros to write */
+		return jw_put_ts_us(q, ns);
+	if (hi != c->hi || !c->len) {
+		c->hi = hi;
+		c->len = (unsigned)(jw_put_u64(c->s, hi) - c->s);
+	}
+	memcpy(q, c->s, sizeof(c->s)); /* whole: a constant size; the end is c->len */
+	q += c->len;
+	memcpy(q, pairs + 2 * (lo / 100), 2);
+	memcpy(q + 2, pairs + 2 * (lo % 100), 2);
+	q[4] = '.';
+	q[5] = (char)('0' + frac / 100);
+	memcpy(q + 6, pairs + 2 * (frac % 100), 2);
+	return q + 8;
 }
 
 void jw_ts_us(struct json_writer *w, unsigned long long ns)

@@ -115,6 +115,19 @@ static inline void jw_commit(struct json_writer *w, char *end)
 char *jw_put_u64(char *q, unsigned long long v);
 char *jw_put_ts_us(char *q, unsigned long long ns);
 
+/*
+ * jw_put_ts_us() for a stream of close timestamps (each event's "ts"):
+ * the digits above the last four of the microseconds are kept from the
+ * last call and copied while they stay the same (they change every 10 ms),
+ * so that most calls format 7 digits instead of 13. Zero it to start.
+ */
+struct jw_ts_cache {
+	unsigned long long hi; /* microseconds / 10000 */
+	unsigned len;          /* of s; 0: empty */
+	char s[24];
+};
+char *jw_put_ts_us_cached(struct jw_ts_cache *c, char *q, unsigned long long ns);
+
 void jw_u64(struct json_writer *w, unsigned long long v);
 void jw_i64(struct json_writer *w, long long v);
 
@@ -125,6 +138,8 @@ void jw_i64(struct json_writer *w, long long v);
  * calls setlocale), so the decimal point is '.'.
  */
 void jw_double(struct json_writer *w, double v);
+/* In reserved room (24 bytes): v as jw_double() writes it if it is a whole number up to 2^53; the end, else NULL. */
+char *jw_put_whole(char *q, double v);
 /* A finite v as the shortest of %.15g/%.16g/%.17g that reads back to it, into b; its length. */
 int jw_shortest_g(double v, char *b, size_t cap);
 

@@ -25,6 +25,7 @@ int main(int argc, char **argv)
 		{ "trace", cmd_trace },
 		{ "list", cmd_list },
 		{ "fix", cmd_fix },
+		{ "report", cmd_report },
 	};
 
 	if (argc > 1)

@@ -53,6 +53,7 @@ void session_init(struct session *s, struct trace_options *o)
 
 	memset(s, 0, sizeof(*s));
 	s->o = o;
+	s->status.fd = -1; /* no status line until session_start */
 	record_strings_init(&s->strings, &s->stats);
 	attachment_init(&s->att, false, false);
 	sa.sa_handler = on_signal;
@@ -184,6 +185,8 @@ static void say_what_is_traced(const struct session *s)
 	const struct trace_options *o = s->o;
 	const char *where = strcmp(o->output, "-") ? o->output : "standard output";
 
+	if (o->quiet)
+		return;
 	if (o->exe)
 		fprintf(stderr, "ctrace-bpf: tracing every process running %s (%zu now): %u probes; writing %s; Ctrl-C to stop\n",
 			o->exe, s->targets.n, s->att.sites, where);
@@ -244,6 +247,7 @@ int session_start(struct session *s, struct trace_output *out)
 		return err;
 	}
 	say_what_is_traced(s);
+	status_line_start(&s->status, !o->quiet, session_now_ns(CLOCK_MONOTONIC));
 	if (o->command && launch_resume(&s->launched) < 0)
 		fprintf(stderr, "ctrace-bpf: the command died before it started\n");
 	if (o->command && o->duration > 0)
@@ -256,6 +260,7 @@ int session_end(struct session *s, int code)
 	const struct trace_options *o = s->o;
 	int command_code;
 
+	status_line_end(&s->status);
 	bpf_link__destroy(s->exec_link);
 	bpf_link__destroy(s->fork_link);
 	link_map_watch_free(&s->dl);

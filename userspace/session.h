@@ -37,6 +37,7 @@
 #include "record_strings.h"
 #include "session_output.h"
 #include "stack_trace.h"
+#include "status_line.h"
 #include "targets.h"
 #include "trace_model.h"
 #include "trace_options.h"
@@ -96,6 +97,7 @@ struct session {
 	 * was already gone), and the user asked for nothing after the stop.
 	 */
 	uint64_t stop_ns;
+	struct status_line status; /* on the terminal while tracing (status_line.h) */
 };
 
 /* The signal that asked for the stop (SIGINT, SIGTERM, SIGHUP), 0 until one came. */

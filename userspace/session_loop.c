@@ -266,8 +266,9 @@ static void say_first_probes(struct session *s)
 	if (facts->probes_attached || !s->att.sites)
 		return;
 	facts->probes_attached = s->att.sites;
-	fprintf(stderr, "ctrace-bpf: tracing process %d (%s): %u probes in %u objects\n",
-		s->first_pid, s->target.comm, s->att.sites, s->att.objects_with_probes);
+	if (!s->o->quiet)
+		fprintf(stderr, "ctrace-bpf: tracing process %d (%s): %u probes in %u objects\n",
+			s->first_pid, s->target.comm, s->att.sites, s->att.objects_with_probes);
 }
 
 /*
@@ -314,6 +315,22 @@ static const char *stop_reason(struct session *s, uint64_t now)
 	return NULL;
 }
 
+/* The status line's figures, twice a second on a terminal (status_line.h). */
+static void show_status(struct session *s, uint64_t now)
+{
+	struct status_figures f = {
+		.events = s->out->tf.events,
+		.dropped = s->skel->bss->dropped + s->unread_at_stop + s->bpath.lost,
+		.bytes = s->out->w.written + s->out->rot.bytes_before, /* every file of a rotation */
+	};
+
+	if (s->status.fd < 0 || now < s->status.next_ns)
+		return;
+	for (size_t i = 0; i < s->targets.n; i++)
+		f.processes += !s->targets.v[i].gone;
+	status_line_tick(&s->status, now, &f);
+}
+
 void session_run(struct session *s)
 {
 	const char *why = NULL;
@@ -329,6 +346,7 @@ void session_run(struct session *s)
 		report_untraced(s);
 		now = session_now_ns(CLOCK_MONOTONIC);
 		output_flush_every(s->out, now);
+		show_status(s, now);
 		attach_what_appeared(s);
 		rescan(s, now);
 		say_first_probes(s);
@@ -398,6 +416,7 @@ void session_stop(struct session *s)
 	 */
 	s->stats.stop_mono_ns = session_now_ns(CLOCK_MONOTONIC);
 	s->stop_ns = s->stats.stop_mono_ns;
+	status_line_end(&s->status);
 	s->skel->bss->stopping = true;
 	stop_at_high_priority(s);
 	batch_path_stop(&s->bpath, consume_ring, s->rb); /* every buffer up to the stop, before the detach */

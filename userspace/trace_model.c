@@ -81,6 +81,7 @@ static char *text_copy(struct ct_text *t, char *to, const char *s, size_t n, uns
 
 static bool known_comm(struct trace_model *m, uint32_t tgid, uint32_t tid,
 		       char *buf, size_t len);
+static void forget_shown_recently(struct trace_model *m);
 static void flow_phase(void *ctx, char ph, uint32_t pid, uint32_t tid, uint64_t ts_ns, uint64_t id);
 static void flow_release(void *ctx, const char *json, size_t len);
 
@@ -217,9 +218,15 @@ void trace_model_traced_from_start(struct trace_model *m, uint32_t pid)
 void trace_model_add_process(struct trace_model *m, uint32_t pid)
 {
 	char comm[64];
+	uint64_t evicted = m->b_procs.evicted;
 
 	if (proc_mark(&m->procs, &m->b_procs, pid))
 		return;
+	/* resolve()'s caches of threads shown say their process is named: no longer sure. */
+	if (m->b_procs.evicted != evicted) {
+		forget_shown_recently(m);
+		m->last_tgid = m->last_tid = 0;
+	}
 	/*
 	 * The name learned first (trace_model_thread_name()): a process that
 	 * exec'd since tracing started is named after its old program first,
@@ -369,9 +376,18 @@ static void resolve(struct trace_model *m, uint32_t tgid, uint32_t tid,
 	if (c)
 		tb_touch(&m->b_contexts, &c->e);
 	*pid = c ? c->pid : tgid;
-	/* The common case, the same real thread as last time: already named. */
-	if (!c && tgid == m->last_tgid && tid == m->last_tid) {
+	/*
+	 * The common case, the same real thread as last time, or one of the
+	 * few shown lately (threads take turns): its process and itself are
+	 * named already. Not moved up in the tables' order of use (the last
+	 * thread never was): past --max-memory such a thread may be forgotten
+	 * while busy, and is named again when it next misses these caches.
+	 */
+	if (!c && ((tgid == m->last_tgid && tid == m->last_tid) ||
+		   m->shown_recently[tid % 8] == ((uint64_t)tgid << 32 | tid))) {
 		*tid_out = tid;
+		m->last_tgid = tgid;
+		m->last_tid = tid;
 		return;
 	}
 	trace_model_add_process(m, tgid);

@@ -63,6 +63,8 @@ static const char usage_text[] =
 	"                       e.g. net,db; -NAME leaves one out (-verbose: all\n"
 	"                       others); sites left out stay as cheap as untraced\n"
 	"  -v, --verbose        say what is attached; show libbpf's messages\n"
+	"  -q, --quiet          no status line while tracing, no \"tracing ...\" line and\n"
+	"                       no summary at the end; warnings and errors still\n"
 	"  -h, --help           this text\n"
 	"  -V, --version        the version\n"
 	"\n"
@@ -80,7 +82,11 @@ static const char usage_text[] =
 	"\nOther commands:\n"
 	"  ctrace-bpf list -p PID | PATH   list the USDT probes of a process or an ELF file\n"
 	"  ctrace-bpf fix FILE             close a trace that was cut short (tracer killed,\n"
-	"                                  disk full) so that viewers open it\n";
+	"                                  disk full) so that viewers open it\n"
+	"  ctrace-bpf report FILE          the summary printed at the end of a trace (span\n"
+	"                                  names by total time, instants, counters, losses)\n"
+	"                                  for a trace file, plain or gzip\n"
+	"See man ctrace-bpf and man ctrace.h.\n";
 
 /*
  * "64K", "16M", "1G" or bytes -> bytes, from min to max (at most 2^40); 0
@@ -306,6 +312,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "fast", no_argument, NULL, 'F' },
 		{ "no-batch", no_argument, NULL, 'N' },
 		{ "max-memory", required_argument, NULL, 'M' },
@@ -323,7 +330,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 	o->max_memory = TRACE_MEMORY_DEFAULT;
 	opterr = 0; /* one line of our own instead of getopt's and ours */
 	/* "+": stop at the first non-option, the command of launch mode. */
-	while ((c = getopt_long(argc, argv, "+p:e:fo:d:b:vhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:e:fo:d:b:vqhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			parse_pids(optarg, o);
@@ -389,6 +396,9 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		case 'v':
 			o->verbose = true;
 			break;
+		case 'q':
+			o->quiet = true;
+			break;
 		case 'F':
 			o->fast = true;
 			break;
@@ -418,7 +428,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 				    argv[optind - 1] != o->output;
 
 		if (!after_dashes && !strchr(argv[optind], '/')) {
-			fprintf(stderr, "ctrace-bpf: '%s' is not a command (list, fix); to trace a program, run it as: ctrace-bpf [options] -- %s\n",
+			fprintf(stderr, "ctrace-bpf: '%s' is not a command (list, fix, report); to trace a program, run it as: ctrace-bpf [options] -- %s\n",
 				argv[optind], argv[optind]);
 			exit(2);
 		}

@@ -25,6 +25,7 @@ struct trace_options {
 	unsigned long buffer_size;
 	unsigned long long max_memory; /* --max-memory, bytes (default TRACE_MEMORY_DEFAULT) */
 	bool verbose;
+	bool quiet;               /* -q: no status line, no "tracing ..." and summary lines; warnings and errors still */
 	/* --stacks[=DEPTH|fp|dwarf,...]: 0 = no stacks, else frames at most */
 	unsigned stack_depth;
 	unsigned stack_how; /* 0: chosen per target (stack_mode.c); CTRACE_STACK_FP, _DWARF */

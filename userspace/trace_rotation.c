@@ -208,6 +208,7 @@ static void rotate(struct trace_rotation *r, struct chrome_trace *ct)
 		r->busy = false;
 		return; /* w->err stops the trace */
 	}
+	r->bytes_before += r->file->written;
 	fd = output_open(next, &created);
 	if (fd < 0) {
 		fail(r, EIO);

@@ -53,6 +53,7 @@ struct trace_rotation {
 	unsigned long long names_not_kept;
 	unsigned long long rotations;
 	unsigned long long events_before; /* written in the files closed before this one */
+	unsigned long long bytes_before;  /* the same, in bytes (the status line's total) */
 	struct key_map names;          /* names to write again, by (pid, tid) */
 	/* What a rotation needs: the file's writer and fd, the trace's facts and counts. */
 	struct json_writer *file;

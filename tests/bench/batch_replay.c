@@ -13,6 +13,7 @@
  * Each pass hands both buffers on again as the next flush of their thread
  * (the sequence numbers follow on, the anchor moves time forward), and
  * the watermark follows the ring as the session's loop moves it.
+ * The end-of-trace summary is fed, as the tracer does without -q.
  *
  *   batch_replay [--cpu C] [--out FILE] [N]   (default 10 M events, into /dev/null)
  *
@@ -37,6 +38,7 @@
 #include "model_facts.h"
 #include "proc_info.h"
 #include "trace_model.h"
+#include "trace_summary.h"
 
 struct captured {
 	unsigned char bytes[CTRACE_BATCH_BYTES];
@@ -131,6 +133,7 @@ int main(int argc, char **argv)
 	struct trace_stats stats = { 0 };
 	struct trace_model model;
 	struct chrome_trace tf;
+	struct trace_summary summary;
 	struct json_writer w;
 	struct tsc_clock tsc;
 	struct batch_path bp;
@@ -170,6 +173,9 @@ int main(int argc, char **argv)
 	facts.tracer_version = "bench";
 	facts.target = &target;
 	chrome_trace_begin(&tf, &w, &facts);
+	/* As the tracer does unless -q: the end-of-trace summary is fed with every event. */
+	trace_summary_init(&summary);
+	tf.summary = &summary;
 	trace_model_init(&model, &tf, &stats);
 	model_facts_process(&model, (uint32_t)getpid());
 	trace_model_add_process(&model, (uint32_t)getpid());

@@ -142,6 +142,68 @@ static void test_never_accepts_invalid(void **state)
 	assert_true(accepted > 1000);
 }
 
+/*
+ * json_plain_object() takes the commonest shape, a flat object of plain
+ * ASCII, in a quick pass of its own before the full scan: on mutations of
+ * such objects (numbers of every form, strings, true/false/null, empty
+ * keys) it must answer exactly as the full scan alone does.
+ */
+static void test_flat_shape_agrees_with_full_scan(void **state)
+{
+	static const char *const seeds[] = {
+		"{\"bytes\":4096,\"file\":\"/var/data/a.bin\",\"ok\":true,\"n\":null}",
+		"{\"a\":-0.5e-7,\"b\":10E+3,\"c\":0,\"\":false,\"d\":\"\"}",
+		"{}",
+	};
+	static const char alphabet[] = "{}[]\",:\\u0123456789-+.eE tfnrl \x01\x7f\x80\xc3";
+	char buf[128];
+	unsigned seed = 777;
+	int accepted = 0;
+
+	(void)state;
+	for (int round = 0; round < 300000; round++) {
+		const char *base = seeds[round % 3];
+		size_t n = strlen(base), start, len;
+		int edits = round % 4; /* 0: the seed itself */
+		struct json_check c = {
+			.flags = JSON_CHECK_OBJECT | JSON_CHECK_NO_SEPARATORS | JSON_CHECK_NO_SURROGATE_ESCAPES,
+			.max_depth = 64,
+		};
+		bool full, plain;
+
+		memcpy(buf, base, n + 1);
+		for (int e = 0; e < edits && n > 0; e++) {
+			size_t at;
+
+			seed = seed * 1103515245u + 12345u;
+			at = (seed >> 8) % n;
+			seed = seed * 1103515245u + 12345u;
+			switch ((seed >> 8) % 3) {
+			case 0:
+				buf[at] = alphabet[(seed >> 12) % (sizeof(alphabet) - 1)];
+				break;
+			case 1:
+				memmove(buf + at, buf + at + 1, n - at);
+				n--;
+				break;
+			default:
+				if (n + 1 < sizeof(buf)) {
+					memmove(buf + at + 1, buf + at, n - at + 1);
+					buf[at] = alphabet[(seed >> 12) % (sizeof(alphabet) - 1)];
+					n++;
+				}
+			}
+		}
+		full = json_check(buf, n, &c);
+		plain = json_plain_object(buf, n, &start, &len);
+		if (full != plain || (full && (start != c.start || len != c.len)))
+			fail_msg("full scan %d (%zu+%zu), json_plain_object %d (%zu+%zu): %.*s", full, c.start,
+				 c.len, plain, start, len, (int)n, buf);
+		accepted += plain;
+	}
+	assert_true(accepted > 10000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -149,6 +211,7 @@ int main(void)
 		cmocka_unit_test(test_refuses_everything_else),
 		cmocka_unit_test(test_nesting_is_bounded),
 		cmocka_unit_test(test_never_accepts_invalid),
+		cmocka_unit_test(test_flat_shape_agrees_with_full_scan),
 	};
 
 	return cmocka_run_group_tests_name("json_check", tests, NULL, NULL);

@@ -358,6 +358,41 @@ static void test_ts_us(void **state)
 	}
 }
 
+/*
+ * Each event's "ts" through the cache of its leading digits: the same text
+ * as without, for timestamps that walk on by small and large steps, cross
+ * a change of the cached digits (every 10 ms) and of their count, go back,
+ * and fall below 10 ms (no cached part), and at the ends of the range.
+ */
+static void test_ts_us_cached(void **state)
+{
+	struct jw_ts_cache cache = { 0 };
+	unsigned long long ns = 9990000, x = 88172645463325252ULL;
+	char a[64], b[64];
+
+	(void)state;
+	for (int i = 0; i < 200000; i++) {
+		char *ea, *eb;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift: the steps */
+		switch (i % 5) {
+		case 0: ns += x % 1000; break;               /* ns apart */
+		case 1: ns += x % 20000000; break;           /* across 10 ms */
+		case 2: ns = ns > 5000000 ? ns - x % 5000000 : ns; break; /* back */
+		case 3: if (i % 1000 == 3) ns = x % 10000000; break;   /* below 10 ms */
+		default: if (i % 5000 == 4) ns = x; break;   /* anywhere */
+		}
+		ea = jw_put_ts_us(a, ns);
+		eb = jw_put_ts_us_cached(&cache, b, ns);
+		if (ea - a != eb - b || memcmp(a, b, (size_t)(ea - a)))
+			fail_msg("ns %llu: %.*s without the cache, %.*s with", ns, (int)(ea - a), a,
+				 (int)(eb - b), b);
+	}
+	assert_string_equal((*jw_put_ts_us_cached(&cache, b, ULLONG_MAX) = 0, b), "18446744073709551.615");
+	assert_string_equal((*jw_put_ts_us_cached(&cache, b, 10000000) = 0, b), "10000.000");
+	assert_string_equal((*jw_put_ts_us_cached(&cache, b, 9999999) = 0, b), "9999.999");
+}
+
 /* RFC 8259 number grammar: -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE][+-]?[0-9]+)? */
 static int json_number(const char *s)
 {
@@ -611,6 +646,7 @@ int main(void)
 		cmocka_unit_test(test_str_1mib),
 		cmocka_unit_test(test_buffer_boundaries),
 		cmocka_unit_test(test_ts_us),
+		cmocka_unit_test(test_ts_us_cached),
 		cmocka_unit_test(test_double_roundtrip),
 		cmocka_unit_test(test_double_text),
 		cmocka_unit_test(test_error_epipe),
