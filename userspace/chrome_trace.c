@@ -124,7 +124,8 @@ void chrome_trace_begin(struct chrome_trace *tf, struct json_writer *w,
 	tf->cat = 0;
 	tf->bind.id = 0;
 	tf->aside_ready = false;
-	tf->rot = NULL;
+	tf->rot = NULL;     /* --max-size: the session sets it after */
+	tf->summary = NULL; /* the end's summary: the caller sets it after (fuzz_records read it unset) */
 	memset(tf->ids, 0, sizeof(tf->ids));
 	chrome_trace_restart(tf, facts);
 }
