@@ -48,7 +48,8 @@ LIB_OBJS    := $(filter-out $(BUILD)/userspace/main.o,$(LOADER_OBJS))
 
 # Programs that use include/ctrace.h: the bundled example and the test targets.
 EXAMPLES    := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
-TEST_PROGS  := $(patsubst tests/programs/%.c,$(BUILD)/tests/programs/%,$(wildcard tests/programs/*.c))
+TEST_PROGS  := $(patsubst tests/programs/%.c,$(BUILD)/tests/programs/%,$(wildcard tests/programs/*.c)) \
+	$(patsubst tests/programs/%.cpp,$(BUILD)/tests/programs/%,$(wildcard tests/programs/*.cpp))
 UNIT_TESTS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(wildcard tests/unit/test_*.c))
 INTEG_TESTS := $(patsubst tests/integration/%.c,$(BUILD)/tests/integration/%,$(wildcard tests/integration/test_*.c))
 TEST_HELPER_OBJS := $(patsubst tests/lib/%.c,$(BUILD)/tests/lib/%.o,$(wildcard tests/lib/*.c))
@@ -69,10 +70,13 @@ $(VMLINUX):
 
 # BPF_KPROBE() hands every program a `ctx` it need not use.
 BPF_WARN := -Wno-unused-parameter
+# libbpf's usdt.bpf.h includes <linux/errno.h>, whose <asm/errno.h> is in
+# the multiarch directory, which -target bpf does not search.
+BPF_SYS_INCLUDES := -idirafter /usr/include/$(shell $(CC) -dumpmachine)
 $(BUILD)/ctrace_%.bpf.o: bpf/ctrace.bpf.c bpf/ctrace_record.h $(VMLINUX) | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -DCTRACE_SET=CTRACE_SET_$(shell echo $* | tr a-z A-Z) \
-		$(WARN) $(BPF_WARN) -Ivmlinux -Ibpf -c $< -o $@.tmp
+		$(WARN) $(BPF_WARN) -Ivmlinux -Ibpf $(BPF_SYS_INCLUDES) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
 
 # Every set's skeleton must declare what ctrace.skel.h declares (the same
@@ -115,6 +119,12 @@ $(BUILD)/tests/programs/%: tests/programs/%.c $(wildcard tests/programs/*.h) inc
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(PROG_CFLAGS) $< -o $@ -lm
+
+# C++ test programs (--usdt cxx: libstdc++'s own probes).
+$(BUILD)/tests/programs/%: tests/programs/%.cpp | $(BUILD)
+	$(call msg,CXX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) -g -O2 $(WARN) -pedantic -std=gnu++17 $< -o $@
 
 # --stacks' call chains (tests/programs/stacks/chains.c), gcc -O2 -g with and
 # without frame pointers: a program, its shared library, C++ part and plugin.

@@ -50,6 +50,14 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+/*
+ * libbpf's table of argument specs: one entry per distinct spec of each
+ * attach, and --usdt attaches once per traced process (-p PID,PID...):
+ * 1024 (208 KiB) where its default 256 would serve a dozen PostgreSQL
+ * backends. A process past it is told (usdt_attach.c), not the trace lost.
+ */
+#define BPF_USDT_MAX_SPEC_CNT 1024
+#include <bpf/usdt.bpf.h>
 #include "ctrace_record.h"
 
 #define CTRACE_SET_COPY_STR 0
@@ -559,6 +567,38 @@ static __always_inline __u32 stack_capture(struct pt_regs *ctx, struct ctrace_re
 	}
 }
 
+/* n, at most max, in a way the verifier sees at the use (the compiler would drop a C bound it knows). */
+#define bounded(n, max) ({                                                     \
+	__u32 b_ = (n);                                                        \
+	asm volatile("if %[b] <= %[m] goto +1; %[b] = %[m]" : [b] "+r"(b_) : [m] "i"(max)); \
+	b_;                                                                    \
+})
+
+/*
+ * Copies a finished record of `size` bytes into the ring: 0, or -1 when
+ * it had no room (counted in `dropped`).
+ */
+static __always_inline int record_output(struct ctrace_record *r, __u64 size)
+{
+	__u64 flags;
+
+	/*
+	 * Wake the loader only when a batch waits, and look only every 64th
+	 * record of a thread: reading the ring's consumer position touches a
+	 * cache line the loader writes all the time. The loader also polls
+	 * every few ms, so a quiet program's events still arrive.
+	 */
+	flags = BPF_RB_NO_WAKEUP;
+	if ((++*record_sent(r) & 63) == 0 &&
+	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	if (bpf_ringbuf_output(&events, r, size, flags)) {
+		__sync_fetch_and_add(&dropped, 1);
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * The name and args pointers are in the arg[] the kinds table says (the
  * loader looks for a literal's address there). lit: bit 0 the name is a
@@ -571,7 +611,7 @@ static __always_inline int record_emit(struct pt_regs *ctx, struct ctrace_record
 	__u64 name_ptr = name_arg >= 0 ? r->arg[name_arg & 3] : 0;
 	__u64 args_ptr = args_arg >= 0 ? r->arg[args_arg & 3] : 0;
 	__u32 nlen, alen;
-	__u64 size, flags;
+	__u64 size;
 
 	nlen = copy_str(r->data, CTRACE_NAME_MAX - 1, name_ptr, &r->flags, 0, lit & 1);
 	/* A no-op (copy_str keeps it below 256) that the verifier can see. */
@@ -590,20 +630,8 @@ static __always_inline int record_emit(struct pt_regs *ctx, struct ctrace_record
 	barrier_var(size);
 	if (size > (stack_how ? CTRACE_RECORD_MAX + CTRACE_STACK_TRAILER_MAX : CTRACE_RECORD_MAX))
 		return 0;
-	/*
-	 * Wake the loader only when a batch waits, and look only every 64th
-	 * record of a thread: reading the ring's consumer position touches a
-	 * cache line the loader writes all the time. The loader also polls
-	 * every few ms, so a quiet program's events still arrive.
-	 */
-	flags = BPF_RB_NO_WAKEUP;
-	if ((++*record_sent(r) & 63) == 0 &&
-	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	if (bpf_ringbuf_output(&events, r, size, flags)) {
-		__sync_fetch_and_add(&dropped, 1);
+	if (record_output(r, size))
 		return 0;
-	}
 	/*
 	 * Only now, with the copy in the ring, may later events send these
 	 * literals by reference: the loader reads records in ring order.
@@ -780,6 +808,122 @@ SEC(PROBE_SEC)
 int BPF_KPROBE(ctrace_thread_sort_index, __u64 n)
 {
 	return one_word(ctx, CTRACE_KIND_THREAD_SORT_INDEX, n, 0);
+}
+
+/*
+ * --usdt: a probe another program ships (PostgreSQL's, the JVM's,
+ * libstdc++'s...), attached by libbpf (bpf_program__attach_usdt), which
+ * also decodes each note's argument specs (bpf_usdt_arg). Its cookie
+ * (bpf_usdt_cookie: libbpf keeps the BPF cookie for itself) says which of
+ * the loader's probes it is and how each argument is read
+ * (CTRACE_USDT_HOW_*). Not sleepable in any set (libbpf 1.1 has no
+ * "usdt.s"): a string on a page not yet faulted in is flagged, and the
+ * loader says so. Never batched: each hit is one record.
+ */
+SEC("usdt")
+int ctrace_usdt(struct pt_regs *ctx)
+{
+	struct ctrace_record *r;
+	__u64 *values, how_bits, size;
+	__u32 off = 0, vals;
+	long cookie, cnt;
+
+	r = record_start_site(CTRACE_KIND_USDT);
+	if (!r)
+		return 0;
+	cookie = bpf_usdt_cookie(ctx);
+	cnt = bpf_usdt_arg_cnt(ctx);
+	if (cnt < 0)
+		cnt = 0;
+	if (cnt > CTRACE_USDT_ARGS)
+		cnt = CTRACE_USDT_ARGS;
+	r->arg[0] = cookie;
+	r->arg[1] = cnt;
+	values = (__u64 *)r->data;
+	/* Loops, not unrolled: the verifier's time over this program (~1 s) dropped by a fifth. */
+#pragma clang loop unroll(disable)
+	for (int i = 0; i < CTRACE_USDT_ARGS; i++) {
+		long x;
+
+		if (i >= cnt)
+			break;
+		if (bpf_usdt_arg(ctx, i, &x))
+			r->arg[2] |= 1ull << i;
+		values[i] = x;
+	}
+	vals = (__u32)cnt * 8;
+	barrier_var(vals);
+	vals &= 127; /* at most 96: a bound the verifier sees */
+	how_bits = (__u64)cookie >> CTRACE_USDT_HOW_SHIFT;
+#pragma clang loop unroll(disable)
+	for (int i = 0; i < CTRACE_USDT_ARGS; i++) {
+		struct ctrace_usdt_str *h;
+		__u64 how = how_bits >> (2 * i) & 3, ptr;
+		char *dst;
+		long n;
+
+		if (i >= cnt)
+			break;
+		if (!how)
+			continue;
+		barrier_var(off);
+		if (off > CTRACE_ARGS_MAX - sizeof(*h))
+			break;
+		h = (struct ctrace_usdt_str *)(r->data + bounded(vals + off, 96 + CTRACE_ARGS_MAX - sizeof(*h)));
+		h->arg = i;
+		h->len = 0;
+		off += sizeof(*h);
+		if (off > CTRACE_ARGS_MAX - CTRACE_USDT_STR_MAX) {
+			h->status = CTRACE_USDT_STR_NO_ROOM;
+			continue;
+		}
+		ptr = values[i & 15]; /* 16 slots of room in the name part: a bound the verifier sees */
+		if (how == CTRACE_USDT_HOW_STR_AT_8 &&
+		    bpf_probe_read_user(&ptr, sizeof(ptr), (const void *)(ptr + 8)))
+			ptr = 0;
+		h->status = CTRACE_USDT_STR_OK;
+		/* Where the string goes, bounded so that the verifier sees it (the compiler merged the checks above). */
+		dst = r->data + bounded(vals + off, 96 + CTRACE_ARGS_MAX - CTRACE_USDT_STR_MAX);
+		if (how == CTRACE_USDT_HOW_STR_LEN) {
+			/* Not NUL-terminated: its length is the next argument. */
+			__u64 len = i + 1 < cnt ? values[(i + 1) & 15] : 0;
+
+			if (len > CTRACE_USDT_STR_MAX) {
+				len = CTRACE_USDT_STR_MAX;
+				h->status = CTRACE_USDT_STR_TRUNCATED;
+			}
+			n = bounded((__u32)len, CTRACE_USDT_STR_MAX);
+			if (n && bpf_probe_read_user(dst, n, (const void *)ptr)) {
+				h->status = CTRACE_USDT_STR_FAULT;
+				continue;
+			}
+			h->len = n;
+			off += n;
+			continue;
+		}
+		/* One byte more than kept, to tell "exactly max" from "longer". */
+		n = ptr ? bpf_probe_read_user_str(dst, CTRACE_USDT_STR_MAX + 1, (const void *)ptr) : -14;
+		if (n <= 0) {
+			h->status = CTRACE_USDT_STR_FAULT;
+			continue;
+		}
+		n -= 1; /* the NUL */
+		if (n > CTRACE_USDT_STR_MAX) {
+			n = CTRACE_USDT_STR_MAX;
+			h->status = CTRACE_USDT_STR_TRUNCATED;
+		}
+		h->len = n;
+		off += n;
+	}
+	r->name_len = vals;
+	r->args_len = off;
+	size = sizeof(*r) + vals + off;
+	size += stack_capture(ctx, r, size);
+	barrier_var(size);
+	if (size > (stack_how ? CTRACE_RECORD_MAX + CTRACE_STACK_TRAILER_MAX : CTRACE_RECORD_MAX))
+		return 0;
+	record_output(r, size);
+	return 0;
 }
 
 /*
@@ -1014,13 +1158,6 @@ static __always_inline long batch_read(void *dst, __u32 size, __u64 src, bool ma
 #endif
 	return bpf_probe_read_user(dst, size, (const void *)src);
 }
-
-/* n, at most max, in a way the verifier sees at the use (the compiler would drop a C bound it knows). */
-#define bounded(n, max) ({                                                     \
-	__u32 b_ = (n);                                                        \
-	asm volatile("if %[b] <= %[m] goto +1; %[b] = %[m]" : [b] "+r"(b_) : [m] "i"(max)); \
-	b_;                                                                    \
-})
 
 static __always_inline void batch_fill(struct ctrace_record *r, __u64 pid_tgid, __u64 buf,
 				       __u64 why, __u64 seq_end, __u64 tsc)

@@ -62,11 +62,28 @@
 	X(LINK_MAP, 12, link_map) /* arg: tgid; ld.so changed its objects */ \
 	X(THREAD_RENAME, 19, thread_rename) /* arg: tgid, tid; name: its new comm (pthread_setname_np, prctl) */
 
+/*
+ * Not ctrace's: a USDT probe another program ships (--usdt, e.g.
+ * postgresql:query__start), traced by the one BPF program ctrace_usdt
+ * through libbpf's USDT support, which decodes its argument specs. A table
+ * of its own: attach.c's programs[] is built from the probe kinds above,
+ * which are sites of provider "ctrace".
+ *   arg[0]: the cookie (userspace/usdt_spec.h: the probe's index, and how
+ *           each argument is read); arg[1]: the arguments' count (<= 12);
+ *   arg[2]: bit i set: argument i's value could not be read.
+ *   name:   the arguments' values, 8 bytes each (native order), arg[1] of them;
+ *   args:   the strings read (CTRACE_USDT_STR_*), one after the other.
+ *   X(ENUM, number, NAME)
+ */
+#define CTRACE_FOREIGN_KINDS(X)                                                \
+	X(USDT, 20, usdt)
+
 /* Its size is the highest number of the table (no padding: char arrays). */
 union ctrace__kind_numbers {
 #define CTRACE__KIND_NUMBER(kind, num, ...) char kind##_[num];
 	CTRACE_PROBE_KINDS(CTRACE__KIND_NUMBER)
 	CTRACE_PROCESS_KINDS(CTRACE__KIND_NUMBER)
+	CTRACE_FOREIGN_KINDS(CTRACE__KIND_NUMBER)
 #undef CTRACE__KIND_NUMBER
 };
 
@@ -74,6 +91,7 @@ enum ctrace_kind {
 #define CTRACE__KIND_ENUM(kind, num, ...) CTRACE_KIND_##kind = num,
 	CTRACE_PROBE_KINDS(CTRACE__KIND_ENUM)
 	CTRACE_PROCESS_KINDS(CTRACE__KIND_ENUM)
+	CTRACE_FOREIGN_KINDS(CTRACE__KIND_ENUM)
 #undef CTRACE__KIND_ENUM
 	/* The highest number above (record_decode.c checks). */
 	CTRACE_KIND_MAX = sizeof(union ctrace__kind_numbers),
@@ -125,6 +143,31 @@ struct ctrace_record {
 	__u16 args_len; /* bytes of args at data[name_len] */
 	__u64 tsc;      /* SCOPE_TSC: the TSC at the scope's end; else not set */
 	char data[];    /* name bytes, then args bytes; no NULs */
+};
+
+/*
+ * A USDT record's strings (its args part): for each argument read as a
+ * string, a struct ctrace_usdt_str, then `len` bytes (no NUL). A string
+ * is read up to CTRACE_USDT_STR_MAX bytes; one that no longer fits in the
+ * record comes with status NO_ROOM and no bytes.
+ */
+#define CTRACE_USDT_ARGS 12 /* libbpf's BPF_USDT_MAX_ARG_CNT */
+#define CTRACE_USDT_STR_MAX 1020 /* two whole strings in CTRACE_ARGS_MAX */
+#define CTRACE_USDT_STR_OK 0
+#define CTRACE_USDT_STR_FAULT 1     /* the pointer could not be read */
+#define CTRACE_USDT_STR_TRUNCATED 2 /* longer than CTRACE_USDT_STR_MAX */
+#define CTRACE_USDT_STR_NO_ROOM 3   /* the record was full */
+/* How the probe reads argument i: 2 bits at CTRACE_USDT_HOW_SHIFT + 2 * i of the cookie. */
+#define CTRACE_USDT_HOW_VALUE 0
+#define CTRACE_USDT_HOW_STR 1      /* a char * */
+#define CTRACE_USDT_HOW_STR_AT_8 2 /* a pointer to a char * at +8 (std::type_info's name) */
+#define CTRACE_USDT_HOW_STR_LEN 3  /* a char * whose length is the next argument (the JVM's) */
+#define CTRACE_USDT_HOW_SHIFT 16
+
+struct ctrace_usdt_str {
+	__u8 arg;    /* which argument */
+	__u8 status; /* CTRACE_USDT_STR_* */
+	__u16 len;
 };
 
 /*

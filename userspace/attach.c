@@ -26,6 +26,7 @@
 #include "path_list.h"
 #include "proc_maps.h"
 #include "uprobe_multi_abi.h"
+#include "usdt_attach.h"
 #include "usdt_notes.h"
 
 /* The BPF program for each probe name of provider "ctrace" (the kinds table), by index. */
@@ -410,6 +411,7 @@ static int attach_object(struct ctrace_bpf *skel, int pid,
 {
 	struct site_set set;
 	unsigned before = a->sites;
+	bool usdt_armed = false;
 	int err;
 
 	err = collect_sites(obj, a, &set);
@@ -457,7 +459,14 @@ static int attach_object(struct ctrace_bpf *skel, int pid,
 		}
 	}
 	site_set_free(&set);
-	if (!err && set.n_armers && !a->first_armed_ns) {
+	/* --usdt's probes of other programs: their semaphores rise as they attach. */
+	if (!err && a->usdt) {
+		int n = usdt_attach_object(skel->progs.ctrace_usdt, pid, obj, a->usdt, a);
+
+		err = n < 0 ? n : 0;
+		usdt_armed = n > 0;
+	}
+	if (!err && (set.n_armers || usdt_armed) && !a->first_armed_ns) {
 		struct timespec now;
 
 		clock_gettime(CLOCK_MONOTONIC, &now);
@@ -774,6 +783,7 @@ void attachment_free(struct attachment *a)
 	{
 		bool global = a->global, fast = a->fast, cookies = a->cookies, no_batch = a->no_batch;
 		const struct category_filter *categories = a->categories;
+		struct usdt_specs *usdt = a->usdt;
 
 		attachment_init(a, a->multi, a->verbose);
 		a->categories = categories;
@@ -781,6 +791,7 @@ void attachment_free(struct attachment *a)
 		a->fast = fast;
 		a->cookies = cookies;
 		a->no_batch = no_batch;
+		a->usdt = usdt;
 	}
 }
 

@@ -21,6 +21,7 @@ struct bpf_program;
 struct category_filter;
 
 struct mapped_object_list;
+struct usdt_specs;
 
 struct attachment {
 	/*
@@ -72,6 +73,10 @@ struct attachment {
 	/* --categories (categories.h); NULL: every category. */
 	const struct category_filter *categories;
 	unsigned filtered_sites;  /* sites of categories left out: not attached */
+	/* --usdt: other programs' probes to attach too (usdt_attach.c); NULL: none. */
+	struct usdt_specs *usdt;
+	unsigned usdt_sites;      /* of `sites`, the notes of those probes attached */
+	unsigned usdt_refused;    /* probes left out: argument specs libbpf cannot decode (said) */
 	bool other_categories;    /* a site of a category other than the default was attached */
 	struct bpf_link **links; /* perf-event uprobes */
 	size_t n_links, cap_links;

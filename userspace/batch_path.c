@@ -101,27 +101,22 @@ struct split_ctx {
 	struct batch_path *bp;
 	struct batch_stream *st;
 	uint64_t last_ns;
-	/*
-	 * A flush's anchor: the site's TSC and the probe's clock a few
-	 * hundred ns later. An event's time is then the anchor's minus the
-	 * ticks between them, exact where the long-run ratio of tsc_clock.c
-	 * (calibrated over 10 ms at the start) may be off by tens of us.
-	 * And no event of a copy is later than the copy (`until`).
-	 */
-	uint64_t anchor_tsc, anchor_ns, until;
+	uint64_t until; /* no event of a copy is later than the copy */
 };
 
+/*
+ * Every TSC reading of every thread through the one mapping of
+ * tsc_clock.c (as CTRACE_SCOPE's two edges are), so that events keep the
+ * order the TSC gives them across threads. Each flush's anchor (the
+ * site's TSC at the flush, the probe's clock) is not used: the probe's
+ * clock is read 3-14 us after the site's TSC, a delay that varies from
+ * flush to flush, so two threads' events a few us apart came out swapped
+ * (test_batch: test_two_threads_in_the_order_they_ran).
+ */
 static uint64_t event_ns(const struct split_ctx *c, uint64_t tsc)
 {
-	uint64_t ns;
+	uint64_t ns = tsc_clock_to_ns(c->bp->tsc, tsc);
 
-	if (c->anchor_tsc && tsc <= c->anchor_tsc) {
-		uint64_t back = tsc_clock_ticks_to_ns(c->bp->tsc, c->anchor_tsc - tsc);
-
-		ns = back < c->anchor_ns ? c->anchor_ns - back : 0;
-	} else {
-		ns = tsc_clock_to_ns(c->bp->tsc, tsc);
-	}
 	return c->until && ns > c->until ? c->until : ns;
 }
 
@@ -258,11 +253,7 @@ static void on_event(void *ctx, struct batch_event *e)
 	uint64_t *fork_ns;
 
 	e->ev.ts_ns = event_ns(c, e->tsc); /* CTRACE_SCOPE: its end (the model converts both edges itself) */
-	/*
-	 * A thread's events are in order: kept so, whatever two anchors
-	 * disagree by (a thread preempted between its rdtsc and the probe
-	 * delays one batch's anchor).
-	 */
+	/* A thread's events are in order (the mapping is monotonic): kept so whatever a hostile TSC says. */
 	if (e->ev.ts_ns < c->st->last_ns)
 		e->ev.ts_ns = c->st->last_ns;
 	if (e->ev.ts_ns > c->last_ns)
@@ -297,12 +288,11 @@ static void on_event(void *ctx, struct batch_event *e)
  * loader's read at read_ns.
  */
 static bool take_copy(struct batch_path *bp, uint32_t tgid, uint32_t tid, uint64_t buf,
-		      const void *bytes, size_t n, bool from_ring, uint64_t read_ns, bool final,
-		      uint64_t anchor_tsc)
+		      const void *bytes, size_t n, bool from_ring, uint64_t read_ns, bool final)
 {
 	struct batch_header h;
 	struct batch_stream *st;
-	struct split_ctx c = { bp, NULL, 0, anchor_tsc, read_ns, from_ring ? read_ns : 0 };
+	struct split_ctx c = { bp, NULL, 0, from_ring ? read_ns : 0 };
 	int64_t end;
 
 	if (!batch_header_parse(bytes, n, &h)) {
@@ -361,7 +351,7 @@ bool batch_path_record(struct batch_path *bp, const void *data, size_t size)
 		return true;
 	}
 	take_copy(bp, r.tgid, r.tid, r.arg[0], (const char *)data + sizeof(r), r.arg[1], true,
-		  r.ts_ns, false, r.tsc);
+		  r.ts_ns, false);
 	if (r.arg[2] == CTRACE_BATCH_WHY_SIGNAL || r.arg[2] == CTRACE_BATCH_WHY_EXITING) {
 		struct batch_stream *st = stream_get(bp, r.tgid, r.tid, r.arg[0], false);
 
@@ -424,7 +414,7 @@ static enum read_result read_stream(struct batch_path *bp, struct batch_stream *
 	    memcmp(&again, copy + 8, 8))
 		return READ_AGAIN;
 	return take_copy(bp, st->tgid, st->tid, st->buf, copy, BATCH_HEADER_BYTES + h.len, false, now,
-			 final, 0) ? READ_TAKEN : READ_AGAIN;
+			 final) ? READ_TAKEN : READ_AGAIN;
 }
 
 struct each_ctx {

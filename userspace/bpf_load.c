@@ -184,6 +184,9 @@ static struct ctrace_bpf *load_programs(const struct trace_options *o, enum prog
 	/* Before 6.10 exec() is watched by its syscalls (batch_watch.c). */
 	if (libbpf_find_vmlinux_btf_id("sched_prepare_exec", BPF_TRACE_RAW_TP) < 0)
 		bpf_program__set_autoload(skel->progs.ctrace_batch_prepare_exec, false);
+	/* --usdt's program only when asked for: the verifier takes ~0.6 s over its strings' loop. */
+	if (!o->usdt)
+		bpf_program__set_autoload(skel->progs.ctrace_usdt, false);
 	*err = ctrace_bpf__load(skel);
 	if (*err)
 		goto fail;
@@ -273,6 +276,7 @@ static int load_set(const struct trace_options *o, const struct stat *exe,
 		t->att->cookies = c->cookies;
 		t->att->no_batch = no_batch;
 		t->att->categories = &o->categories;
+		t->att->usdt = o->usdt;
 		err = t->attach_targets(t->ctx);
 		if (err == -EOPNOTSUPP && multi) {
 			add_why(c, "uprobe_multi links refused at the first attach");

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include "usdt_model.h"
 #include "chrome_trace.h"
 
 #include <inttypes.h>
@@ -272,6 +273,7 @@ void chrome_trace_end(struct chrome_trace *tf, const struct trace_facts *facts,
 	}
 	write_kv_u64(w, "thread_renames", s->thread_renames);
 	write_stack_stats(w, s->stacks);
+	usdt_model_write_metadata(s->usdt, w);
 	if (facts->event_path) {
 		write_kv_str(w, "event_path", facts->event_path, true);
 		if (facts->event_path_why)

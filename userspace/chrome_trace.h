@@ -26,6 +26,7 @@
 #include "stack_frames.h"
 #include "stack_trace.h"
 
+struct usdt_model;
 struct trace_rotation;
 
 /* The bounded tables (table_bound.h) metadata.memory lists, at most. */
@@ -88,6 +89,7 @@ struct trace_stats {
 	const struct flow_counts *flows; /* CTRACE_FLOW_OUT/IN (trace_flows.c); NULL: not written */
 	uint64_t thread_renames;   /* renames the kernel told of (task_rename) */
 	const struct stack_stats *stacks; /* --stacks (metadata.stacks); NULL: not written */
+	const struct usdt_model *usdt;    /* --usdt (metadata.usdt); NULL: not written */
 };
 
 /* A flow's binding to the next "X" (Perfetto's v2 flows): bind_id and which ways. */

@@ -14,6 +14,10 @@ static const char *const kind_probe[CTRACE_KIND_MAX + 1] = {
 #define PROCESS_KIND(kind, num, what) [num] = "(" #what ")",
 	CTRACE_PROCESS_KINDS(PROCESS_KIND)
 #undef PROCESS_KIND
+	/* Other programs' probes (--usdt): their strings come in the record. */
+#define FOREIGN_KIND(kind, num, what) [num] = "(" #what ")",
+	CTRACE_FOREIGN_KINDS(FOREIGN_KIND)
+#undef FOREIGN_KIND
 };
 
 const char *record_kind_probe(unsigned kind)

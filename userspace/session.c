@@ -77,6 +77,11 @@ static void begin_model(struct session *s)
 		trace_model_traced_from_start(&s->model, (uint32_t)s->launched.pid);
 	tsc_clock_init(&s->tsc);
 	s->model.tsc = &s->tsc;
+	if (o->usdt) {
+		usdt_model_init(&s->usdt, o->usdt);
+		s->model.usdt = &s->usdt;
+		s->stats.usdt = &s->usdt;
+	}
 	session_begin_batches(s);
 	/* Thread names now: a short-lived program may be gone before its events are read. */
 	for (int i = 0; i < o->n_pids; i++)
@@ -143,6 +148,11 @@ static bool nothing_to_trace(const struct session *s)
 		fprintf(stderr, "ctrace-bpf: process %d exited before it could be traced\n", s->first_pid);
 		return true;
 	}
+	if (!s->att.sites && s->o->exe && s->o->usdt) {
+		fprintf(stderr, "ctrace-bpf: %s has no ctrace probes nor probes --usdt names (see ctrace-bpf list %s)\n",
+			s->o->exe, s->o->exe);
+		return true;
+	}
 	if (!s->att.sites && s->o->exe) {
 		fprintf(stderr, "ctrace-bpf: %s has no ctrace probes. Build it with include/ctrace.h and use its CTRACE_* macros.\n",
 			s->o->exe);
@@ -195,10 +205,10 @@ static void say_what_is_traced(const struct session *s)
 		fprintf(stderr, "ctrace-bpf: process %d (%s) has %u ctrace probes, none of the categories --categories names (see ctrace-bpf list -p %d): waiting for a library with some; writing %s; Ctrl-C to stop\n",
 			s->first_pid, s->target.comm, s->att.filtered_sites, s->first_pid, where);
 	else if (!s->att.sites)
-		/* A plugin host, an interpreter: its probes may come with a library it loads later. */
-		fprintf(stderr, "ctrace-bpf: process %d (%s) has no ctrace probes yet (looked in: %s): waiting for it to load a library with probes; writing %s; Ctrl-C to stop\n",
-			s->first_pid, s->target.comm, s->att.looked_in[0] ? s->att.looked_in : "no mapped files",
-			where);
+		/* A plugin host, an interpreter, a JVM (libjvm.so): its probes may come with a library it loads later. */
+		fprintf(stderr, "ctrace-bpf: process %d (%s) has no ctrace probes%s yet (looked in: %s): waiting for it to load a library with probes; writing %s; Ctrl-C to stop\n",
+			s->first_pid, s->target.comm, o->usdt ? " nor probes --usdt names" : "",
+			s->att.looked_in[0] ? s->att.looked_in : "no mapped files", where);
 	else
 		fprintf(stderr, "ctrace-bpf: tracing process %d (%s)%s: %u probes in %u objects; writing %s; Ctrl-C to stop\n",
 			s->first_pid, s->target.comm, s->targets.n > 1 ? " and others" : "",

@@ -42,6 +42,7 @@
 #include "trace_model.h"
 #include "trace_options.h"
 #include "tsc_clock.h"
+#include "usdt_strings.h"
 
 struct ring_buffer;
 
@@ -76,6 +77,8 @@ struct session {
 	struct trace_stats stats;
 	uint64_t drops_reported;
 	struct stack_trace stacks; /* --stacks (o->stack_depth) */
+	struct usdt_model usdt;    /* --usdt's hits (o->usdt) */
+	char usdt_strings[USDT_STRINGS_BYTES + 16]; /* + room for a NUL after the last */ /* a hit's strings, read again (usdt_strings.c) */
 
 	/* The loop (session_loop.c). */
 	bool started;     /* every check passed: the file is kept whatever follows */

@@ -22,6 +22,7 @@
 #include "batch_watch.h"
 #include "model_facts.h"
 #include "traced_set.h"
+#include "usdt_strings.h"
 
 /*
  * libbpf's consume goes on while records keep coming: under a flood it
@@ -140,6 +141,7 @@ int session_take_record(void *session, void *data, size_t size)
 		return round_over(s) ? END_OF_ROUND : 0;
 	}
 	record_strings_resolve(&s->strings, &ev);
+	usdt_strings_resolve(&s->strings, &ev, s->usdt_strings);
 	shown = note_process_change(s, &ev);
 	if (s->bpath.on)
 		batch_path_push(&s->bpath, &ev); /* in time order; a LINK_MAP forgets batched literals */

@@ -867,6 +867,14 @@ static void thread_renamed(struct trace_model *m, const struct ctrace_event *ev)
 
 	if (!ev->name_len || ev->name_flags & CTRACE_STR_FAULT || memchr(ev->name, 0, ev->name_len))
 		return; /* nothing to name it with (viewers refuse an empty name): it keeps its name */
+	/*
+	 * A thread given a longer name (CTRACE_THREAD_NAME, --usdt java's
+	 * thread__start) that sets its comm to it: the kernel keeps its first
+	 * 15 bytes. The same name, not a rename.
+	 */
+	if (ev->kind == CTRACE_KIND_THREAD_RENAME && known && known->given && ev->name_len == 15 &&
+	    strlen(known->s) > 15 && !memcmp(known->s, ev->name, 15))
+		return;
 	if (ev->kind == CTRACE_KIND_THREAD_RENAME)
 		m->stats->thread_renames++;
 	else
@@ -897,14 +905,42 @@ static void sort_index(struct trace_model *m, const struct ctrace_event *ev)
 	chrome_trace_sort_index(m->out, pid, thread ? tid : pid, thread, (int64_t)ev->arg[0]);
 }
 
+static void thread_renamed(struct trace_model *m, const struct ctrace_event *ev);
+
+/*
+ * A hit of a probe --usdt names: shown on its own thread, which it may
+ * name (the JVM's thread__start: the Java thread's whole name, where the
+ * kernel's comm keeps 15 bytes), as CTRACE_THREAD_NAME does.
+ */
+static void usdt_hit(struct trace_model *m, const struct ctrace_event *ev)
+{
+	struct ctrace_event named;
+	uint32_t pid, tid;
+
+	if (!m->usdt) {
+		m->stats->bad_records++;
+		return;
+	}
+	resolve(m, ev->tgid, ev->tid, 0, &pid, &tid);
+	named = *ev;
+	/* sets the stack (--stacks) of what it writes */
+	usdt_model_event(m->usdt, m->out, pid, tid, ev, &named.name, &named.name_len);
+	if (named.name_len) {
+		named.kind = CTRACE_KIND_THREAD_NAME;
+		named.name_flags = 0;
+		thread_renamed(m, &named);
+	}
+}
+
 void trace_model_event(struct trace_model *m, const struct ctrace_event *ev)
 {
 	m->now_ns = ev->ts_ns;
 	m->now_tgid = ev->tgid;
 	/* The site's category, for what this event writes. */
 	m->out->cat = ev->cat;
+	/* --usdt's hits are no site's: they have no category to lose. */
 	if (!ev->cat && ev->kind != CTRACE_KIND_FORK && ev->kind != CTRACE_KIND_EXEC &&
-	    ev->kind != CTRACE_KIND_LINK_MAP && category_others_attached()) {
+	    ev->kind != CTRACE_KIND_LINK_MAP && ev->kind != CTRACE_KIND_USDT && category_others_attached()) {
 		m->out->cat = CATEGORY_UNKNOWN_ID;
 		m->stats->events_of_unknown_category++;
 	}
@@ -927,6 +963,7 @@ void trace_model_event(struct trace_model *m, const struct ctrace_event *ev)
 	case CTRACE_KIND_THREAD_RENAME: thread_renamed(m, ev); break;
 	case CTRACE_KIND_PROCESS_SORT_INDEX:
 	case CTRACE_KIND_THREAD_SORT_INDEX: sort_index(m, ev); break;
+	case CTRACE_KIND_USDT: usdt_hit(m, ev); break;
 	default: m->stats->bad_records++; break;
 	}
 }
@@ -975,6 +1012,8 @@ void trace_model_finish(struct trace_model *m, uint64_t stop_ns)
 
 	key_map_each(&m->spans, finish_span, &f);
 	key_map_free(&m->spans);
+	if (m->usdt)
+		usdt_model_finish(m->usdt, m->out, stop_ns);
 	/* After the spans (written unfinished, they claim the flows they enclose). */
 	trace_flows_finish(&m->flows, flow_outside_span, flow_never_taken_in, m);
 	key_map_each(&m->contexts, free_value, NULL);

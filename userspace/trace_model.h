@@ -42,6 +42,7 @@
 #include "chrome_trace.h"
 #include "trace_flows.h"
 #include "tsc_clock.h"
+#include "usdt_model.h"
 
 #define CTRACE_PSEUDO_BASE 0x40000000u
 
@@ -94,6 +95,7 @@ struct trace_model {
 	struct table_bound b_spans, b_counters, b_contexts, b_threads, b_names, b_procs,
 		b_from_start, b_ended;
 	struct trace_flows flows; /* CTRACE_FLOW_OUT/IN, bound to their spans */
+	struct usdt_model *usdt;  /* --usdt's probes (usdt_model.h); NULL: none asked for */
 };
 
 void trace_model_init(struct trace_model *m, struct chrome_trace *out,

@@ -62,6 +62,12 @@ static const char usage_text[] =
 	"  --categories LIST    only the sites of these categories (CTRACE_CATEGORY),\n"
 	"                       e.g. net,db; -NAME leaves one out (-verbose: all\n"
 	"                       others); sites left out stay as cheap as untraced\n"
+	"  --usdt SPEC          also (or only) the USDT probes other programs ship;\n"
+	"                       repeatable. PROVIDER:NAME: an instant per hit, its\n"
+	"                       arguments typed; PROVIDER:BEGIN~PROVIDER:END: a span\n"
+	"                       per pair on each thread; PROVIDER:NAME(ARG1=str) reads\n"
+	"                       ARG1 as a string; ,name=ARGn names the event by it.\n"
+	"                       Presets: cxx, python, postgres, java\n"
 	"  -v, --verbose        say what is attached; show libbpf's messages\n"
 	"  -q, --quiet          no status line while tracing, no \"tracing ...\" line and\n"
 	"                       no summary at the end; warnings and errors still\n"
@@ -320,6 +326,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		{ "max-files", required_argument, NULL, 'K' },
 		{ "stacks", optional_argument, NULL, 'S' },
 		{ "categories", required_argument, NULL, 'C' },
+		{ "usdt", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
@@ -388,6 +395,16 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 			char err[300];
 
 			if (category_filter_parse(&o->categories, optarg, err, sizeof(err))) {
+				fprintf(stderr, "ctrace-bpf: %s\n", err);
+				exit(2);
+			}
+			break;
+		}
+		case 'U': {
+			char err[400];
+
+			o->usdt = &o->usdt_given;
+			if (usdt_specs_add(o->usdt, optarg, err, sizeof(err))) {
 				fprintf(stderr, "ctrace-bpf: %s\n", err);
 				exit(2);
 			}

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include "categories.h"
+#include "usdt_spec.h"
 
 #define TRACE_MAX_PIDS 64
 /* --max-size at least: the end of a file keeps 64K for its last event and its metadata. */
@@ -31,6 +32,8 @@ struct trace_options {
 	unsigned stack_how; /* 0: chosen per target (stack_mode.c); CTRACE_STACK_FP, _DWARF */
 	const char *event_path_why; /* why the per-event path was taken (metadata, -v) */
 	struct category_filter categories; /* --categories (none: every category) */
+	struct usdt_specs *usdt;  /* --usdt (usdt_spec.h): &usdt_given; NULL: none */
+	struct usdt_specs usdt_given;
 };
 
 /* Parses argv; on a usage error prints one line and exits 2; --help, --version exit 0. */

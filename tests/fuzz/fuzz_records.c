@@ -31,6 +31,8 @@
 #include "chrome_trace.h"
 #include "trace_model.h"
 #include "tsc_clock.h"
+#include "usdt_model.h"
+#include "usdt_spec.h"
 
 /*
  * Thread ids are folded to 4 processes x 4 threads, so that the fuzzer meets
@@ -41,6 +43,32 @@
 #define FOLD_BASE (1u << 22)
 
 static int out_fd = -1;
+
+/*
+ * --usdt's probes, as a user could give them: strings of each kind, a span
+ * paired by name. A record's cookie is folded to one of theirs half of the
+ * time (bit 63 clear), so that the fuzzer reaches usdt_model.c past the
+ * cookie check.
+ */
+static struct usdt_specs usdt_specs;
+
+static void usdt_specs_once(void)
+{
+	static const char *const lines[] = {
+		"fz:i(ARG0=str,ARG1=cxxtype,ARG2=strlen,ARG5=str:key)",
+		"fz:b(ARG0=str)~fz:e(ARG0=str)|fz:f,name=ARG0",
+		"fz:v,title=values",
+		"fz:c(ARG1=strlen,ARG3=strlen)~fz:d(ARG1=strlen,ARG3=strlen),name=ARG1.ARG3,dotted",
+	};
+	char err[256];
+
+	if (usdt_specs.n)
+		return;
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+		if (usdt_specs_add(&usdt_specs, lines[i], err, sizeof(err)))
+			abort();
+	usdt_specs.probe[0].signed_args = 0x5a5;
+}
 
 static void check(bool ok, const char *what, const char *text, size_t len)
 {
@@ -77,6 +105,8 @@ static void feed(struct trace_model *m, const uint8_t *rec, size_t len)
 		if (record_decode(copy, len, &ev) < 0)
 			abort(); /* the decoder refused a consistent record */
 	}
+	if (ev.kind == CTRACE_KIND_USDT && !(ev.arg[0] >> 63))
+		ev.arg[0] = usdt_probe_cookie(&usdt_specs, ev.arg[0] % usdt_specs.n_probes);
 	ev.tgid = FOLD_BASE + ev.tgid % 4;
 	ev.tid = ev.tid % 2 ? ev.tgid : FOLD_BASE + 4 + ev.tid % 4;
 	trace_model_event(m, &ev);
@@ -92,6 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct json_writer w;
 	struct chrome_trace tf;
 	struct trace_model m;
+	struct usdt_model um;
 	uint64_t drops = 0;
 	char *text, why[256];
 	size_t len;
@@ -105,6 +136,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	chrome_trace_begin(&tf, &w, &facts);
 	trace_model_init(&m, &tf, &stats);
 	m.tsc = &tsc;
+	usdt_specs_once();
+	usdt_model_init(&um, &usdt_specs);
+	m.usdt = &um;
+	stats.usdt = &um;
 	while (size >= 2) {
 		size_t n = data[0] | (size_t)data[1] << 8;
 

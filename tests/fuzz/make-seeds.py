@@ -19,6 +19,9 @@ def rec(kind, args=(0, 0, 0, 0), name=b"", argtext=b"", flags=0, ts=1000, tid=PI
 def dbl(v):
     return struct.unpack("<Q", struct.pack("<d", v))[0]
 
+def usdt_str(arg, status, s):
+    return struct.pack("<BBH", arg, status, len(s)) + s
+
 def septets(v, count):
     return bytes(0x80 | ((v >> (7 * i)) & 0x7f) for i in range(count))
 
@@ -92,6 +95,21 @@ seeds = {
         rec(1, (0, 0x80, 1, 1), b"op", typed(("i", b"id", 7), ("n", b"res", None)), ts=1100),
         rec(2, (0x80, 1), b"", typed(("d", b"nan", float("nan")), ("S", b"cut", b"x" * 40), ("x", b"low", None)), ts=1200),
         rec(3, (0, 1, ord("t"), 1), b"broken", typed(("i", b"fd", 1))[:-3], ts=1300),
+    ]),
+    # --usdt hits (20): the values (8 bytes each, arg[1] of them), then each string as
+    # {u8 arg, u8 status, u16 len} and its bytes; arg[0] folded to a probe's cookie by the harness.
+    "usdt": b"".join([
+        rec(20, (0, 6), struct.pack("<6Q", 1, 2, 3, 4, 5, 6),
+            usdt_str(0, 0, b"hello") + usdt_str(1, 0, b"St13runtime_error") + usdt_str(2, 2, b"x" * 30)
+            + usdt_str(5, 1, b""), ts=10),
+        rec(20, (1, 1), struct.pack("<Q", 0x1000), usdt_str(0, 0, b"outer"), ts=20),
+        rec(20, (1, 1), struct.pack("<Q", 0x1000), usdt_str(0, 0, b"inner"), ts=30),
+        rec(20, (2, 1), struct.pack("<Q", 0x1000), usdt_str(0, 0, b"outer"), ts=40),
+        rec(20, (3, 0), ts=50),
+        rec(20, (4, 2), struct.pack("<2Q", 2**64 - 1, 2**63), ts=60),
+        rec(20, (5, 4), struct.pack("<4Q", 0, 10, 0, 4), usdt_str(1, 0, b"java/lang/String") + usdt_str(3, 0, b"hash"), ts=70),
+        rec(20, (1, 1), struct.pack("<Q", 0x1000), usdt_str(0, 3, b""), ts=80),
+        rec(20, (2**63, 1), struct.pack("<Q", 7), ts=90),
     ]),
     "span_reuse": b"".join([
         rec(1, (0, 0x40, 1, 0), b"first", ts=1),

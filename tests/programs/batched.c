@@ -17,12 +17,16 @@
  *              "child-event" and exits; the parent waits for it, emits
  *              I "post-fork", exits
  *   signal     SIGALRM every 100 us runs a handler that emits I "handler"
- *              while main emits 100000 I "main" in a loop: prints
+ *              while main emits I "main" in a loop (100000, and on until
+ *              the handler ran 200 times, 10 s at most): prints
  *              "done main=N handler=M"
  *   cross      a span begun on a thread that then stays idle, ended on
  *              main 50 ms later (the end's batch may arrive first)
  *   exit       I "exit-0".."exit-2" (unflushed), "done", then _exit(0):
  *              exit_group() with no destructor run
+ *   relay      20000 times: main begins span "relay" (one struct, one
+ *              address), a worker ends it and hands it back, main begins
+ *              it again microseconds later: "done relays=N"
  *   long       I "long-args" with a 2000-byte non-literal args (the
  *              per-event fallback) and "short-args" with {"k":1} built at
  *              run time (copied inline)
@@ -68,6 +72,39 @@ static void *cross_idle(void *arg)
 	(void)arg;
 	CTRACE_SPAN_BEGIN(NULL, &cross, "cross", NULL);
 	usleep(400 * 1000); /* idle with the BEGIN in its buffer */
+	return NULL;
+}
+
+/* One span, begun by main and ended by a worker in turn (turn: 0 main, 1 worker, 2 stop). */
+static struct ctrace_span relay;
+static pthread_mutex_t relay_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t relay_cond = PTHREAD_COND_INITIALIZER;
+static int relay_turn;
+
+static void relay_wait(int turn)
+{
+	while (relay_turn != turn && relay_turn != 2)
+		pthread_cond_wait(&relay_cond, &relay_lock);
+}
+
+static void relay_give(int turn)
+{
+	relay_turn = turn;
+	pthread_cond_broadcast(&relay_cond);
+}
+
+static void *relay_worker(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&relay_lock);
+	for (;;) {
+		relay_wait(1);
+		if (relay_turn == 2)
+			break;
+		CTRACE_SPAN_END(&relay, NULL);
+		relay_give(0);
+	}
+	pthread_mutex_unlock(&relay_lock);
 	return NULL;
 }
 
@@ -148,8 +185,14 @@ int main(int argc, char **argv)
 		sa.sa_flags = SA_RESTART;
 		sigaction(SIGALRM, &sa, NULL);
 		setitimer(ITIMER_REAL, &it, NULL);
-		/* Spaced a little: a flood is test_flood's; here every event must fit. */
-		for (; main_events < 100000; main_events++) {
+		/*
+		 * Spaced a little: a flood is test_flood's; here every event must
+		 * fit. At least 100000 events, and on until the handler has run
+		 * 200 times (at most 10 s): on a loaded machine the ticks of a
+		 * short loop were fewer than the test needs to mean something.
+		 */
+		t0 = ms_now();
+		for (; main_events < 100000 || (handler_events < 200 && ms_now() - t0 < 10000); main_events++) {
 			CTRACE_INSTANT(NULL, "main", CTRACE_SCOPE_THREAD, NULL);
 			for (volatile int spin = 0; spin < 200; spin++)
 				;
@@ -168,6 +211,23 @@ int main(int argc, char **argv)
 		CTRACE_SPAN_END(&cross, NULL);
 		pthread_join(t, NULL);
 		puts("done");
+		fflush(stdout);
+		usleep(200 * 1000);
+	} else if (!strcmp(what, "relay")) {
+		pthread_t t;
+		int n;
+
+		pthread_create(&t, NULL, relay_worker, NULL);
+		pthread_mutex_lock(&relay_lock);
+		for (n = 0; n < 20000; n++) {
+			CTRACE_SPAN_BEGIN(NULL, &relay, "relay", NULL);
+			relay_give(1);
+			relay_wait(0);
+		}
+		relay_give(2);
+		pthread_mutex_unlock(&relay_lock);
+		pthread_join(t, NULL);
+		printf("done relays=%d\n", n);
 		fflush(stdout);
 		usleep(200 * 1000);
 	} else if (!strcmp(what, "exit")) {
