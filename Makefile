@@ -54,7 +54,8 @@ UNIT_TESTS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(wildcard tests/
 INTEG_TESTS := $(patsubst tests/integration/%.c,$(BUILD)/tests/integration/%,$(wildcard tests/integration/test_*.c))
 TEST_HELPER_OBJS := $(patsubst tests/lib/%.c,$(BUILD)/tests/lib/%.o,$(wildcard tests/lib/*.c))
 # tests/lib/json_strict.c is the loader's strict JSON scanner (and its UTF-8 decoder).
-TEST_HELPER_OBJS += $(BUILD)/userspace/json_check.o $(BUILD)/userspace/json_writer.o $(BUILD)/userspace/write_behind.o
+TEST_HELPER_OBJS += $(BUILD)/userspace/json_check.o $(BUILD)/userspace/json_writer.o $(BUILD)/userspace/write_behind.o \
+	$(BUILD)/userspace/trace_sink.o
 
 .PHONY: test-program-sets fuzz all clean test unit-test header-test integration-test install deps deps-test demo bench
 all: $(BUILD)/ctrace-bpf $(EXAMPLES)
@@ -166,7 +167,7 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS) $(TEST_HELPER_OBJS) include/ct
 $(BUILD)/tests/integration/%: tests/integration/%.c $(TEST_HELPER_OBJS) | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(LDFLAGS) $(filter %.c %.o,$^) -lbpf -lcjson -lcmocka -lm -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(LDFLAGS) $(filter %.c %.o,$^) -lbpf -lcjson -lcmocka -lz -lm -o $@
 
 $(BUILD):
 	$(Q)mkdir -p $@
@@ -226,7 +227,7 @@ test-kernels:
 $(BUILD)/tests/kernels/check_guest_traces: tests/kernels/check_guest_traces.c $(TEST_HELPER_OBJS) | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(LDFLAGS) $(filter %.c %.o,$^) -lcjson -lcmocka -lm -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(LDFLAGS) $(filter %.c %.o,$^) -lcjson -lcmocka -lz -lm -o $@
 # The dlopen()ed libraries, built the way test_libraries.c builds them.
 $(BUILD)/tests/kernels/lib%.so: tests/programs/lib/probelib.c include/ctrace.h usdt/ctrace_site.h | $(BUILD)
 	$(call msg,CC,$@)

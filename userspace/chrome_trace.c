@@ -14,6 +14,7 @@
 #include "json_check.h"
 #include "record_decode.h"
 #include "trace_summary.h"
+#include "trace_rotation.h"
 
 static void write_iso_time(struct json_writer *w, uint64_t wall_ns)
 {
@@ -124,6 +125,19 @@ void chrome_trace_begin(struct chrome_trace *tf, struct json_writer *w,
 	tf->cat = 0;
 	tf->bind.id = 0;
 	tf->aside_ready = false;
+	tf->rot = NULL;     /* --max-size: the session sets it after */
+	tf->summary = NULL; /* the end's summary: the caller sets it after (fuzz_records read it unset) */
+	memset(tf->ids, 0, sizeof(tf->ids));
+	chrome_trace_restart(tf, facts);
+}
+
+void chrome_trace_restart(struct chrome_trace *tf, const struct trace_facts *facts)
+{
+	struct json_writer *w = tf->w;
+
+	tf->first_event = true;
+	tf->events = 0;
+	/* A new file: every thread's first event in it misses the cache (trace_rotation_first_in_file()). */
 	memset(tf->ids, 0, sizeof(tf->ids));
 	tf->ts.len = 0;
 	jw_lit(w, "{\"context\":{");
@@ -211,7 +225,11 @@ static void write_stack_stats(struct json_writer *w, const struct stack_stats *s
 void chrome_trace_end(struct chrome_trace *tf, const struct trace_facts *facts,
 		      const struct trace_stats *s)
 {
-	struct json_writer *w = tf->w;
+	struct json_writer *w;
+
+	if (tf->rot)
+		trace_rotation_at_end(tf->rot, tf);
+	w = tf->w;
 
 	jw_lit(w, "\n]");
 	write_stack_frames(w, tf->frames);
@@ -273,6 +291,8 @@ void chrome_trace_end(struct chrome_trace *tf, const struct trace_facts *facts,
 		write_kv_u64(w, "handed_on_early", s->merge_forced);
 		jw_lit(w, "}");
 	}
+	if (tf->rot)
+		trace_rotation_metadata(tf->rot, w);
 	jw_lit(w, "}}\n");
 	if (tf->aside_ready) {
 		jw_free(&tf->aside);
@@ -280,10 +300,15 @@ void chrome_trace_end(struct chrome_trace *tf, const struct trace_facts *facts,
 	}
 }
 
+static struct ct_ids_text *ids_slot(struct chrome_trace *tf, uint32_t pid, uint32_t tid)
+{
+	return &tf->ids[(tid ^ pid >> 4) % (sizeof(tf->ids) / sizeof(tf->ids[0]))];
+}
+
 /* ","pid":P,"tid":T at q, from the cache of a few threads' (chrome_trace.h); returns the end. */
 static char *put_ids(struct chrome_trace *tf, char *q, uint32_t pid, uint32_t tid)
 {
-	struct ct_ids_text *c = &tf->ids[(tid ^ pid >> 4) % (sizeof(tf->ids) / sizeof(tf->ids[0]))];
+	struct ct_ids_text *c = ids_slot(tf, pid, tid);
 	char *start = q;
 
 	if (c->len && c->pid == pid && c->tid == tid) {
@@ -331,10 +356,21 @@ static char *put_head(struct chrome_trace *tf, char *q, const char *ph, uint32_t
 static void te_begin(struct chrome_trace *tf, const char *ph, uint32_t pid, uint32_t tid,
 		     uint64_t ts_ns)
 {
-	struct json_writer *w = tf->w;
+	/* --max-size: a new file first, or (a plain file full) an event written nowhere, not counted. */
+	bool past_limit = __builtin_expect(tf->rot != NULL, 0) && tf->w != &tf->aside &&
+			  trace_rotation_before_event(tf->rot, tf);
+	struct json_writer *w;
+	struct ct_ids_text *c;
+
+	/* Not in the cache: maybe the thread's first event in this file, to come after its names. */
+	if (__builtin_expect(tf->rot != NULL, 0) && !past_limit && tf->w != &tf->aside &&
+	    !((c = ids_slot(tf, pid, tid))->len && c->pid == pid && c->tid == tid))
+		trace_rotation_first_in_file(tf->rot, tf, pid, tid);
+	w = tf->w;
 	/* Every event starts so: written in place at once where the buffer has room (nearly always). */
 	char *q = strlen(ph) <= 8 ? jw_reserve(w, HEAD_MAX) : NULL;
 
+	tf->events -= past_limit; /* counted below */
 	if (q) {
 		jw_commit(w, put_head(tf, q, ph, pid, tid, ts_ns));
 		return;
@@ -407,8 +443,9 @@ static char *fast_head(struct chrome_trace *ct, const char *ph, uint32_t pid, ui
 {
 	char *q;
 
+	/* --max-size (ct->rot) checks every event in te_begin(): that way only. */
 	if ((name->flags & (CTRACE_STR_PLAIN | CTRACE_STR_FAULT | CTRACE_STR_TRUNCATED)) != CTRACE_STR_PLAIN ||
-	    ct->cat > CATEGORY_DEFAULT_ID || ct->sf || reserved_name(name->s, name->n) ||
+	    ct->cat > CATEGORY_DEFAULT_ID || ct->sf || ct->rot || reserved_name(name->s, name->n) ||
 	    !(q = jw_reserve(ct->w, HEAD_MAX + 10 + name->n + extra)))
 		return NULL;
 	q = put_head(ct, q, ph, pid, tid, ts_ns);
@@ -468,6 +505,8 @@ static void te_metadata_name(struct chrome_trace *tf, const char *what, uint32_t
 	jw_lit(tf->w, ",\"args\":{\"name\":");
 	jw_str(tf->w, name, name_len, (flags & CTRACE_STR_TRUNCATED) ? JW_TRUNC_SUFFIX : NULL);
 	jw_lit(tf->w, "}}");
+	if (tf->rot && tf->w != &tf->aside)
+		trace_rotation_remember(tf->rot, what, pid, tid, name, name_len, flags, 0);
 }
 
 void chrome_trace_process_name(struct chrome_trace *ct, uint32_t pid, const struct ct_text *name)
@@ -798,6 +837,9 @@ void chrome_trace_sort_index(struct chrome_trace *ct, uint32_t pid, uint32_t tid
 	jw_lit(ct->w, ",\"args\":{\"sort_index\":");
 	jw_lit(ct->w, num);
 	jw_lit(ct->w, "}}");
+	if (ct->rot && ct->w != &ct->aside)
+		trace_rotation_remember(ct->rot, thread ? "thread_sort_index" : "process_sort_index",
+					pid, tid, NULL, 0, 0, n);
 }
 
 /* A name as te_name() writes it, for the summary: the program's bytes, or "(unreadable)". */

@@ -27,6 +27,7 @@
 #include "stack_trace.h"
 
 struct usdt_model;
+struct trace_rotation;
 
 /* The bounded tables (table_bound.h) metadata.memory lists, at most. */
 #define TRACE_BOUNDS_MAX 12
@@ -130,6 +131,8 @@ struct chrome_trace {
 		char s[39];
 	} ids[16];
 	struct jw_ts_cache ts; /* each event's "ts" (json_writer.h) */
+	/* --max-size (trace_rotation.h), or NULL: checked before each event. */
+	struct trace_rotation *rot;
 	/* Events written aside (chrome_trace_capture_begin()): the file's writer meanwhile. */
 	struct json_writer *file_w, aside;
 	bool aside_ready, file_first_event;
@@ -139,6 +142,8 @@ void chrome_trace_begin(struct chrome_trace *ct, struct json_writer *w,
 			const struct trace_facts *facts);
 void chrome_trace_end(struct chrome_trace *ct, const struct trace_facts *facts,
 		      const struct trace_stats *stats);
+/* A new file's head after chrome_trace_end() (rotation): the context and an empty event list so far. */
+void chrome_trace_restart(struct chrome_trace *ct, const struct trace_facts *facts);
 
 /* A string of the traced program's: untrusted bytes and their CTRACE_STR_* flags. */
 struct ct_text {

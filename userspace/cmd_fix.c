@@ -19,9 +19,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "commands.h"
+#include "gzip_input.h"
+#include "json_writer.h"
 #include "output_file.h"
 #include "sudo_user.h"
 #include "trace_fix.h"
+#include "trace_sink.h"
 
 static const char usage_text[] =
 	"Usage: ctrace-bpf fix FILE [-o OUT]\n"
@@ -31,6 +34,8 @@ static const char usage_text[] =
 	"metadata saying \"truncated\": true and how many events were recovered.\n"
 	"FILE is rewritten in place (through a temporary file), or the result goes to\n"
 	"OUT (- for standard output). A trace that is already complete is left alone.\n"
+	"FILE may be gzip-compressed (FILE.json.gz, cut or whole): repaired in place,\n"
+	"it stays gzip; OUT is gzip when its name ends in .gz.\n"
 	"\n"
 	"  -o, --output OUT   write the repaired trace here instead\n"
 	"  -h, --help         this text\n";
@@ -67,24 +72,27 @@ static int say_failure(const char *file, const struct trace_fix_result *r)
 	return 1;
 }
 
-/* Copies the whole of in to out_fd (a complete trace given -o). */
-static int copy_all(FILE *in, int out_fd)
+/* Copies the whole of in to out_fd (a complete trace given -o), gzip-compressed with gzip_out. */
+static int copy_all(FILE *in, int out_fd, bool gzip_out)
 {
+	struct json_writer w;
 	char buf[65536];
 	size_t n;
+	int ret;
 
+	if (jw_init(&w, out_fd, 0) < 0 || (gzip_out && jw_gzip(&w) < 0)) {
+		jw_free(&w);
+		errno = ENOMEM;
+		return -1;
+	}
 	rewind(in);
 	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
-		for (size_t off = 0; off < n;) {
-			ssize_t w = write(out_fd, buf + off, n - off);
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0)
-				return -1;
-			off += (size_t)w;
-		}
-	return ferror(in) ? -1 : 0;
+		jw_raw(&w, buf, n);
+	ret = jw_finish(&w) < 0 || ferror(in) ? -1 : 0;
+	if (w.err)
+		errno = w.err;
+	jw_free(&w);
+	return ret;
 }
 
 /* A seekable copy of a stream that is not (a pipe); closes in. NULL on error. */
@@ -115,7 +123,7 @@ static int fix_to(const char *file, const char *out)
 	struct stat in_st, out_st;
 	FILE *in = fopen(file, "re");
 	int out_fd = -1, null_fd = -1, ret = 1;
-	bool created = false;
+	bool created = false, gzip_in, gzip_out = strcmp(out, "-") && trace_sink_path_is_gzip(out);
 
 	if (!in) {
 		fprintf(stderr, "ctrace-bpf: cannot read %s: %s\n", file, strerror(errno));
@@ -132,6 +140,11 @@ static int fix_to(const char *file, const char *out)
 		fprintf(stderr, "ctrace-bpf: %s and %s are the same file; leave out -o to repair it in place\n",
 			file, out);
 		fclose(in);
+		return 1;
+	}
+	in = gzip_input_open(in, &gzip_in);
+	if (!in) {
+		fprintf(stderr, "ctrace-bpf: cannot read %s: %s\n", file, strerror(errno));
 		return 1;
 	}
 	/*
@@ -152,14 +165,14 @@ static int fix_to(const char *file, const char *out)
 		goto out;
 	rewind(in);
 	if (r.status == TRACE_FIX_COMPLETE) {
-		if (copy_all(in, out_fd) < 0)
+		if (copy_all(in, out_fd, gzip_out) < 0)
 			fprintf(stderr, "ctrace-bpf: copying %s to %s failed: %s\n", file, out, strerror(errno));
 		else
 			ret = 0;
 		if (ret == 0)
 			fprintf(stderr, "ctrace-bpf: %s is complete, nothing to repair; copied it unchanged to %s\n",
 				file, out);
-	} else if (trace_fix(in, out_fd, &r) == TRACE_FIX_REPAIRED) {
+	} else if (trace_fix_to(in, out_fd, gzip_out, &r) == TRACE_FIX_REPAIRED) {
 		say_result(file, out, &r);
 		ret = 0;
 	} else {
@@ -201,6 +214,7 @@ static int fix_in_place(const char *file)
 	char *tmp = NULL, *slash;
 	FILE *in = NULL;
 	int fd = -1, tmp_fd = -1, ret = 1;
+	bool gzip_in;
 
 	if (lstat(file, &st) != 0) {
 		fprintf(stderr, "ctrace-bpf: cannot read %s: %s\n", file, strerror(errno));
@@ -237,6 +251,12 @@ static int fix_in_place(const char *file)
 	if (!in)
 		goto out;
 	fd = -1;
+	/* A .json.gz is read through zlib, and repaired into gzip again. */
+	in = gzip_input_open(in, &gzip_in);
+	if (!in) {
+		fprintf(stderr, "ctrace-bpf: cannot read %s: %s\n", file, strerror(errno));
+		goto out;
+	}
 
 	/* The temporary file goes next to FILE: rename() cannot cross file systems. */
 	slash = strrchr(file, '/');
@@ -252,7 +272,7 @@ static int fix_in_place(const char *file)
 		tmp = NULL;
 		goto out;
 	}
-	switch (trace_fix(in, tmp_fd, &r)) {
+	switch (trace_fix_to(in, tmp_fd, gzip_in, &r)) {
 	case TRACE_FIX_REPAIRED:
 		/* The repaired file keeps the original's owner and mode. */
 		if (fchmod(tmp_fd, st.st_mode & 07777) != 0 ||

@@ -25,8 +25,16 @@ static const char *default_output(const struct session *s, char *buf, size_t len
 
 static void say_written(const struct session *s, const struct trace_output *out)
 {
-	fprintf(stderr, "ctrace-bpf: %s: %llu events written, %llu dropped%s. Open it in Perfetto UI (https://ui.perfetto.dev) or chrome://tracing\n",
-		s->stats.stop_reason, (unsigned long long)out->tf.events,
+	const struct trace_rotation *rot = &out->rot;
+	char files[128] = "";
+
+	if (rot->index > 1 && rot->max_files && rot->index > rot->max_files)
+		snprintf(files, sizeof(files), " in %llu files, of which the oldest %llu were removed (--max-files)",
+			 rot->index, rot->index - rot->max_files);
+	else if (rot->index > 1)
+		snprintf(files, sizeof(files), " in %llu files", rot->index);
+	fprintf(stderr, "ctrace-bpf: %s: %llu events written%s, %llu dropped%s. Open it in Perfetto UI (https://ui.perfetto.dev) or chrome://tracing\n",
+		s->stats.stop_reason, (unsigned long long)(out->tf.events + rot->events_before), files,
 		(unsigned long long)s->stats.dropped,
 		s->stats.dropped ? " (the ring buffer was full)" : "");
 }
@@ -66,7 +74,9 @@ int cmd_trace(int argc, char **argv)
 
 	code = 1;
 	trace_summary_init(&summary);
-	if (output_begin(&out, o.output, &s.target) == 0) {
+	if (output_begin(&out, o.output,
+			 &(struct output_limits){ o.max_size, o.max_files, &s.stats },
+			 &s.target) == 0) {
 		if (!o.quiet)
 			out.tf.summary = &summary;
 		if (session_start(&s, &out) == 0) {

@@ -28,19 +28,26 @@ int jw_init(struct json_writer *w, int fd, size_t cap)
 	if (!w->buf)
 		return -ENOMEM;
 	w->cap = cap;
-	return 0;
+	return trace_sink_init(&w->sink, false);
+}
+
+int jw_gzip(struct json_writer *w)
+{
+	trace_sink_free(&w->sink);
+	return trace_sink_init(&w->sink, true);
 }
 
 void jw_write_behind(struct json_writer *w)
 {
 	if (!w->behind && w->fd >= 0)
-		w->behind = write_behind_start(w->fd, w->cap);
+		w->behind = write_behind_start(w->fd, &w->sink, w->cap);
 }
 
 void jw_free(struct json_writer *w)
 {
 	write_behind_stop(w->behind);
 	w->behind = NULL;
+	trace_sink_free(&w->sink);
 	free(w->buf);
 	free(w->scratch);
 	w->buf = w->scratch = NULL;
@@ -64,17 +71,19 @@ static void write_all(struct json_writer *w, const char *p, size_t n)
 	if (w->err)
 		return;
 	if (!w->behind) {
-		err = write_fully(w->fd, p, n, &w->written);
+		err = trace_sink_write(&w->sink, w->fd, p, n, &w->written);
 		if (err)
 			w->err = err;
+		w->in_done = w->in_handed += n;
 		return;
 	}
 	write_behind_wait(w->behind, &err, &written);
 	behind_news(w, err, written);
 	if (w->err)
 		return;
-	err = write_fully(w->fd, p, n, &w->written_here);
+	err = trace_sink_write(&w->sink, w->fd, p, n, &w->written_here);
 	behind_news(w, err, written);
+	w->in_done = w->in_handed += n;
 }
 
 int jw_hand_on(struct json_writer *w)
@@ -88,6 +97,9 @@ int jw_hand_on(struct json_writer *w)
 		if (w->behind) {
 			w->buf = write_behind_hand(w->behind, w->buf, n, &err, &written);
 			behind_news(w, err, written);
+			/* The news is of all handed before this buffer. */
+			w->in_done = w->in_handed;
+			w->in_handed += n;
 		} else {
 			write_all(w, w->buf, n);
 		}
@@ -106,9 +118,62 @@ int jw_flush(struct json_writer *w)
 
 		write_behind_wait(w->behind, &err, &written);
 		behind_news(w, err, written);
+		w->in_done = w->in_handed;
 	}
 	if (w->err)
 		w->len = 0;
+	return -w->err;
+}
+
+unsigned long long jw_size_bound(const struct json_writer *w)
+{
+	unsigned long long pending = w->in_handed - w->in_done + w->len;
+
+	/*
+	 * deflate never grows data by more than its stored blocks' 5 bytes in
+	 * 16K, plus a sync flush's 5 and the trailer's 8 (zlib's deflateBound
+	 * says as much, for a stream not yet begun): n/1024 + 64 is above it.
+	 */
+	if (w->sink.z && !w->sink.finished)
+		pending += (pending >> 10) + 64;
+	return w->written + pending;
+}
+
+int jw_reopen(struct json_writer *w, int fd)
+{
+	bool threaded = w->behind != NULL, gzip = w->sink.z != NULL;
+
+	write_behind_stop(w->behind);
+	w->behind = NULL;
+	trace_sink_free(&w->sink);
+	w->fd = fd;
+	w->len = 0;
+	w->err = 0;
+	w->written = w->written_here = w->in_handed = w->in_done = 0;
+	if (trace_sink_init(&w->sink, gzip) < 0)
+		return -ENOMEM;
+	if (threaded)
+		jw_write_behind(w);
+	return 0;
+}
+
+int jw_finish(struct json_writer *w)
+{
+	int err;
+
+	if (jw_flush(w) < 0)
+		return -w->err;
+	/* The thread is idle (jw_flush waited): the sink is ours. */
+	if (w->behind) {
+		unsigned long long before = w->written_here;
+
+		err = trace_sink_finish(&w->sink, w->fd, &w->written_here);
+		w->written += w->written_here - before;
+	} else {
+		err = trace_sink_finish(&w->sink, w->fd, &w->written);
+	}
+	if (err && !w->err)
+		w->err = err;
 	return -w->err;
 }
 

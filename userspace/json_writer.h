@@ -22,9 +22,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include "trace_sink.h"
 
 struct json_writer {
 	int fd;
+	struct trace_sink sink;      /* the file's bytes: plain, or gzip (jw_gzip()) */
 	char *buf;
 	size_t len, cap;
 	int err;                     /* first errno, 0 if fine */
@@ -32,6 +34,8 @@ struct json_writer {
 	/* The trace file's writer thread (write_behind.h), or NULL: written here. */
 	struct write_behind *behind;
 	unsigned long long written_here; /* with a thread: what went past it (larger than a buffer) */
+	/* Bytes before the sink (uncompressed) handed on, and of those, the ones `written` covers. */
+	unsigned long long in_handed, in_done;
 	char *scratch;               /* reusable print buffer of jw_cjson() */
 	size_t scratch_cap;
 };
@@ -51,6 +55,8 @@ int jw_init(struct json_writer *w, int fd, size_t cap); /* 0 or -errno */
  * it with jw_free().
  */
 void jw_write_behind(struct json_writer *w);
+/* The output is gzip (trace_sink.h): before anything is written or handed to a thread. 0 or -ENOMEM. */
+int jw_gzip(struct json_writer *w);
 /* What is buffered goes out, without waiting for a writer thread (jw_flush() waits); 0 or -errno. */
 int jw_hand_on(struct json_writer *w);
 void jw_free(struct json_writer *w); /* frees buffers, stops the writer thread; does not flush or close */
@@ -149,8 +155,26 @@ void jw_ts_us(struct json_writer *w, unsigned long long ns);
  */
 void jw_json_text(struct json_writer *w, const char *s, size_t n);
 
+/*
+ * At most the size the file would have if everything written so far went
+ * out now: exact for plain output once flushed; for gzip, what is known
+ * written plus a bound for what is not compressed yet (--max-size).
+ */
+unsigned long long jw_size_bound(const struct json_writer *w);
+/*
+ * The same writer on a new file (rotation, trace_rotation.h), after
+ * jw_finish() on the old one: the same kind (plain or gzip), a thread if
+ * it had one; counts start again. 0 or -ENOMEM.
+ */
+int jw_reopen(struct json_writer *w, int fd);
+
 /* Writes everything out (partial writes, EINTR). 0 or -errno. */
 int jw_flush(struct json_writer *w);
+/*
+ * jw_flush(), then the end of the output (gzip's trailer): the last call,
+ * when the document is complete. 0 or -errno.
+ */
+int jw_finish(struct json_writer *w);
 
 /*
  * One UTF-8 step over s[0..n), n >= 1. Returns the bytes consumed (>= 1) and

@@ -310,6 +310,8 @@ static const char *stop_reason(struct session *s, uint64_t now)
 	if (!s->o->exe && targets_all_gone(&s->targets) &&
 	    !traced_set_any_alive(bpf_map__fd(s->skel->maps.traced_tgids)))
 		return s->targets.n > 1 ? "every traced process exited" : "target exited";
+	if (s->out->rot.full)
+		return "--max-size reached";
 	if (s->out->w.err)
 		return "write error";
 	return NULL;
@@ -321,7 +323,7 @@ static void show_status(struct session *s, uint64_t now)
 	struct status_figures f = {
 		.events = s->out->tf.events,
 		.dropped = s->skel->bss->dropped + s->unread_at_stop + s->bpath.lost,
-		.bytes = s->out->w.written,
+		.bytes = s->out->w.written + s->out->rot.bytes_before, /* every file of a rotation */
 	};
 
 	if (s->status.fd < 0 || now < s->status.next_ns)

@@ -23,10 +23,15 @@ static bool on_stdout(const struct trace_output *out)
 	return !strcmp(out->path, "-");
 }
 
-int output_begin(struct trace_output *out, const char *path, const struct proc_facts *target)
+int output_begin(struct trace_output *out, const char *path, const struct output_limits *limits,
+		 const struct proc_facts *target)
 {
 	memset(out, 0, sizeof(*out));
-	out->path = path;
+	out->fd = -1;
+	if (trace_rotation_init(&out->rot, path, limits->max_size, limits->max_files) < 0)
+		return -ENAMETOOLONG;
+	out->path = strcmp(path, "-") ? out->rot.path : path;
+	path = out->path;
 	/* Before attaching: a bad output path must not touch the target at all. */
 	out->fd = output_open(path, &out->created);
 	if (out->fd < 0)
@@ -46,10 +51,16 @@ int output_begin(struct trace_output *out, const char *path, const struct proc_f
 		fputs("ctrace-bpf: out of memory\n", stderr);
 		return -ENOMEM;
 	}
-	jw_write_behind(&out->w); /* the write(2)s off the loop that reads the ring */
+	/* FILE.json.gz: gzip, by the name alone (as Perfetto UI tells it by the bytes). "-" stays plain. */
+	if (!on_stdout(out) && trace_sink_path_is_gzip(path) && jw_gzip(&out->w) < 0) {
+		fputs("ctrace-bpf: out of memory\n", stderr);
+		return -ENOMEM;
+	}
+	jw_write_behind(&out->w); /* the write(2)s (and the compression) off the loop that reads the ring */
 	out->facts.tracer_version = CTRACE_BPF_VERSION;
 	out->facts.target = target;
 	chrome_trace_begin(&out->tf, &out->w, &out->facts);
+	trace_rotation_attach(&out->rot, &out->tf, &out->w, &out->fd, &out->facts, limits->stats);
 	return 0;
 }
 
@@ -82,7 +93,7 @@ int output_end(struct trace_output *out, struct trace_stats *stats)
 {
 	chrome_trace_end(&out->tf, &out->facts, stats);
 	stats->events_written = out->tf.events;
-	if (jw_flush(&out->w) < 0 || out->w.err) {
+	if (jw_finish(&out->w) < 0 || out->w.err) {
 		fprintf(stderr, "ctrace-bpf: writing %s failed: %s\n", out->path, strerror(out->w.err));
 		return out->w.err ? -out->w.err : -EIO;
 	}
@@ -98,6 +109,7 @@ int output_end(struct trace_output *out, struct trace_stats *stats)
 void output_close(struct trace_output *out, bool remove)
 {
 	jw_free(&out->w);
+	trace_rotation_free(&out->rot);
 	if (out->fd >= 0)
 		close(out->fd);
 	out->fd = -1;

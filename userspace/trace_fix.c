@@ -194,6 +194,11 @@ static int copy_events(struct line_reader *lr, struct json_writer *w,
 
 enum trace_fix_status trace_fix(FILE *in, int out_fd, struct trace_fix_result *res)
 {
+	return trace_fix_to(in, out_fd, false, res);
+}
+
+enum trace_fix_status trace_fix_to(FILE *in, int out_fd, bool gzip_out, struct trace_fix_result *res)
+{
 	const size_t sig_len = strlen(TRACE_FIX_SIGNATURE);
 	const size_t ctx_prefix = strlen(CONTEXT_PREFIX);
 	struct line_reader lr = { .in = in };
@@ -204,7 +209,8 @@ enum trace_fix_status trace_fix(FILE *in, int out_fd, struct trace_fix_result *r
 	int got;
 
 	memset(res, 0, sizeof(*res));
-	if (jw_init(&w, out_fd, 0) < 0) {
+	if (jw_init(&w, out_fd, 0) < 0 || (gzip_out && jw_gzip(&w) < 0)) {
+		jw_free(&w);
 		res->err = ENOMEM;
 		return res->status = TRACE_FIX_WRITE_ERROR;
 	}
@@ -288,7 +294,7 @@ close:
 		goto read_error;
 	res->bytes_dropped = lr.read - lr.kept;
 	write_closing(&w, ctx, ctx_len, res);
-	if (jw_flush(&w) < 0) {
+	if (jw_finish(&w) < 0) {
 		res->err = w.err;
 		res->status = TRACE_FIX_WRITE_ERROR;
 	} else {

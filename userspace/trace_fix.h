@@ -64,6 +64,8 @@ struct trace_fix_result {
  * Returns res->status.
  */
 enum trace_fix_status trace_fix(FILE *in, int out_fd, struct trace_fix_result *res);
+/* The same, the repaired document written gzip-compressed with gzip_out. */
+enum trace_fix_status trace_fix_to(FILE *in, int out_fd, bool gzip_out, struct trace_fix_result *res);
 
 /*
  * True if s[0..n) is exactly one JSON object, in strict RFC 8259 form

@@ -26,7 +26,12 @@ static const char usage_text[] =
 	"  -e, --exe PATH       every process running the program PATH, now or later\n"
 	"  -f, --follow         also the processes traced processes fork or exec\n"
 	"  -o, --output FILE    where to write the trace (default ctrace-PID.json;\n"
-	"                       - for standard output)\n"
+	"                       - for standard output); FILE.json.gz: gzip\n"
+	"  --max-size SIZE      no file larger than SIZE (1M to 1024G): with %n in\n"
+	"                       FILE (trace-%n.json.gz) a new file 1, 2, ... each time\n"
+	"                       one is full, each a whole trace; else tracing stops\n"
+	"                       when the file is full\n"
+	"  --max-files N        with %n, keep the newest N files (older are removed)\n"
 	"  -d, --duration SECS  stop after this many seconds of tracing, counted from\n"
 	"                       when every probe is attached (decimals allowed)\n"
 	"  -b, --buffer-size SIZE  ring buffer between kernel and tracer, e.g. 64K,\n"
@@ -283,6 +288,26 @@ bad:
 	exit(2);
 }
 
+/* --max-size and --max-files against -o: what they need of each other. */
+static void check_output_limits(const struct trace_options *o)
+{
+	bool numbered = o->output && strstr(o->output, "%n");
+
+	if (o->output && !strcmp(o->output, "-") && o->max_size) {
+		fputs("ctrace-bpf: --max-size needs a file: with -o - the reader of the pipe decides what to keep\n", stderr);
+		exit(2);
+	}
+	if (numbered && !o->max_size) {
+		fprintf(stderr, "ctrace-bpf: -o %s numbers files (%%n) only with --max-size SIZE; give one, or a name without %%n\n",
+			o->output);
+		exit(2);
+	}
+	if (o->max_files && !numbered) {
+		fputs("ctrace-bpf: --max-files needs numbered files: -o NAME-%n.json.gz --max-size SIZE\n", stderr);
+		exit(2);
+	}
+}
+
 void trace_options_parse(int argc, char **argv, struct trace_options *o)
 {
 	static const struct option longopts[] = {
@@ -297,6 +322,8 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		{ "fast", no_argument, NULL, 'F' },
 		{ "no-batch", no_argument, NULL, 'N' },
 		{ "max-memory", required_argument, NULL, 'M' },
+		{ "max-size", required_argument, NULL, 'Z' },
+		{ "max-files", required_argument, NULL, 'K' },
 		{ "stacks", optional_argument, NULL, 'S' },
 		{ "categories", required_argument, NULL, 'C' },
 		{ "usdt", required_argument, NULL, 'U' },
@@ -343,6 +370,24 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 			if (!o->max_memory) {
 				fprintf(stderr, "ctrace-bpf: --max-memory needs a size from %lluM to 1024G, like 64M or 1G, not '%s'\n",
 					TRACE_MEMORY_MIN >> 20, optarg);
+				exit(2);
+			}
+			break;
+		case 'Z':
+			o->max_size = parse_bytes(optarg, TRACE_MAX_SIZE_MIN, MAX_MEMORY_LIMIT);
+			if (!o->max_size) {
+				fprintf(stderr, "ctrace-bpf: --max-size needs a size from 1M to 1024G, like 100M or 1G, not '%s'\n",
+					optarg);
+				exit(2);
+			}
+			break;
+		case 'K':
+			/* A count, read as a size without a suffix: digits only. */
+			o->max_files = strspn(optarg, "0123456789") == strlen(optarg) ?
+					       parse_bytes(optarg, 1, 1000000) : 0;
+			if (!o->max_files) {
+				fprintf(stderr, "ctrace-bpf: --max-files needs a number of files from 1 to 1000000, not '%s'\n",
+					optarg);
 				exit(2);
 			}
 			break;
@@ -416,6 +461,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		exit(2);
 	}
 	check_fast(o);
+	check_output_limits(o);
 	/* The whole integration suite runs per event with it (CI). */
 	if (getenv("CTRACE_NO_BATCH") && !strcmp(getenv("CTRACE_NO_BATCH"), "1"))
 		o->no_batch = true;

@@ -8,6 +8,8 @@
 #include "usdt_spec.h"
 
 #define TRACE_MAX_PIDS 64
+/* --max-size at least: the end of a file keeps 64K for its last event and its metadata. */
+#define TRACE_MAX_SIZE_MIN (1ull << 20)
 
 struct trace_options {
 	int pids[TRACE_MAX_PIDS]; /* -p PID[,PID...] */
@@ -17,7 +19,9 @@ struct trace_options {
 	bool follow;              /* -f: children of traced processes too */
 	bool fast;                /* --fast: attach at the guarded nop5 */
 	bool no_batch;            /* --no-batch (or CTRACE_NO_BATCH=1): per-event probes only */
-	const char *output;
+	const char *output;       /* with "%n": numbered files, a new one at each --max-size */
+	unsigned long long max_size;  /* --max-size, bytes (0: none) */
+	unsigned long long max_files; /* --max-files (0: keep every numbered file) */
 	double duration;
 	unsigned long buffer_size;
 	unsigned long long max_memory; /* --max-memory, bytes (default TRACE_MEMORY_DEFAULT) */

@@ -7,9 +7,11 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include "trace_sink.h"
 
 struct write_behind {
 	int fd;
+	struct trace_sink *sink;
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -59,7 +61,8 @@ static void *run(void *arg)
 		n = wb->pending_len;
 		if (!wb->err) {
 			pthread_mutex_unlock(&wb->lock);
-			err = write_fully(wb->fd, buf, n, &written);
+			/* Compressing (gzip output) is done here too: off the loop as well. */
+			err = trace_sink_write(wb->sink, wb->fd, buf, n, &written);
 			pthread_mutex_lock(&wb->lock);
 		}
 		wb->written += written;
@@ -73,7 +76,7 @@ static void *run(void *arg)
 	return NULL;
 }
 
-struct write_behind *write_behind_start(int fd, size_t cap)
+struct write_behind *write_behind_start(int fd, struct trace_sink *sink, size_t cap)
 {
 	struct write_behind *wb = calloc(1, sizeof(*wb));
 	sigset_t all, old;
@@ -82,6 +85,7 @@ struct write_behind *write_behind_start(int fd, size_t cap)
 	if (!wb)
 		return NULL;
 	wb->fd = fd;
+	wb->sink = sink;
 	wb->spare = malloc(cap);
 	if (!wb->spare) {
 		free(wb);

@@ -18,8 +18,14 @@
 
 struct write_behind;
 
-/* The thread, with a spare buffer of `cap` bytes; NULL if either cannot be had (then write directly). */
-struct write_behind *write_behind_start(int fd, size_t cap);
+struct trace_sink;
+
+/*
+ * The thread, writing to fd through sink (trace_sink.h: a gzip sink compresses in
+ * this thread too), with a spare buffer of `cap` bytes; NULL if either
+ * cannot be had (then write directly).
+ */
+struct write_behind *write_behind_start(int fd, struct trace_sink *sink, size_t cap);
 
 /*
  * Hands buf[0, n) over to be written (buf must have been malloc()ed with

@@ -173,7 +173,7 @@ bool tr_valid_utf8(const char *s, size_t n);
 /* Checks that every "ts" and "dur" in the text is a plain decimal number with
  * at most 3 decimals; on failure puts the offending excerpt in why. */
 bool tr_check_time_fields(const char *text, char *why, size_t why_len);
-/* Reads a whole file (NUL-terminated); NULL on error. */
+/* Reads a whole file (NUL-terminated; a gzip file decompressed); NULL on error. */
 char *tr_read_file(const char *path, size_t *len);
 /* system() of a printf-formatted shell command (at most 2047 bytes). */
 __attribute__((format(printf, 1, 2))) int tr_shell(const char *fmt, ...);

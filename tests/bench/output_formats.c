@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+/*
+ * output_formats - the trace writer on its own, plain JSON against gzip
+ * (-o FILE.json.gz): the same events written through chrome_trace.c and
+ * json_writer.c (write-behind thread, zlib in it for gzip) into a real
+ * file, as the loader writes them. No kernel, no traced process: what the
+ * output format costs and saves.
+ *
+ *   output_formats [--cpu C] [--dir DIR] [N]     (default /tmp, 2 M events)
+ *
+ * Events, per 10: 3 spans ("X", one with args), 4 instants (one with a
+ * 40-byte args object), 2 counters, 1 async pair half; names and numbers
+ * as a server's trace has them. Prints "key value" lines, for json and
+ * gzip: FORMAT_bytes_per_event, FORMAT_events_per_s (writing to the file
+ * being complete, fsync excluded), FORMAT_mb_per_s (JSON bytes through the
+ * writer a second), FORMAT_loop_ns_per_event (CPU time of the writing
+ * thread alone: what the loader's loop pays; compression is in the other
+ * thread), and gzip_ratio.
+ */
+#include "bench.h"
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "chrome_trace.h"
+#include "json_writer.h"
+#include "proc_info.h"
+
+struct result {
+	double bytes_per_event, events_per_s, mb_per_s, loop_ns_per_event;
+	unsigned long long bytes, json_bytes;
+};
+
+static const struct ct_text no_args = { "", 0, 0 };
+
+static struct ct_text text(const char *s)
+{
+	return (struct ct_text){ s, strlen(s), 0 };
+}
+
+static int run(const char *dir, bool gzip, long n, const struct trace_facts *facts, struct result *res)
+{
+	static const char *const names[] = { "handle request", "parse", "db query", "render", "flush" };
+	char path[4096];
+	struct json_writer w;
+	struct chrome_trace tf;
+	struct trace_stats stats = { 0 };
+	struct ct_text args40 = text("{\"bytes\":4096,\"file\":\"/var/data/a.bin\"}");
+	double t0, c0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/output_formats.%d.json%s", dir, (int)getpid(), gzip ? ".gz" : "");
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || jw_init(&w, fd, 1 << 20) < 0 || (gzip && jw_gzip(&w) < 0)) {
+		perror(path);
+		return -1;
+	}
+	jw_write_behind(&w);
+	t0 = bench_now_ns();
+	c0 = bench_cpu_ns();
+	chrome_trace_begin(&tf, &w, facts);
+	for (long i = 0; i < n; i += 10) {
+		uint64_t ts = 1000000000ull + (uint64_t)i * 700;
+		struct ct_text name = text(names[i % 5]);
+		uint32_t pid = 4242, tid = 4242 + (uint32_t)(i / 10 % 4);
+
+		chrome_trace_complete(&tf, pid, tid, ts, 5300 + i % 977, &name, &no_args, &no_args);
+		chrome_trace_complete(&tf, pid, tid, ts + 100, 1200 + i % 311, &name, &args40, &no_args);
+		chrome_trace_complete(&tf, pid, tid + 1, ts + 200, 90 + i % 37, &name, &no_args, &no_args);
+		chrome_trace_instant(&tf, pid, tid, ts + 300, &(struct ct_text){ "cache miss", 10, 0 }, 't', &no_args);
+		chrome_trace_instant(&tf, pid, tid, ts + 350, &(struct ct_text){ "parsed", 6, 0 }, 't', &args40);
+		chrome_trace_instant(&tf, pid, tid + 1, ts + 400, &(struct ct_text){ "flush", 5, 0 }, 'p', &no_args);
+		chrome_trace_instant(&tf, pid, tid + 1, ts + 450, &(struct ct_text){ "done", 4, 0 }, 't', &no_args);
+		chrome_trace_counter(&tf, pid, tid, ts + 500, &(struct ct_text){ "queue depth", 11, 0 }, (double)(i % 17));
+		chrome_trace_counter(&tf, pid, tid, ts + 550, &(struct ct_text){ "bytes read", 10, 0 }, 4096.0 * (double)i);
+		chrome_trace_async(&tf, pid, &(struct ct_text){ "io", 2, 0 }, (uint64_t)i + 1, tid, ts + 600,
+				   &no_args, tid + 1, ts + 650, &no_args);
+	}
+	chrome_trace_end(&tf, facts, &stats);
+	if (jw_finish(&w) < 0) {
+		fprintf(stderr, "output_formats: writing %s failed: %s\n", path, strerror(w.err));
+		return -1;
+	}
+	res->loop_ns_per_event = (bench_cpu_ns() - c0) / (double)tf.events;
+	res->events_per_s = (double)tf.events / ((bench_now_ns() - t0) / 1e9);
+	res->json_bytes = w.in_handed;
+	res->bytes = w.written;
+	res->bytes_per_event = (double)w.written / (double)tf.events;
+	res->mb_per_s = (double)res->json_bytes / 1e6 / ((double)tf.events / res->events_per_s);
+	jw_free(&w);
+	close(fd);
+	unlink(path);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir = "/tmp";
+	long n = 2000000;
+	int cpu = -1;
+	struct proc_facts target;
+	struct trace_facts facts = { 0 };
+	struct result json, gz;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--cpu") && i + 1 < argc)
+			cpu = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--dir") && i + 1 < argc)
+			dir = argv[++i];
+		else
+			n = atol(argv[i]);
+	}
+	bench_pin(cpu);
+	if (proc_facts_read(getpid(), &target) < 0) {
+		fputs("output_formats: cannot read /proc/self\n", stderr);
+		return 1;
+	}
+	facts.tracer_version = "bench";
+	facts.target = &target;
+	if (run(dir, false, n, &facts, &json) < 0 || run(dir, true, n, &facts, &gz) < 0)
+		return 1;
+	printf("events %ld\n", n);
+	printf("json_bytes_per_event %.1f\njson_events_per_s %.0f\njson_mb_per_s %.0f\njson_loop_ns_per_event %.1f\n",
+	       json.bytes_per_event, json.events_per_s, json.mb_per_s, json.loop_ns_per_event);
+	printf("gzip_bytes_per_event %.1f\ngzip_events_per_s %.0f\ngzip_mb_per_s %.0f\ngzip_loop_ns_per_event %.1f\n",
+	       gz.bytes_per_event, gz.events_per_s, gz.mb_per_s, gz.loop_ns_per_event);
+	printf("gzip_ratio %.2f\n", (double)json.bytes / (double)gz.bytes);
+	proc_facts_free(&target);
+	return 0;
+}
