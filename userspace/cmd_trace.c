@@ -25,6 +25,14 @@ static const char *default_output(const struct session *s, char *buf, size_t len
 
 static void say_written(const struct session *s, const struct trace_output *out)
 {
+	if (out->ring) {
+		fprintf(stderr, "ctrace-bpf: %s: flight recorder: %u dumps, the last %s; %llu events overwritten in the ring, %llu dropped%s\n",
+			s->stats.stop_reason, out->fr.dumps, out->dump_path,
+			(unsigned long long)out->fr.overwritten_total,
+			(unsigned long long)s->stats.dropped,
+			s->stats.dropped ? " (the ring buffer was full)" : "");
+		return;
+	}
 	fprintf(stderr, "ctrace-bpf: %s: %llu events written, %llu dropped%s. Open it in Perfetto UI (https://ui.perfetto.dev) or chrome://tracing\n",
 		s->stats.stop_reason, (unsigned long long)out->tf.events,
 		(unsigned long long)s->stats.dropped,
@@ -66,7 +74,7 @@ int cmd_trace(int argc, char **argv)
 
 	code = 1;
 	trace_summary_init(&summary);
-	if (output_begin(&out, o.output, &s.target) == 0) {
+	if (output_begin(&out, o.output, &s.target, o.ring_size) == 0) {
 		if (!o.quiet)
 			out.tf.summary = &summary;
 		if (session_start(&s, &out) == 0) {

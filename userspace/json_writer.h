@@ -33,6 +33,15 @@ struct json_writer {
 	struct write_behind *behind;
 	unsigned long long written_here; /* with a thread: what went past it (larger than a buffer) */
 	char *scratch;               /* reusable print buffer of jw_cjson() */
+	/*
+	 * Instead of a file, bytes may go to a sink (the flight recorder's
+	 * ring, flight_recorder.h): called with what is buffered when the
+	 * buffer is full, it takes the bytes it wants from the front and
+	 * returns how many; the rest stays buffered. With `all` (what is left
+	 * does not make room), it must take them all. NULL: the fd.
+	 */
+	size_t (*sink)(void *ctx, const char *p, size_t n, int all);
+	void *sink_ctx;
 	size_t scratch_cap;
 };
 

@@ -36,6 +36,13 @@ static const char usage_text[] =
 	"                       traced process piles up (spans never ended, counter\n"
 	"                       names, pseudo-processes, ...) is evicted, oldest\n"
 	"                       first, and counted in the trace's metadata.memory\n"
+	"  --ring SIZE          flight recorder: keep only the most recent SIZE of\n"
+	"                       events in memory (64K to 1G, e.g. 16M) and write them\n"
+	"                       as a complete trace on SIGUSR1, on CTRACE_TRIGGER in\n"
+	"                       the program (at most once a second) and at the end;\n"
+	"                       each dump is a file of its own: FILE-1.json,\n"
+	"                       FILE-2.json, ... for -o FILE.json (%n in the name:\n"
+	"                       replaced by the number); tracing goes on after a dump\n"
 	"  --fast               attach at each site's 5-byte nop, which kernels with\n"
 	"                       the uprobe syscall (6.18) optimize (about 2x faster a\n"
 	"                       hit); refused with -f, and refused where the kernel\n"
@@ -73,6 +80,7 @@ static const char usage_text[] =
 	"  sudo ctrace-bpf -p 1234 -o - | gzip > trace.json.gz\n"
 	"  sudo ctrace-bpf -o run.json -- ./myprogram --its-flags\n"
 	"  sudo ctrace-bpf --exe /usr/local/bin/worker -d 30\n"
+	"  sudo ctrace-bpf -p 1234 --ring 16M -o fr.json  # kill -USR1 <tracer>: fr-1.json\n"
 	"Then open the file at https://ui.perfetto.dev (Open trace file).\n"
 	"\nOther commands:\n"
 	"  ctrace-bpf list -p PID | PATH   list the USDT probes of a process or an ELF file\n"
@@ -293,6 +301,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		{ "max-memory", required_argument, NULL, 'M' },
 		{ "stacks", optional_argument, NULL, 'S' },
 		{ "categories", required_argument, NULL, 'C' },
+		{ "ring", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
@@ -336,6 +345,13 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 			if (!o->max_memory) {
 				fprintf(stderr, "ctrace-bpf: --max-memory needs a size from %lluM to 1024G, like 64M or 1G, not '%s'\n",
 					TRACE_MEMORY_MIN >> 20, optarg);
+				exit(2);
+			}
+			break;
+		case 'R':
+			o->ring_size = parse_bytes(optarg, TRACE_RING_MIN, TRACE_RING_MAX);
+			if (!o->ring_size) {
+				fprintf(stderr, "ctrace-bpf: --ring needs a size from 64K to 1G, like 1M or 64M, not '%s'\n", optarg);
 				exit(2);
 			}
 			break;
@@ -399,6 +415,10 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		exit(2);
 	}
 	check_fast(o);
+	if (o->ring_size && o->output && !strcmp(o->output, "-")) {
+		fputs("ctrace-bpf: --ring writes a file per dump: give -o FILE.json, not -o -\n", stderr);
+		exit(2);
+	}
 	/* The whole integration suite runs per event with it (CI). */
 	if (getenv("CTRACE_NO_BATCH") && !strcmp(getenv("CTRACE_NO_BATCH"), "1"))
 		o->no_batch = true;
