@@ -966,7 +966,12 @@ static void write_open_span(const void *key, size_t len, void *value, void *ctx)
 
 uint64_t trace_model_write_open(struct trace_model *m, uint64_t now_ns)
 {
-	struct open_ctx o = { m, now_ns, 0 };
+	/*
+	 * To the last event modelled, not to now: events reach the model late
+	 * (batches, the merge by time), and a span that ended in that lag
+	 * must not look longer than what the dump shows around it.
+	 */
+	struct open_ctx o = { m, m->now_ns && m->now_ns < now_ns ? m->now_ns : now_ns, 0 };
 	struct trace_summary *summary = m->out->summary;
 	unsigned cat = m->out->cat;
 
