@@ -126,7 +126,7 @@ void chrome_trace_begin(struct chrome_trace *tf, struct json_writer *w,
 	tf->aside_ready = false;
 	memset(tf->ids, 0, sizeof(tf->ids));
 	tf->ts.len = 0;
-	tf->event_at = 0;
+	tf->event_start = w->buf;
 	tf->ring = NULL;
 	chrome_trace_write_head(w, facts);
 }
@@ -151,7 +151,7 @@ void chrome_trace_begin_ring(struct chrome_trace *tf, struct json_writer *w,
 	tf->aside_ready = false;
 	memset(tf->ids, 0, sizeof(tf->ids));
 	tf->ts.len = 0;
-	tf->event_at = 0;
+	tf->event_start = w->buf;
 	tf->ring = ring;
 }
 
@@ -360,7 +360,7 @@ static char *put_ids(struct chrome_trace *tf, char *q, uint32_t pid, uint32_t ti
 static char *put_head(struct chrome_trace *tf, char *q, const char *ph, uint32_t pid, uint32_t tid,
 		      uint64_t ts_ns)
 {
-	tf->event_at = (size_t)(q - tf->w->buf);
+	tf->event_start = q;
 	if (!tf->first_event) {
 		memcpy(q, ",\n", 2);
 		q += 2;
@@ -393,7 +393,7 @@ static void te_begin(struct chrome_trace *tf, const char *ph, uint32_t pid, uint
 	/* Counted and marked before a byte is written: the flight recorder's sink may run in the writing. */
 	bool first = tf->first_event;
 
-	tf->event_at = w->len;
+	tf->event_start = w->buf + w->len;
 	tf->first_event = false;
 	tf->events++;
 	jw_lit(w, first ? "{\"ph\":\"" : ",\n{\"ph\":\"");
@@ -522,13 +522,13 @@ static bool has_stack(const struct chrome_trace *tf)
 struct names_aside {
 	struct json_writer *w;
 	bool first_event;
-	size_t event_at;
+	char *event_start;
 	uint64_t events;
 };
 
 static void names_aside_begin(struct chrome_trace *ct, struct names_aside *a)
 {
-	*a = (struct names_aside){ ct->w, ct->first_event, ct->event_at, ct->events };
+	*a = (struct names_aside){ ct->w, ct->first_event, ct->event_start, ct->events };
 	ct->w = &ct->ring->name_w;
 	ct->w->len = 0;
 	ct->w->err = 0;
@@ -542,7 +542,7 @@ static void names_aside_end(struct chrome_trace *ct, const struct names_aside *a
 
 	ct->w = a->w;
 	ct->first_event = a->first_event;
-	ct->event_at = a->event_at;
+	ct->event_start = a->event_start;
 	ct->events = a->events;
 	if (nw->err)
 		ct->ring->names_left_out++; /* bigger than its writer: never from names the probe cut */
@@ -835,7 +835,7 @@ void chrome_trace_capture_begin(struct chrome_trace *ct)
 	ct->aside.err = 0;
 	ct->file_w = ct->w;
 	ct->file_first_event = ct->first_event;
-	ct->file_event_at = ct->event_at;
+	ct->file_event_start = ct->event_start;
 	ct->w = &ct->aside;
 	ct->first_event = true; /* no separator before the first event aside */
 }
@@ -846,7 +846,7 @@ char *chrome_trace_capture_end(struct chrome_trace *ct, size_t *len)
 
 	ct->w = ct->file_w;
 	ct->first_event = ct->file_first_event;
-	ct->event_at = ct->file_event_at;
+	ct->event_start = ct->file_event_start;
 	*len = ct->aside.len;
 	if (ct->aside.err || !ct->aside.len)
 		return NULL;
@@ -861,7 +861,7 @@ char *chrome_trace_capture_end(struct chrome_trace *ct, size_t *len)
 
 void chrome_trace_release(struct chrome_trace *ct, const char *json, size_t len)
 {
-	ct->event_at = ct->w->len; /* its events are whole: one unit for the flight recorder */
+	ct->event_start = ct->w->buf + ct->w->len; /* its events are whole: one unit for the flight recorder */
 	if (!ct->first_event)
 		jw_lit(ct->w, ",\n");
 	ct->first_event = false;

@@ -147,13 +147,14 @@ struct chrome_trace {
 	/* Events written aside (chrome_trace_capture_begin()): the file's writer meanwhile. */
 	struct json_writer *file_w, aside;
 	bool aside_ready, file_first_event;
-	size_t file_event_at;
+	char *file_event_start;
 	/*
 	 * Where in w's buffer the latest event began (its separator): the
-	 * flight recorder moves whole events only. With --ring (ring not
+	 * flight recorder moves whole events only. A pointer, not an offset:
+	 * one store an event, on the hot path. With --ring (ring not
 	 * NULL) w is its stage, the names go aside, and triggers are told.
 	 */
-	size_t event_at;
+	char *event_start;
 	struct flight_recorder *ring;
 };
 

@@ -116,7 +116,7 @@ static uint64_t sub0(uint64_t a, uint64_t b)
 
 /*
  * The stage's sink (json_writer.h). Without `all`: the whole events before
- * the latest one begun (ct->event_at) move to the ring, the latest stays.
+ * the latest one begun (ct->event_start) move to the ring, the latest stays.
  * With `all`: every byte, the latest event perhaps unfinished, to be
  * continued by the next chunk.
  */
@@ -128,7 +128,7 @@ static size_t take(void *ctx, const char *p, size_t n, int all)
 	uint64_t events;
 
 	if (!all) {
-		size_t at = ct->event_at < n ? ct->event_at : n;
+		size_t at = (size_t)(ct->event_start - p) < n ? (size_t)(ct->event_start - p) : n;
 
 		if (!at)
 			return 0;
@@ -136,7 +136,7 @@ static size_t take(void *ctx, const char *p, size_t n, int all)
 		put(fr, p, at, events, fr->mid_event, false);
 		fr->events_taken += events;
 		fr->mid_event = false;
-		ct->event_at -= at;
+		ct->event_start -= at; /* where the writer moves it */
 		return at;
 	}
 	events = sub0(ct->events, fr->events_taken);
@@ -144,7 +144,7 @@ static size_t take(void *ctx, const char *p, size_t n, int all)
 	fr->events_taken += events;
 	fr->mid_event = true;
 	if (from_stage)
-		ct->event_at = 0;
+		ct->event_start = ct->w->buf;
 	return n;
 }
 
@@ -274,7 +274,9 @@ uint64_t flight_recorder_write(struct flight_recorder *fr, struct json_writer *o
 	}
 	if (fr->mid_event && (!back(fr) || !back(fr)->mid_end)) {
 		/* The stage begins inside an event whose start the ring lost: from the latest start on. */
-		skip = ct->event_at < stage->len ? ct->event_at : stage->len;
+		skip = (size_t)(ct->event_start - stage->buf);
+		if (skip > stage->len)
+			skip = stage->len;
 		fr->overwritten += sub0(ct->events, fr->events_taken + 1);
 		fr->overwritten_total += sub0(ct->events, fr->events_taken + 1);
 		fr->events_taken = ct->events - 1;
@@ -286,7 +288,7 @@ uint64_t flight_recorder_write(struct flight_recorder *fr, struct json_writer *o
 	/* Emptied: the next dump has what comes after. */
 	fr->head = fr->used = fr->first = fr->n_chunks = 0;
 	stage->len = 0;
-	ct->event_at = 0;
+	ct->event_start = stage->buf;
 	fr->events_taken = ct->events;
 	fr->mid_event = false;
 	return wc.count;
