@@ -47,6 +47,9 @@ struct dump {
 	double last_ts;     /* of the last "seq" */
 };
 
+/* The fewest "seq" a dump must hold (the first trigger of a storm comes right away). */
+static double min_seq = 100;
+
 static void dump_free(struct dump *d)
 {
 	cJSON_Delete(d->doc);
@@ -109,7 +112,7 @@ static void load_dump(const struct trace_run *r, unsigned n, struct dump *d)
 		d->last_ts = tr_num(ev, "ts");
 		d->count++;
 	}
-	if (d->count < 100)
+	if (d->count < min_seq)
 		fail_msg("%s: %g seq events", d->path, d->count);
 }
 
@@ -328,6 +331,43 @@ static void test_trigger_dump_per_event(void **state)
 	trigger_dump("--no-batch");
 }
 
+/*
+ * A program firing CTRACE_TRIGGER after every event (~20 k in 2 s): one
+ * dump a second at most, and the dumps' "triggers" add up to every one fired.
+ */
+static void test_trigger_storm_rate_limited(void **state)
+{
+	const char *const prog_args[] = { "2", "-1", NULL };
+	const char *const tracer_args[] = { "--ring", RING, NULL };
+	struct trace_run r;
+	struct dump d;
+	double triggers = 0, fired;
+	unsigned n;
+	char path[400];
+
+	(void)state;
+	start(&r, prog_args, tracer_args);
+	finish(&r);
+	min_seq = 1;
+	fired = atof(strstr(r.prog_stdout, "done last=") + 10) + 1;
+	for (n = 1;; n++) {
+		snprintf(path, sizeof(path), "%s/trace-%u.json", r.dir, n);
+		if (access(path, F_OK))
+			break;
+		load_dump(&r, n, &d);
+		triggers += fr_num(&d, "triggers");
+		dump_free(&d);
+	}
+	print_message("%g triggers fired in 2 s: %u dumps\n", fired, n - 1);
+	/* 2 s: at t=0, 1 and maybe 2 (the interval is counted from each dump), and the end. */
+	if (n - 1 > 4 || n - 1 < 2)
+		fail_msg("%u dumps for 2 s of triggers", n - 1);
+	if (triggers != fired)
+		fail_msg("the dumps count %g triggers, %g were fired", triggers, fired);
+	min_seq = 100;
+	tr_free(&r);
+}
+
 /* VmHWM (peak RSS) of the running tracer in KiB; -1 before its exec and once it is gone. */
 static long vm_hwm(pid_t pid)
 {
@@ -419,7 +459,7 @@ static void test_memory_bounded(void **state)
 	if (over_small <= 0)
 		fail_msg("--ring 1M overwrote nothing: the flood did not fill it");
 #ifdef __SANITIZE_ADDRESS__
-	print_message("(ASan build: the RSS figures are checked by the plain build)\n");
+	print_message("(ASan build: peak RSS %ld and %ld KiB, checked by the plain build)\n", small, big);
 #else
 	/* The 64M ring filled (more than its 63 MiB written): it took ~63 MiB more, and no more than that. */
 	if (over_big > 0 && !(big - small > 40 * 1024 && big - small < 72 * 1024))
@@ -435,6 +475,7 @@ int main(void)
 		cmocka_unit_test(test_sigusr1_dumps),
 		cmocka_unit_test(test_trigger_dump),
 		cmocka_unit_test(test_trigger_dump_per_event),
+		cmocka_unit_test(test_trigger_storm_rate_limited),
 		cmocka_unit_test(test_memory_bounded),
 	};
 

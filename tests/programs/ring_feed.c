@@ -3,7 +3,8 @@
  * ring_feed - a steady stream for the flight recorder's tests (--ring):
  * instants "seq" numbered args.n = 0, 1, 2, ... every 100 us, inside one
  * span "long" open from the first to the last, for SECONDS (default 3);
- * with TRIGGER_AT, CTRACE_TRIGGER("boom") right after seq TRIGGER_AT.
+ * with TRIGGER_AT, CTRACE_TRIGGER("boom") right after seq TRIGGER_AT
+ * (-1: after every seq, a program that fires triggers in a loop).
  *
  *   ring_feed [SECONDS [TRIGGER_AT]]
  *
@@ -29,7 +30,7 @@ static double now_s(void)
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 3, start;
-	long trigger_at = argc > 2 ? atol(argv[2]) : -1, i;
+	long trigger_at = argc > 2 ? atol(argv[2]) : -2, i;
 	struct ctrace_span span;
 
 	if (!ready_and_wait())
@@ -40,7 +41,9 @@ int main(int argc, char **argv)
 	CTRACE_SPAN_BEGIN(NULL, &span, "long", NULL);
 	for (i = 0; now_s() - start < seconds; i++) {
 		CTRACE_INSTANT_ARGS(NULL, "seq", CTRACE_SCOPE_THREAD, CTRACE_ARG_INT("n", i));
-		if (i == trigger_at) {
+		if (trigger_at == -1) {
+			CTRACE_TRIGGER("again");
+		} else if (i == trigger_at) {
 			CTRACE_TRIGGER("boom");
 			printf("triggered %ld\n", i);
 			fflush(stdout);
