@@ -38,7 +38,7 @@ int main(int argc, char **argv)
 	CTRACE_INSTANT(NULL, "p", CTRACE_SCOPE_PROCESS, args);
 	CTRACE_INSTANT(NULL, "t", CTRACE_SCOPE_THREAD, NULL);
 	CTRACE_TRIGGER(name_of("trigger"));
-	CTRACE_IN(net, TRIGGER, "trigger in net");
+	CTRACE_IN(ctrace, TRIGGER, "trigger in the default category");
 	CTRACE_COUNTER_SET(NULL, name_of("c"), argc * 1.5);
 	CTRACE_COUNTER_ADD(&marker, "c", argc);
 	CTRACE_NEW_PID(&marker, name_of("pseudo"));
