@@ -85,7 +85,7 @@ static int open_dump(struct trace_output *out, unsigned n)
 }
 
 int output_dump(struct trace_output *out, const struct trace_stats *stats, const char *why,
-		uint64_t spans_open, uint64_t now_ns, bool quiet)
+		uint64_t spans_open, uint64_t at_ns, bool quiet)
 {
 	struct flight_recorder *fr = &out->fr;
 	bool last = !strcmp(why, "end");
@@ -100,12 +100,13 @@ int output_dump(struct trace_output *out, const struct trace_stats *stats, const
 	};
 	struct trace_stats st = *stats;
 	struct json_writer fw;
+	uint64_t now_ns_at_call = now_ns(CLOCK_MONOTONIC); /* the dump stops the loop: how long, said */
 	uint64_t events;
 	int fd = open_dump(out, ff.dump), err = 0;
 
 	if (fd < 0) {
 		out->dumps_failed++;
-		out->last_dump_ns = now_ns; /* a trigger tries again after the interval, not in a loop */
+		out->last_dump_ns = at_ns; /* a trigger tries again after the interval, not in a loop */
 		return fd; /* output_open said why */
 	}
 	if (jw_init(&fw, fd, 1 << 20) < 0) {
@@ -121,7 +122,7 @@ int output_dump(struct trace_output *out, const struct trace_stats *stats, const
 	st.flight = &ff;
 	if (!last) {
 		st.stop_reason = "";
-		st.stop_mono_ns = now_ns;
+		st.stop_mono_ns = at_ns;
 		st.unfinished_spans = spans_open;
 	}
 	chrome_trace_write_end(&out->tf, &fw, events, &out->facts, &st);
@@ -136,13 +137,14 @@ int output_dump(struct trace_output *out, const struct trace_stats *stats, const
 	fr->dumps++;
 	fr->overwritten = 0;
 	fr->triggers = 0;
-	out->last_dump_ns = now_ns;
+	out->last_dump_ns = at_ns;
 	if (err)
 		out->dumps_failed++;
 	else if (!quiet)
-		fprintf(stderr, "ctrace-bpf: flight recorder: wrote %s (%s): %llu events, %llu overwritten before it\n",
+		fprintf(stderr, "ctrace-bpf: flight recorder: wrote %s (%s): %llu events, %llu overwritten before it, in %.0f ms\n",
 			out->dump_path, why, (unsigned long long)events,
-			(unsigned long long)ff.events_overwritten);
+			(unsigned long long)ff.events_overwritten,
+			(double)(now_ns(CLOCK_MONOTONIC) - now_ns_at_call) / 1e6);
 	return err;
 }
 
