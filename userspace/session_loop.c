@@ -344,7 +344,8 @@ static void flight_dumps(struct session *s, uint64_t now)
 		   (!out->last_dump_ns || now >= out->last_dump_ns + FLIGHT_TRIGGER_INTERVAL_NS)) {
 		why = "CTRACE_TRIGGER";
 	}
-	if (why)
+	/* Opened first: the spans open now are written for this dump only once it can be written. */
+	if (why && output_dump_open(out, now) == 0)
 		output_dump(out, &s->stats, why, trace_model_write_open(&s->model, now), now, s->o->quiet);
 }
 

@@ -73,15 +73,22 @@ int output_begin(struct trace_output *out, const char *path, const struct proc_f
 	return 0;
 }
 
-/* The dump's file: the first was opened at the start; the others now. */
-static int open_dump(struct trace_output *out, unsigned n)
+int output_dump_open(struct trace_output *out, uint64_t at_ns)
 {
 	bool created;
+	int fd;
 
-	if (out->fd >= 0)
-		return out->fd;
-	flight_dump_path(out->pattern, n, out->dump_path, sizeof(out->dump_path));
-	return output_open(out->dump_path, &created);
+	if (out->fd >= 0) /* the first, opened at the start */
+		return 0;
+	flight_dump_path(out->pattern, out->fr.dumps + 1, out->dump_path, sizeof(out->dump_path));
+	fd = output_open(out->dump_path, &created);
+	if (fd < 0) {
+		out->dumps_failed++;
+		out->last_dump_ns = at_ns; /* a trigger tries again after the interval, not in a loop */
+		return fd; /* output_open said why */
+	}
+	out->fd = fd;
+	return 0;
 }
 
 int output_dump(struct trace_output *out, const struct trace_stats *stats, const char *why,
@@ -102,13 +109,10 @@ int output_dump(struct trace_output *out, const struct trace_stats *stats, const
 	struct json_writer fw;
 	uint64_t now_ns_at_call = now_ns(CLOCK_MONOTONIC); /* the dump stops the loop: how long, said */
 	uint64_t events;
-	int fd = open_dump(out, ff.dump), err = 0;
+	int fd = out->fd, err = 0;
 
-	if (fd < 0) {
-		out->dumps_failed++;
-		out->last_dump_ns = at_ns; /* a trigger tries again after the interval, not in a loop */
-		return fd; /* output_open said why */
-	}
+	if (fd < 0)
+		return -EBADF; /* output_dump_open() failed, and said why */
 	if (jw_init(&fw, fd, 1 << 20) < 0) {
 		fputs("ctrace-bpf: out of memory\n", stderr);
 		abort();
@@ -178,8 +182,10 @@ void output_flush_to_disk(struct trace_output *out)
 int output_end(struct trace_output *out, struct trace_stats *stats)
 {
 	if (out->ring) {
+		int err = output_dump_open(out, stats->stop_mono_ns);
+
 		stats->events_written = out->tf.events;
-		return output_dump(out, stats, "end", 0, stats->stop_mono_ns, true);
+		return err ? err : output_dump(out, stats, "end", 0, stats->stop_mono_ns, true);
 	}
 	chrome_trace_end(&out->tf, &out->facts, stats);
 	stats->events_written = out->tf.events;

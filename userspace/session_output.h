@@ -44,7 +44,13 @@ struct trace_output {
 int output_begin(struct trace_output *out, const char *path, const struct proc_facts *target,
 		 uint64_t ring);
 /*
- * --ring: writes a dump of what the recorder holds (why: "SIGUSR1",
+ * --ring: opens the next dump's file (before anything is written for it:
+ * a dump that cannot be written leaves the recorder as it was): 0, or
+ * -errno having said why.
+ */
+int output_dump_open(struct trace_output *out, uint64_t at_ns);
+/*
+ * --ring: writes a dump (into the file output_dump_open() opened) of what the recorder holds (why: "SIGUSR1",
  * "CTRACE_TRIGGER", "end"; spans_open: written unfinished just before;
  * now_ns: CLOCK_MONOTONIC), says so unless quiet: 0, or -errno having
  * said why (tracing goes on, the events stay for the next dump).
