@@ -100,7 +100,7 @@ struct flight_dump_facts {
 	uint64_t events_overwritten;       /* since the dump before: pushed out of the ring */
 	uint64_t events_overwritten_total; /* since tracing began */
 	uint64_t spans_open;        /* written unfinished at the dump, to go on in the next */
-	uint64_t names_left_out;    /* process and thread names past FLIGHT_NAMES_MAX */
+	uint64_t names_left_out;    /* process and thread names forgotten past FLIGHT_NAMES_MAX */
 	uint64_t window_start_ns;   /* the dump before (or the start): what the dump may hold */
 };
 

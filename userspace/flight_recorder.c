@@ -13,13 +13,16 @@
 #include <string.h>
 #include "chrome_trace.h"
 
-struct flight_name {
-	size_t len;
-	char json[];
-};
-
 struct name_key {
 	uint32_t what, pid, tid;
+};
+
+/* A name event's text; in a list from the least recently given, the first forgotten past FLIGHT_NAMES_MAX. */
+struct flight_name {
+	struct flight_name *older, *newer;
+	struct name_key key;
+	size_t len;
+	char json[];
 };
 
 size_t flight_stage_size(uint64_t size)
@@ -178,29 +181,50 @@ void flight_recorder_free(struct flight_recorder *fr)
 	fr->chunks = NULL;
 }
 
+static size_t name_cost(const struct flight_name *n)
+{
+	return sizeof(*n) + n->len + sizeof(struct key_map_slot);
+}
+
+static void unlink_name(struct flight_recorder *fr, struct flight_name *n)
+{
+	*(n->older ? &n->older->newer : &fr->oldest_name) = n->newer;
+	*(n->newer ? &n->newer->older : &fr->newest_name) = n->older;
+	fr->names_bytes -= name_cost(n);
+}
+
 void flight_recorder_name(struct flight_recorder *fr, unsigned what, uint32_t pid, uint32_t tid,
 			  const char *json, size_t len)
 {
 	struct name_key key = { what, pid, tid };
 	struct flight_name *old = key_map_get(&fr->names, &key, sizeof(key)), *n;
-	size_t cost = sizeof(*n) + len + sizeof(struct key_map_slot);
 
-	if (!old && fr->names_bytes + cost > FLIGHT_NAMES_MAX) {
-		fr->names_left_out++;
-		return;
-	}
 	n = malloc(sizeof(*n) + len);
 	if (!n) {
 		fputs("ctrace-bpf: out of memory\n", stderr);
 		abort();
 	}
+	n->key = key;
 	n->len = len;
 	memcpy(n->json, json, len);
 	key_map_put(&fr->names, &key, sizeof(key), n);
-	fr->names_bytes += cost;
 	if (old) {
-		fr->names_bytes -= sizeof(*old) + old->len + sizeof(struct key_map_slot);
+		unlink_name(fr, old);
 		free(old);
+	}
+	n->older = fr->newest_name;
+	n->newer = NULL;
+	*(n->older ? &n->older->newer : &fr->oldest_name) = n;
+	fr->newest_name = n;
+	fr->names_bytes += name_cost(n);
+	/* Past the bound, the names given longest ago go: those of threads likely gone. */
+	while (fr->names_bytes > FLIGHT_NAMES_MAX && fr->oldest_name != n) {
+		struct flight_name *gone = fr->oldest_name;
+
+		key_map_del(&fr->names, &gone->key, sizeof(gone->key));
+		unlink_name(fr, gone);
+		free(gone);
+		fr->names_left_out++;
 	}
 }
 

@@ -27,8 +27,9 @@
 #include "key_map.h"
 
 struct chrome_trace;
+struct flight_name;
 
-/* The names kept aside take at most this much; past it, new ones are left out and counted. */
+/* The names kept aside take at most this much; past it, the oldest given are forgotten, counted. */
 #define FLIGHT_NAMES_MAX (4u << 20)
 /* CTRACE_TRIGGER dumps at most this often; triggers in between wait for it (and are counted). */
 #define FLIGHT_TRIGGER_INTERVAL_NS 1000000000ull
@@ -54,8 +55,9 @@ struct flight_recorder {
 	uint64_t overwritten, overwritten_total;
 
 	struct key_map names;   /* {what, pid, tid} -> struct flight_name * */
+	struct flight_name *oldest_name, *newest_name; /* by when given */
 	size_t names_bytes;
-	uint64_t names_left_out;
+	uint64_t names_left_out; /* forgotten, the oldest first, past FLIGHT_NAMES_MAX */
 	struct json_writer name_w; /* a name event is formatted here */
 
 	/* CTRACE_TRIGGER: seen since the last dump. */

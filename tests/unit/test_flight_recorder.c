@@ -159,6 +159,59 @@ static void test_nothing_overwritten_when_it_fits(void **state)
 	rig_free(&g);
 }
 
+/* 100 k threads named (~20 MB of names): 4 MiB kept, the latest; the oldest forgotten and counted. */
+static void test_names_bounded_latest_kept(void **state)
+{
+	struct rig g;
+	struct json_writer out;
+	FILE *f = tmpfile();
+	char name[160], *text;
+	long len;
+	cJSON *doc, *ev;
+	uint64_t n_written;
+	int named = 0, last_seen = 0, first_tid = -1;
+
+	(void)state;
+	rig_init(&g);
+	memset(name, 'n', sizeof(name));
+	for (int tid = 1; tid <= 100000; tid++)
+		chrome_trace_thread_name(&g.ct, 1, (uint32_t)tid, &(struct ct_text){ name, 150, 0 });
+	assert_true(g.fr.names_bytes <= FLIGHT_NAMES_MAX);
+	assert_true(g.fr.names_left_out > 0);
+	assert_int_equal(jw_init(&out, fileno(f), 0), 0);
+	jw_lit(&out, "[");
+	n_written = flight_recorder_write(&g.fr, &out);
+	jw_lit(&out, "]");
+	assert_int_equal(jw_flush(&out), 0);
+	jw_free(&out);
+	len = ftell(f);
+	text = malloc((size_t)len + 1);
+	rewind(f);
+	assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
+	text[len] = 0;
+	fclose(f);
+	doc = cJSON_Parse(text);
+	assert_non_null(doc);
+	cJSON_ArrayForEach(ev, doc) {
+		int tid = (int)cJSON_GetObjectItem(ev, "tid")->valuedouble;
+
+		named++;
+		last_seen |= tid == 100000;
+		if (first_tid < 0 || tid < first_tid)
+			first_tid = tid;
+	}
+	assert_int_equal((long)n_written, named);
+	/* What was kept is the latest run: the names from first_tid on, all of them. */
+	assert_true(last_seen);
+	assert_int_equal(named, 100000 - first_tid + 1);
+	assert_int_equal(g.fr.names_left_out, (uint64_t)(first_tid - 1));
+	print_message("%d of 100000 names kept (tids %d..100000), %llu forgotten\n", named, first_tid,
+		      (unsigned long long)g.fr.names_left_out);
+	cJSON_Delete(doc);
+	free(text);
+	rig_free(&g);
+}
+
 static void test_dump_paths(void **state)
 {
 	char buf[64];
@@ -177,6 +230,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_runs_of_latest_events_add_up),
 		cmocka_unit_test(test_nothing_overwritten_when_it_fits),
+		cmocka_unit_test(test_names_bounded_latest_kept),
 		cmocka_unit_test(test_dump_paths),
 	};
 
