@@ -21,6 +21,7 @@ struct name_key {
 struct flight_name {
 	struct flight_name *older, *newer;
 	struct name_key key;
+	bool pinned; /* one of the first given: kept for good, outside the list */
 	size_t len;
 	char json[];
 };
@@ -207,11 +208,21 @@ void flight_recorder_name(struct flight_recorder *fr, unsigned what, uint32_t pi
 	n->key = key;
 	n->len = len;
 	memcpy(n->json, json, len);
+	/*
+	 * The first names given (the targets' processes and the threads they
+	 * started with, which live longest) stay whatever comes after; a new
+	 * name takes the place of the old one's.
+	 */
+	n->pinned = len <= FLIGHT_NAME_PINNED_LEN &&
+		    (old ? old->pinned : fr->names_pinned < FLIGHT_NAMES_PINNED);
+	if (!old && n->pinned)
+		fr->names_pinned++;
 	key_map_put(&fr->names, &key, sizeof(key), n);
-	if (old) {
+	if (old && !old->pinned)
 		unlink_name(fr, old);
-		free(old);
-	}
+	free(old);
+	if (n->pinned)
+		return;
 	n->older = fr->newest_name;
 	n->newer = NULL;
 	*(n->older ? &n->older->newer : &fr->oldest_name) = n;

@@ -31,6 +31,9 @@ struct flight_name;
 
 /* The names kept aside take at most this much; past it, the oldest given are forgotten, counted. */
 #define FLIGHT_NAMES_MAX (4u << 20)
+/* The first names given, if no longer than this, are kept for good, outside that bound. */
+#define FLIGHT_NAMES_PINNED 1024
+#define FLIGHT_NAME_PINNED_LEN 512
 /* CTRACE_TRIGGER dumps at most this often; triggers in between wait for it (and are counted). */
 #define FLIGHT_TRIGGER_INTERVAL_NS 1000000000ull
 
@@ -56,7 +59,8 @@ struct flight_recorder {
 
 	struct key_map names;   /* {what, pid, tid} -> struct flight_name * */
 	struct flight_name *oldest_name, *newest_name; /* by when given */
-	size_t names_bytes;
+	size_t names_bytes;     /* of the list's, not the pinned */
+	unsigned names_pinned;
 	uint64_t names_left_out; /* forgotten, the oldest first, past FLIGHT_NAMES_MAX */
 	struct json_writer name_w; /* a name event is formatted here */
 
