@@ -40,13 +40,16 @@ static void say_written(const struct session *s, const struct trace_output *out)
 }
 
 /* The summary of what was written (trace_summary.h), as `ctrace-bpf report FILE` prints it. */
-static void say_summary(const struct session *s, const struct trace_summary *sum)
+static void say_summary(const struct session *s, const struct trace_output *out,
+			const struct trace_summary *sum)
 {
 	struct summary_losses l = {
 		.known = true,
 		.dropped = s->stats.dropped,
 		.unfinished_spans = s->stats.unfinished_spans,
 		.unmatched_ends = s->stats.unmatched_ends,
+		.ring = out->ring,
+		.overwritten = out->fr.overwritten_total,
 	};
 
 	for (unsigned i = 0; i < s->stats.n_bounds; i++)
@@ -85,7 +88,7 @@ int cmd_trace(int argc, char **argv)
 				if (!o.quiet || s.stats.dropped)
 					say_written(&s, &out);
 				if (!o.quiet)
-					say_summary(&s, &summary);
+					say_summary(&s, &out, &summary);
 				code = 0;
 			}
 		}

@@ -269,6 +269,19 @@ static void test_sigusr1_dumps(void **state)
 		assert_true(fr_num(&d[i], "spans_open_at_dump") == (i < 2));
 	}
 	assert_true(tr_num(long_span(&d[2]), "dur") >= 2.9e6);
+	/* `ctrace-bpf report` of a dump says what its ring overwrote. */
+	{
+		const char *const report_args[] = { d[0].path, NULL };
+		struct tr_cmd c = { 0 };
+		char want[128];
+
+		snprintf(want, sizeof(want), ", %.0f events overwritten in the flight recorder's ring (--ring)\n",
+			 fr_num(&d[0], "events_overwritten"));
+		if (tr_run_tracer(&c, NULL, "report", report_args, 10000) < 0 || c.exit != 0 ||
+		    !strstr(c.out, want))
+			fail_msg("report %s: exit %d, no \"%s\" in: %s", d[0].path, c.exit, want, c.out);
+		tr_cmd_free(&c);
+	}
 	for (int i = 0; i < 3; i++) {
 		assert_devtools_loads(&d[i]);
 		dump_free(&d[i]);
