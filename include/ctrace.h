@@ -23,6 +23,7 @@
  *   CTRACE_INSTANT(NULL, "cache flush", CTRACE_SCOPE_PROCESS, NULL);
  *   CTRACE_COUNTER_SET(NULL, "queue depth", 12);
  *   CTRACE_COUNTER_ADD(NULL, "bytes read", n);
+ *   CTRACE_TRIGGER("request failed");    // --ring: write what led here
  *   if (CTRACE_ENABLED()) { ...prepare costly arguments... }
  */
 #ifndef CTRACE_H
@@ -144,6 +145,20 @@ struct ctrace_span {
 			CTRACE__SITE4L_IN(cat, instant, ctrace__a0, ctrace__a1,        \
 				       ctrace__a2, ctrace__a3,                 \
 				       CTRACE__LIT(name) | CTRACE__LIT(args) << 1);
+
+/*
+ * "Something went wrong: keep what led here." For a tracer run with
+ * --ring (the flight recorder), writes out the events it keeps, as a trace
+ * file of its own, and tracing goes on. Otherwise, and for older tracers
+ * and bpftrace, it is a plain process-scoped instant named `name` whose
+ * args are the marker the tracer recognizes: {"ctrace_trigger":true}.
+ *
+ *   if (latency_ms > 500) CTRACE_TRIGGER("slow request");
+ */
+#define CTRACE__TRIGGER_ARGS "{\"ctrace_trigger\":true}"
+#define CTRACE_TRIGGER(name) CTRACE__TRIGGER_IN(CTRACE_CATEGORY, name)
+#define CTRACE__TRIGGER_IN(cat, name)                                          \
+	CTRACE__INSTANT_IN(cat, NULL, name, CTRACE_SCOPE_PROCESS, CTRACE__TRIGGER_ARGS)
 
 /*
  * Typed args: one to four key/value pairs instead of an args text, written

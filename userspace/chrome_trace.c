@@ -11,6 +11,7 @@
 #include "typed_args.h"
 #include "categories.h"
 #include "ctrace_record.h"
+#include "flight_recorder.h"
 #include "json_check.h"
 #include "record_decode.h"
 #include "trace_summary.h"
@@ -140,9 +141,33 @@ void chrome_trace_restart(struct chrome_trace *tf, const struct trace_facts *fac
 	/* A new file: every thread's first event in it misses the cache (trace_rotation_first_in_file()). */
 	memset(tf->ids, 0, sizeof(tf->ids));
 	tf->ts.len = 0;
+	tf->event_start = w->buf;
+	tf->ring = NULL;
+	chrome_trace_write_head(w, facts);
+}
+
+void chrome_trace_write_head(struct json_writer *w, const struct trace_facts *facts)
+{
 	jw_lit(w, "{\"context\":{");
 	write_facts(w, facts);
 	jw_lit(w, "},\n\"traceEvents\":[\n");
+}
+
+void chrome_trace_begin_ring(struct chrome_trace *tf, struct json_writer *w,
+			     struct flight_recorder *ring)
+{
+	tf->w = w;
+	tf->first_event = false; /* every event after ",\n": a dump may start at any one */
+	tf->events = 0;
+	tf->frames = NULL;
+	tf->sf = tf->sf_end = 0;
+	tf->cat = 0;
+	tf->bind.id = 0;
+	tf->aside_ready = false;
+	memset(tf->ids, 0, sizeof(tf->ids));
+	tf->ts.len = 0;
+	tf->event_start = w->buf;
+	tf->ring = ring;
 }
 
 /*
@@ -222,15 +247,43 @@ static void write_stack_stats(struct json_writer *w, const struct stack_stats *s
 	jw_lit(w, "}");
 }
 
+/* ,"flight_recorder":{...}: this dump of --ring's. */
+static void write_flight(struct json_writer *w, const struct flight_dump_facts *f)
+{
+	if (!f)
+		return;
+	jw_lit(w, ",\"flight_recorder\":{\"ring_bytes\":");
+	jw_u64(w, f->ring_bytes);
+	write_kv_u64(w, "dump", f->dump);
+	write_kv_str(w, "reason", f->reason, true);
+	if (f->trigger) {
+		jw_lit(w, ",\"trigger\":");
+		jw_str(w, f->trigger, f->trigger_len, NULL);
+	}
+	write_kv_u64(w, "triggers", f->triggers);
+	write_kv_u64(w, "events_overwritten", f->events_overwritten);
+	write_kv_u64(w, "events_overwritten_total", f->events_overwritten_total);
+	write_kv_u64(w, "spans_open_at_dump", f->spans_open);
+	write_kv_u64(w, "names_left_out", f->names_left_out);
+	write_kv_u64(w, "window_start_monotonic_ns", f->window_start_ns);
+	jw_lit(w, "}");
+}
+
 void chrome_trace_end(struct chrome_trace *tf, const struct trace_facts *facts,
 		      const struct trace_stats *s)
 {
-	struct json_writer *w;
-
 	if (tf->rot)
-		trace_rotation_at_end(tf->rot, tf);
-	w = tf->w;
+		trace_rotation_at_end(tf->rot, tf); /* the last file's writer is tf->w from here */
+	chrome_trace_write_end(tf, tf->w, tf->events, facts, s);
+	if (tf->aside_ready) {
+		jw_free(&tf->aside);
+		tf->aside_ready = false;
+	}
+}
 
+void chrome_trace_write_end(struct chrome_trace *tf, struct json_writer *w, uint64_t events,
+			    const struct trace_facts *facts, const struct trace_stats *s)
+{
 	jw_lit(w, "\n]");
 	write_stack_frames(w, tf->frames);
 	jw_lit(w, ",\n\"metadata\":{");
@@ -242,7 +295,7 @@ void chrome_trace_end(struct chrome_trace *tf, const struct trace_facts *facts,
 	write_programs(w, facts);
 	write_kv_str(w, "stop_reason", s->stop_reason ? s->stop_reason : "", true);
 	write_kv_u64(w, "trace_stop_monotonic_ns", s->stop_mono_ns);
-	write_kv_u64(w, "events_written", tf->events);
+	write_kv_u64(w, "events_written", events);
 	write_kv_u64(w, "records", s->records);
 	write_kv_u64(w, "dropped_events", s->dropped);
 	write_kv_u64(w, "bad_records", s->bad_records);
@@ -293,11 +346,8 @@ void chrome_trace_end(struct chrome_trace *tf, const struct trace_facts *facts,
 	}
 	if (tf->rot)
 		trace_rotation_metadata(tf->rot, w);
+	write_flight(w, s->flight);
 	jw_lit(w, "}}\n");
-	if (tf->aside_ready) {
-		jw_free(&tf->aside);
-		tf->aside_ready = false;
-	}
 }
 
 static struct ct_ids_text *ids_slot(struct chrome_trace *tf, uint32_t pid, uint32_t tid)
@@ -335,6 +385,7 @@ static char *put_ids(struct chrome_trace *tf, char *q, uint32_t pid, uint32_t ti
 static char *put_head(struct chrome_trace *tf, char *q, const char *ph, uint32_t pid, uint32_t tid,
 		      uint64_t ts_ns)
 {
+	tf->event_start = q;
 	if (!tf->first_event) {
 		memcpy(q, ",\n", 2);
 		q += 2;
@@ -375,9 +426,13 @@ static void te_begin(struct chrome_trace *tf, const char *ph, uint32_t pid, uint
 		jw_commit(w, put_head(tf, q, ph, pid, tid, ts_ns));
 		return;
 	}
-	jw_lit(w, tf->first_event ? "{\"ph\":\"" : ",\n{\"ph\":\"");
+	/* Counted and marked before a byte is written: the flight recorder's sink may run in the writing. */
+	bool first = tf->first_event;
+
+	tf->event_start = w->buf + w->len;
 	tf->first_event = false;
 	tf->events++;
+	jw_lit(w, first ? "{\"ph\":\"" : ",\n{\"ph\":\"");
 	jw_lit(w, ph);
 	jw_lit(w, "\",\"pid\":");
 	jw_u64(w, pid);
@@ -496,10 +551,50 @@ static bool has_stack(const struct chrome_trace *tf)
 	return tf->sf && stack_frames_get(tf->frames, tf->sf);
 }
 
+/*
+ * --ring: a metadata event is written into the recorder's own writer and
+ * kept aside (flight_recorder_name()), not in the ring: every dump names
+ * its processes and threads.
+ */
+struct names_aside {
+	struct json_writer *w;
+	bool first_event;
+	char *event_start;
+	uint64_t events;
+};
+
+static void names_aside_begin(struct chrome_trace *ct, struct names_aside *a)
+{
+	*a = (struct names_aside){ ct->w, ct->first_event, ct->event_start, ct->events };
+	ct->w = &ct->ring->name_w;
+	ct->w->len = 0;
+	ct->w->err = 0;
+	ct->first_event = true;
+}
+
+static void names_aside_end(struct chrome_trace *ct, const struct names_aside *a, unsigned what,
+			    uint32_t pid, uint32_t tid)
+{
+	struct json_writer *nw = ct->w;
+
+	ct->w = a->w;
+	ct->first_event = a->first_event;
+	ct->event_start = a->event_start;
+	ct->events = a->events;
+	if (nw->err)
+		ct->ring->names_left_out++; /* bigger than its writer: never from names the probe cut */
+	else
+		flight_recorder_name(ct->ring, what, pid, tid, nw->buf, nw->len);
+}
+
 /* A metadata event: {"ph":"M","name":WHAT,"pid","tid","args":{"name":NAME}}; flags: CTRACE_STR_* */
 static void te_metadata_name(struct chrome_trace *tf, const char *what, uint32_t pid,
 			     uint32_t tid, const char *name, size_t name_len, unsigned flags)
 {
+	struct names_aside a;
+
+	if (tf->ring)
+		names_aside_begin(tf, &a);
 	te_begin(tf, "M", pid, tid, UINT64_MAX);
 	te_name(tf, what, strlen(what), 0);
 	jw_lit(tf->w, ",\"args\":{\"name\":");
@@ -507,6 +602,8 @@ static void te_metadata_name(struct chrome_trace *tf, const char *what, uint32_t
 	jw_lit(tf->w, "}}");
 	if (tf->rot && tf->w != &tf->aside)
 		trace_rotation_remember(tf->rot, what, pid, tid, name, name_len, flags, 0);
+	if (tf->ring)
+		names_aside_end(tf, &a, what[0] == 'p' ? 0 : 1, pid, tid);
 }
 
 void chrome_trace_process_name(struct chrome_trace *ct, uint32_t pid, const struct ct_text *name)
@@ -777,6 +874,7 @@ void chrome_trace_capture_begin(struct chrome_trace *ct)
 	ct->aside.err = 0;
 	ct->file_w = ct->w;
 	ct->file_first_event = ct->first_event;
+	ct->file_event_start = ct->event_start;
 	ct->w = &ct->aside;
 	ct->first_event = true; /* no separator before the first event aside */
 }
@@ -787,6 +885,7 @@ char *chrome_trace_capture_end(struct chrome_trace *ct, size_t *len)
 
 	ct->w = ct->file_w;
 	ct->first_event = ct->file_first_event;
+	ct->event_start = ct->file_event_start;
 	*len = ct->aside.len;
 	if (ct->aside.err || !ct->aside.len)
 		return NULL;
@@ -801,6 +900,7 @@ char *chrome_trace_capture_end(struct chrome_trace *ct, size_t *len)
 
 void chrome_trace_release(struct chrome_trace *ct, const char *json, size_t len)
 {
+	ct->event_start = ct->w->buf + ct->w->len; /* its events are whole: one unit for the flight recorder */
 	if (!ct->first_event)
 		jw_lit(ct->w, ",\n");
 	ct->first_event = false;
@@ -830,7 +930,10 @@ void chrome_trace_sort_index(struct chrome_trace *ct, uint32_t pid, uint32_t tid
 			     int64_t n)
 {
 	char num[32];
+	struct names_aside a;
 
+	if (ct->ring)
+		names_aside_begin(ct, &a);
 	te_begin(ct, "M", pid, tid, UINT64_MAX);
 	te_name(ct, thread ? "thread_sort_index" : "process_sort_index", thread ? 17 : 18, 0);
 	snprintf(num, sizeof(num), "%" PRId64, n);
@@ -840,6 +943,8 @@ void chrome_trace_sort_index(struct chrome_trace *ct, uint32_t pid, uint32_t tid
 	if (ct->rot && ct->w != &ct->aside)
 		trace_rotation_remember(ct->rot, thread ? "thread_sort_index" : "process_sort_index",
 					pid, tid, NULL, 0, 0, n);
+	if (ct->ring)
+		names_aside_end(ct, &a, thread ? 3 : 2, pid, tid);
 }
 
 /* A name as te_name() writes it, for the summary: the program's bytes, or "(unreadable)". */
@@ -927,6 +1032,15 @@ void chrome_trace_async(struct chrome_trace *ct, uint32_t pid, const struct ct_t
 	async_end(ct, "e", pid, end_tid, end_ns, name, hex, end_args);
 }
 
+/* CTRACE_TRIGGER's instant: process-scoped, its args exactly the marker. */
+static bool is_trigger(const struct ct_text *name, char scope, const struct ct_text *args)
+{
+	(void)name;
+	return scope == 'p' && !(args->flags & (CTRACE_STR_FAULT | CTRACE_STR_TRUNCATED)) &&
+	       args->n == sizeof(CHROME_TRACE_TRIGGER_ARGS) - 1 &&
+	       !memcmp(args->s, CHROME_TRACE_TRIGGER_ARGS, args->n);
+}
+
 void chrome_trace_instant(struct chrome_trace *ct, uint32_t pid, uint32_t tid, uint64_t ts_ns,
 			  const struct ct_text *name, char scope, const struct ct_text *args)
 {
@@ -958,6 +1072,8 @@ void chrome_trace_instant(struct chrome_trace *ct, uint32_t pid, uint32_t tid, u
 		te_name(ct, name->s, name->n, name->flags);
 		te_scope(ct, scope);
 	}
+	if (ct->ring && is_trigger(name, scope, args))
+		flight_recorder_trigger(ct->ring, name->s, name->flags & CTRACE_STR_FAULT ? 0 : name->n);
 	write_args_text(ct, args);
 	te_end(ct);
 }

@@ -90,6 +90,22 @@ struct trace_stats {
 	uint64_t thread_renames;   /* renames the kernel told of (task_rename) */
 	const struct stack_stats *stacks; /* --stacks (metadata.stacks); NULL: not written */
 	const struct usdt_model *usdt;    /* --usdt (metadata.usdt); NULL: not written */
+	const struct flight_dump_facts *flight; /* --ring: this dump's (metadata.flight_recorder); NULL: none */
+};
+
+/* What metadata.flight_recorder says of one dump (flight_recorder.h). */
+struct flight_dump_facts {
+	uint64_t ring_bytes;        /* --ring */
+	unsigned dump;              /* its number, from 1 */
+	const char *reason;         /* "SIGUSR1", "CTRACE_TRIGGER", "end" */
+	const char *trigger;        /* the first CTRACE_TRIGGER's name (untrusted), NULL: none */
+	size_t trigger_len;
+	uint64_t triggers;          /* CTRACE_TRIGGERs since the dump before */
+	uint64_t events_overwritten;       /* since the dump before: pushed out of the ring */
+	uint64_t events_overwritten_total; /* since tracing began */
+	uint64_t spans_open;        /* written unfinished at the dump, to go on in the next */
+	uint64_t names_left_out;    /* process and thread names forgotten past FLIGHT_NAMES_MAX */
+	uint64_t window_start_ns;   /* the dump before (or the start): what the dump may hold */
 };
 
 /* A flow's binding to the next "X" (Perfetto's v2 flows): bind_id and which ways. */
@@ -99,6 +115,7 @@ struct ct_flow_bind {
 };
 
 struct trace_summary;
+struct flight_recorder;
 
 struct chrome_trace {
 	struct json_writer *w;
@@ -136,7 +153,19 @@ struct chrome_trace {
 	/* Events written aside (chrome_trace_capture_begin()): the file's writer meanwhile. */
 	struct json_writer *file_w, aside;
 	bool aside_ready, file_first_event;
+	char *file_event_start;
+	/*
+	 * Where in w's buffer the latest event began (its separator): the
+	 * flight recorder moves whole events only. A pointer, not an offset:
+	 * one store an event, on the hot path. With --ring (ring not
+	 * NULL) w is its stage, the names go aside, and triggers are told.
+	 */
+	char *event_start;
+	struct flight_recorder *ring;
 };
+
+/* The JSON text of CTRACE_TRIGGER's args (include/ctrace.h). */
+#define CHROME_TRACE_TRIGGER_ARGS "{\"ctrace_trigger\":true}"
 
 void chrome_trace_begin(struct chrome_trace *ct, struct json_writer *w,
 			const struct trace_facts *facts);
@@ -144,6 +173,17 @@ void chrome_trace_end(struct chrome_trace *ct, const struct trace_facts *facts,
 		      const struct trace_stats *stats);
 /* A new file's head after chrome_trace_end() (rotation): the context and an empty event list so far. */
 void chrome_trace_restart(struct chrome_trace *ct, const struct trace_facts *facts);
+
+/*
+ * --ring: events go to ring's stage w, with no frame around them (each
+ * dump writes its own): chrome_trace_begin()'s other half.
+ */
+void chrome_trace_begin_ring(struct chrome_trace *ct, struct json_writer *w,
+			     struct flight_recorder *ring);
+/* A dump's frame, into a writer of its own: the head, and the end with `events` counted. */
+void chrome_trace_write_head(struct json_writer *w, const struct trace_facts *facts);
+void chrome_trace_write_end(struct chrome_trace *ct, struct json_writer *w, uint64_t events,
+			    const struct trace_facts *facts, const struct trace_stats *stats);
 
 /* A string of the traced program's: untrusted bytes and their CTRACE_STR_* flags. */
 struct ct_text {

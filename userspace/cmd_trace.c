@@ -28,6 +28,14 @@ static void say_written(const struct session *s, const struct trace_output *out)
 	const struct trace_rotation *rot = &out->rot;
 	char files[128] = "";
 
+	if (out->ring) {
+		fprintf(stderr, "ctrace-bpf: %s: flight recorder: %u dumps, the last %s; %llu events overwritten in the ring, %llu dropped%s\n",
+			s->stats.stop_reason, out->fr.dumps, out->dump_path,
+			(unsigned long long)out->fr.overwritten_total,
+			(unsigned long long)s->stats.dropped,
+			s->stats.dropped ? " (the ring buffer was full)" : "");
+		return;
+	}
 	if (rot->index > 1 && rot->max_files && rot->index > rot->max_files)
 		snprintf(files, sizeof(files), " in %llu files, of which the oldest %llu were removed (--max-files)",
 			 rot->index, rot->index - rot->max_files);
@@ -40,13 +48,16 @@ static void say_written(const struct session *s, const struct trace_output *out)
 }
 
 /* The summary of what was written (trace_summary.h), as `ctrace-bpf report FILE` prints it. */
-static void say_summary(const struct session *s, const struct trace_summary *sum)
+static void say_summary(const struct session *s, const struct trace_output *out,
+			const struct trace_summary *sum)
 {
 	struct summary_losses l = {
 		.known = true,
 		.dropped = s->stats.dropped,
 		.unfinished_spans = s->stats.unfinished_spans,
 		.unmatched_ends = s->stats.unmatched_ends,
+		.ring = out->ring,
+		.overwritten = out->fr.overwritten_total,
 	};
 
 	for (unsigned i = 0; i < s->stats.n_bounds; i++)
@@ -75,7 +86,7 @@ int cmd_trace(int argc, char **argv)
 	code = 1;
 	trace_summary_init(&summary);
 	if (output_begin(&out, o.output,
-			 &(struct output_limits){ o.max_size, o.max_files, &s.stats },
+			 &(struct output_limits){ o.max_size, o.max_files, &s.stats, o.ring_size },
 			 &s.target) == 0) {
 		if (!o.quiet)
 			out.tf.summary = &summary;
@@ -87,7 +98,7 @@ int cmd_trace(int argc, char **argv)
 				if (!o.quiet || s.stats.dropped)
 					say_written(&s, &out);
 				if (!o.quiet)
-					say_summary(&s, &summary);
+					say_summary(&s, &out, &summary);
 				code = 0;
 			}
 		}

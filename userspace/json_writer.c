@@ -70,6 +70,10 @@ static void write_all(struct json_writer *w, const char *p, size_t n)
 
 	if (w->err)
 		return;
+	if (w->take) {
+		w->take(w->take_ctx, p, n, 1);
+		return;
+	}
 	if (!w->behind) {
 		err = trace_sink_write(&w->sink, w->fd, p, n, &w->written);
 		if (err)
@@ -93,6 +97,13 @@ int jw_hand_on(struct json_writer *w)
 		unsigned long long written;
 		int err;
 
+		if (w->take) {
+			size_t took = w->take(w->take_ctx, w->buf, n, 0);
+
+			memmove(w->buf, w->buf + took, n - took);
+			w->len = n - took;
+			return 0;
+		}
 		w->len = 0;
 		if (w->behind) {
 			w->buf = write_behind_hand(w->behind, w->buf, n, &err, &written);
@@ -184,6 +195,10 @@ void jw_raw_slow(struct json_writer *w, const char *s, size_t n)
 	if (n > w->cap - w->len) {
 		if (jw_hand_on(w))
 			return;
+		if (w->take && n > w->cap - w->len) { /* what the taker left does not make room */
+			w->take(w->take_ctx, w->buf, w->len, 1);
+			w->len = 0;
+		}
 		if (n >= w->cap) { /* bigger than the buffer: skip the copy */
 			write_all(w, s, n);
 			return;

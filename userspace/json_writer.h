@@ -37,6 +37,16 @@ struct json_writer {
 	/* Bytes before the sink (uncompressed) handed on, and of those, the ones `written` covers. */
 	unsigned long long in_handed, in_done;
 	char *scratch;               /* reusable print buffer of jw_cjson() */
+	/*
+	 * Instead of a file, bytes may go to a taker (the flight recorder's
+	 * ring, flight_recorder.h): called with what is buffered when the
+	 * buffer is full, it takes the bytes it wants from the front and
+	 * returns how many; the rest stays buffered. With `all` (what is left
+	 * does not make room), it must take them all. NULL: the fd (through
+	 * the sink above).
+	 */
+	size_t (*take)(void *ctx, const char *p, size_t n, int all);
+	void *take_ctx;
 	size_t scratch_cap;
 };
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <bpf/libbpf.h>
 #include "ctrace.skel.h"
 #include "model_facts.h"
@@ -21,9 +22,17 @@
 
 volatile sig_atomic_t session_stop_signal;
 
+volatile sig_atomic_t session_dump_signal;
+
 static void on_signal(int sig)
 {
 	session_stop_signal = sig;
+}
+
+static void on_dump_signal(int sig)
+{
+	(void)sig;
+	session_dump_signal = 1;
 }
 
 static bool verbose_libbpf;
@@ -61,6 +70,10 @@ void session_init(struct session *s, struct trace_options *o)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN); /* a closed pipe is a write error we report */
+	if (o->ring_size) { /* --ring: kill -USR1 asks for a dump */
+		sa.sa_handler = on_dump_signal;
+		sigaction(SIGUSR1, &sa, NULL);
+	}
 	verbose_libbpf = o->verbose;
 	libbpf_set_print(libbpf_print);
 }
@@ -194,9 +207,15 @@ static void say_what_is_traced(const struct session *s)
 {
 	const struct trace_options *o = s->o;
 	const char *where = strcmp(o->output, "-") ? o->output : "standard output";
+	char ring[4300];
 
 	if (o->quiet)
 		return;
+	if (s->out->ring) {
+		snprintf(ring, sizeof(ring), "--ring %lluK in memory, dumped to %s, -2, ... on SIGUSR1 (kill -USR1 %d), CTRACE_TRIGGER and at the end",
+			 o->ring_size >> 10, s->out->dump_path, (int)getpid());
+		where = ring;
+	}
 	if (o->exe)
 		fprintf(stderr, "ctrace-bpf: tracing every process running %s (%zu now): %u probes; writing %s; Ctrl-C to stop\n",
 			o->exe, s->targets.n, s->att.sites, where);

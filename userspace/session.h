@@ -106,6 +106,9 @@ struct session {
 /* The signal that asked for the stop (SIGINT, SIGTERM, SIGHUP), 0 until one came. */
 extern volatile sig_atomic_t session_stop_signal;
 
+/* --ring: SIGUSR1 came, a dump is asked for (session_loop.c writes it and clears this). */
+extern volatile sig_atomic_t session_dump_signal;
+
 uint64_t session_now_ns(clockid_t clock);
 
 /* Before anything else: the signals caught, libbpf's messages (-v) routed. */

@@ -333,6 +333,26 @@ static void show_status(struct session *s, uint64_t now)
 	status_line_tick(&s->status, now, &f);
 }
 
+/* --ring: a dump on SIGUSR1 at once, on CTRACE_TRIGGER at most once a FLIGHT_TRIGGER_INTERVAL_NS. */
+static void flight_dumps(struct session *s, uint64_t now)
+{
+	struct trace_output *out = s->out;
+	const char *why = NULL;
+
+	if (!out->ring)
+		return;
+	if (session_dump_signal) {
+		session_dump_signal = 0;
+		why = "SIGUSR1";
+	} else if (out->fr.triggers &&
+		   (!out->last_dump_ns || now >= out->last_dump_ns + FLIGHT_TRIGGER_INTERVAL_NS)) {
+		why = "CTRACE_TRIGGER";
+	}
+	/* Opened first: the spans open now are written for this dump only once it can be written. */
+	if (why && output_dump_open(out, now) == 0)
+		output_dump(out, &s->stats, why, trace_model_write_open(&s->model, now), now, s->o->quiet);
+}
+
 void session_run(struct session *s)
 {
 	const char *why = NULL;
@@ -348,6 +368,7 @@ void session_run(struct session *s)
 		report_untraced(s);
 		now = session_now_ns(CLOCK_MONOTONIC);
 		output_flush_every(s->out, now);
+		flight_dumps(s, now);
 		show_status(s, now);
 		attach_what_appeared(s);
 		rescan(s, now);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,11 +27,19 @@ static bool on_stdout(const struct trace_output *out)
 int output_begin(struct trace_output *out, const char *path, const struct output_limits *limits,
 		 const struct proc_facts *target)
 {
+	uint64_t ring = limits->ring;
+
 	memset(out, 0, sizeof(*out));
 	out->fd = -1;
 	if (trace_rotation_init(&out->rot, path, limits->max_size, limits->max_files) < 0)
 		return -ENAMETOOLONG;
 	out->path = strcmp(path, "-") ? out->rot.path : path;
+	if (ring) { /* the first dump's file now: a bad path must be said before attaching */
+		out->ring = true;
+		out->pattern = path;
+		flight_dump_path(path, 1, out->dump_path, sizeof(out->dump_path));
+		out->path = out->dump_path;
+	}
 	path = out->path;
 	/* Before attaching: a bad output path must not touch the target at all. */
 	out->fd = output_open(path, &out->created);
@@ -47,6 +56,19 @@ int output_begin(struct trace_output *out, const char *path, const struct output
 		out->facts.target_start_mono_ns = out->facts.start_mono_ns > since_start ?
 							  out->facts.start_mono_ns - since_start : 0;
 	}
+	out->facts.tracer_version = CTRACE_BPF_VERSION;
+	out->facts.target = target;
+	if (out->ring) {
+		/* Into memory: the stage, moved to the ring as it fills (flight_recorder.h). */
+		if (jw_init(&out->w, -1, flight_stage_size(ring)) < 0 ||
+		    flight_recorder_init(&out->fr, ring, &out->w, &out->tf) < 0) {
+			fputs("ctrace-bpf: out of memory\n", stderr);
+			return -ENOMEM;
+		}
+		chrome_trace_begin_ring(&out->tf, &out->w, &out->fr);
+		out->last_dump_ns = 0;
+		return 0;
+	}
 	if (jw_init(&out->w, out->fd, 1 << 20) < 0) {
 		fputs("ctrace-bpf: out of memory\n", stderr);
 		return -ENOMEM;
@@ -57,11 +79,88 @@ int output_begin(struct trace_output *out, const char *path, const struct output
 		return -ENOMEM;
 	}
 	jw_write_behind(&out->w); /* the write(2)s (and the compression) off the loop that reads the ring */
-	out->facts.tracer_version = CTRACE_BPF_VERSION;
-	out->facts.target = target;
 	chrome_trace_begin(&out->tf, &out->w, &out->facts);
 	trace_rotation_attach(&out->rot, &out->tf, &out->w, &out->fd, &out->facts, limits->stats);
 	return 0;
+}
+
+int output_dump_open(struct trace_output *out, uint64_t at_ns)
+{
+	bool created;
+	int fd;
+
+	if (out->fd >= 0) /* the first, opened at the start */
+		return 0;
+	flight_dump_path(out->pattern, out->fr.dumps + 1, out->dump_path, sizeof(out->dump_path));
+	fd = output_open(out->dump_path, &created);
+	if (fd < 0) {
+		out->dumps_failed++;
+		out->last_dump_ns = at_ns; /* a trigger tries again after the interval, not in a loop */
+		return fd; /* output_open said why */
+	}
+	out->fd = fd;
+	return 0;
+}
+
+int output_dump(struct trace_output *out, const struct trace_stats *stats, const char *why,
+		uint64_t spans_open, uint64_t at_ns, bool quiet)
+{
+	struct flight_recorder *fr = &out->fr;
+	bool last = !strcmp(why, "end");
+	struct flight_dump_facts ff = {
+		.ring_bytes = fr->size,
+		.dump = fr->dumps + 1,
+		.reason = why,
+		.trigger = fr->triggers ? fr->trigger_name : NULL,
+		.trigger_len = fr->trigger_name_len,
+		.triggers = fr->triggers,
+		.window_start_ns = out->last_dump_ns ? out->last_dump_ns : out->facts.start_mono_ns,
+	};
+	struct trace_stats st = *stats;
+	struct json_writer fw;
+	uint64_t now_ns_at_call = now_ns(CLOCK_MONOTONIC); /* the dump stops the loop: how long, said */
+	uint64_t events;
+	int fd = out->fd, err = 0;
+
+	if (fd < 0)
+		return -EBADF; /* output_dump_open() failed, and said why */
+	if (jw_init(&fw, fd, 1 << 20) < 0) {
+		fputs("ctrace-bpf: out of memory\n", stderr);
+		abort();
+	}
+	chrome_trace_write_head(&fw, &out->facts);
+	events = flight_recorder_write(fr, &fw);
+	ff.events_overwritten = fr->overwritten;
+	ff.events_overwritten_total = fr->overwritten_total;
+	ff.names_left_out = fr->names_left_out;
+	ff.spans_open = spans_open;
+	st.flight = &ff;
+	if (!last) {
+		st.stop_reason = "";
+		st.stop_mono_ns = at_ns;
+		st.unfinished_spans = spans_open;
+	}
+	chrome_trace_write_end(&out->tf, &fw, events, &out->facts, &st);
+	if (jw_flush(&fw) < 0 || fw.err || (fsync(fd) != 0 && errno != EINVAL)) {
+		err = fw.err ? -fw.err : -errno;
+		fprintf(stderr, "ctrace-bpf: writing %s failed: %s\n", out->dump_path, strerror(-err));
+	}
+	jw_free(&fw);
+	close(fd);
+	out->fd = -1;
+	out->created = false; /* written: kept whatever follows */
+	fr->dumps++;
+	fr->overwritten = 0;
+	fr->triggers = 0;
+	out->last_dump_ns = at_ns;
+	if (err)
+		out->dumps_failed++;
+	else if (!quiet)
+		fprintf(stderr, "ctrace-bpf: flight recorder: wrote %s (%s): %llu events, %llu overwritten before it, in %.0f ms\n",
+			out->dump_path, why, (unsigned long long)events,
+			(unsigned long long)ff.events_overwritten,
+			(double)(now_ns(CLOCK_MONOTONIC) - now_ns_at_call) / 1e6);
+	return err;
 }
 
 /*
@@ -70,7 +169,7 @@ int output_begin(struct trace_output *out, const char *path, const struct output
  */
 void output_flush_every(struct trace_output *out, uint64_t now)
 {
-	if (now < out->next_flush_ns)
+	if (now < out->next_flush_ns || out->ring)
 		return;
 	jw_hand_on(&out->w); /* to the writer thread: the loop does not wait for the disk */
 	/*
@@ -84,6 +183,8 @@ void output_flush_every(struct trace_output *out, uint64_t now)
 
 void output_flush_to_disk(struct trace_output *out)
 {
+	if (out->ring)
+		return; /* in memory until a dump */
 	jw_flush(&out->w);
 	if (!on_stdout(out))
 		fdatasync(out->fd);
@@ -91,6 +192,12 @@ void output_flush_to_disk(struct trace_output *out)
 
 int output_end(struct trace_output *out, struct trace_stats *stats)
 {
+	if (out->ring) {
+		int err = output_dump_open(out, stats->stop_mono_ns);
+
+		stats->events_written = out->tf.events;
+		return err ? err : output_dump(out, stats, "end", 0, stats->stop_mono_ns, true);
+	}
 	chrome_trace_end(&out->tf, &out->facts, stats);
 	stats->events_written = out->tf.events;
 	if (jw_finish(&out->w) < 0 || out->w.err) {
@@ -108,6 +215,8 @@ int output_end(struct trace_output *out, struct trace_stats *stats)
 
 void output_close(struct trace_output *out, bool remove)
 {
+	if (out->ring)
+		flight_recorder_free(&out->fr);
 	jw_free(&out->w);
 	trace_rotation_free(&out->rot);
 	if (out->fd >= 0)

@@ -13,6 +13,7 @@
 #include "json_writer.h"
 #include "proc_info.h"
 #include "chrome_trace.h"
+#include "flight_recorder.h"
 #include "trace_rotation.h"
 
 struct trace_output {
@@ -24,20 +25,51 @@ struct trace_output {
 	struct chrome_trace tf;
 	struct trace_facts facts; /* the trace's metadata; the session adds what it attached */
 	struct trace_rotation rot; /* --max-size */
-};
-
-/* --max-size and --max-files (0: none), and the counts each rotated file's end writes. */
-struct output_limits {
-	unsigned long long max_size, max_files;
-	struct trace_stats *stats;
+	/*
+	 * --ring: w is the flight recorder's stage, and the trace is written
+	 * as dumps, each a file of its own named after pattern (path is the
+	 * next one's, its fd opened at the start for the first).
+	 */
+	bool ring;
+	struct flight_recorder fr;
+	const char *pattern;
+	char dump_path[4096];
+	uint64_t last_dump_ns;  /* CLOCK_MONOTONIC; 0: none yet */
+	unsigned dumps_failed;
 };
 
 /*
- * Opens path (with --max-size and %n in it: the first numbered file) and
- * begins the trace: 0, or -errno having said why (then output_close).
+ * --max-size and --max-files (0: none), and the counts each rotated file's
+ * end writes; --ring's bytes (0: off; the path is then the dumps' pattern,
+ * flight_dump_path()).
+ */
+struct output_limits {
+	unsigned long long max_size, max_files;
+	struct trace_stats *stats;
+	uint64_t ring;
+};
+
+/*
+ * Opens path (with --max-size and %n in it: the first numbered file; with
+ * --ring: the first dump's) and begins the trace: 0, or -errno having said
+ * why (then output_close).
  */
 int output_begin(struct trace_output *out, const char *path, const struct output_limits *limits,
 		 const struct proc_facts *target);
+/*
+ * --ring: opens the next dump's file (before anything is written for it:
+ * a dump that cannot be written leaves the recorder as it was): 0, or
+ * -errno having said why.
+ */
+int output_dump_open(struct trace_output *out, uint64_t at_ns);
+/*
+ * --ring: writes a dump (into the file output_dump_open() opened) of what the recorder holds (why: "SIGUSR1",
+ * "CTRACE_TRIGGER", "end"; spans_open: written unfinished just before;
+ * now_ns: CLOCK_MONOTONIC), says so unless quiet: 0, or -errno having
+ * said why (tracing goes on, the events stay for the next dump).
+ */
+int output_dump(struct trace_output *out, const struct trace_stats *stats, const char *why,
+		uint64_t spans_open, uint64_t now_ns, bool quiet);
 /* Every 50 ms at most (now_ns, CLOCK_MONOTONIC): what is written goes out, and on to the disk without waiting. */
 void output_flush_every(struct trace_output *out, uint64_t now_ns);
 /* What is written goes out and to the disk (while the detach waits: the last fsync has only the end). */

@@ -982,6 +982,43 @@ void trace_model_drops(struct trace_model *m, uint32_t pid, uint64_t ts_ns,
 			    sizeof(args) / sizeof(args[0]));
 }
 
+struct open_ctx {
+	struct trace_model *m;
+	uint64_t now_ns, n;
+};
+
+static void write_open_span(const void *key, size_t len, void *value, void *ctx)
+{
+	struct open_ctx *o = ctx;
+	const struct open_span *s = value;
+
+	(void)key;
+	(void)len;
+	o->m->out->sf = s->sf;
+	o->m->out->cat = s->cat;
+	chrome_trace_unfinished(o->m->out, s->pid, s->tid, s->ts_ns, dur_to(s, o->now_ns), &s->name,
+				&s->args, "open at this flight recorder dump: it goes on");
+	o->n++;
+}
+
+uint64_t trace_model_write_open(struct trace_model *m, uint64_t now_ns)
+{
+	/*
+	 * To the last event modelled, not to now: events reach the model late
+	 * (batches, the merge by time), and a span that ended in that lag
+	 * must not look longer than what the dump shows around it.
+	 */
+	struct open_ctx o = { m, m->now_ns && m->now_ns < now_ns ? m->now_ns : now_ns, 0 };
+	struct trace_summary *summary = m->out->summary;
+	unsigned cat = m->out->cat;
+
+	m->out->summary = NULL; /* summed once, when it ends */
+	key_map_each(&m->spans, write_open_span, &o);
+	m->out->summary = summary;
+	m->out->cat = cat;
+	return o.n;
+}
+
 struct finish_ctx {
 	struct trace_model *m;
 	uint64_t stop_ns;

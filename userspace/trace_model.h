@@ -159,6 +159,12 @@ void trace_model_event(struct trace_model *m, const struct ctrace_event *ev);
  */
 void trace_model_drops(struct trace_model *m, uint32_t pid, uint64_t ts_ns,
 		       uint64_t lost, uint64_t total);
+/*
+ * --ring's dump: every span open now written as unfinished (to the last
+ * event modelled, at most now_ns),
+ * without its flows, and kept open: it ends in a later dump. The count.
+ */
+uint64_t trace_model_write_open(struct trace_model *m, uint64_t now_ns);
 /* Closes every open span at stop_ns (marked unfinished) and frees all. */
 void trace_model_finish(struct trace_model *m, uint64_t stop_ns);
 

@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 #include "commands.h"
 #include "kernel_features.h"
+#include "trace_sink.h"
 #include "trace_model.h"
 
 static const char usage_text[] =
@@ -41,6 +42,13 @@ static const char usage_text[] =
 	"                       traced process piles up (spans never ended, counter\n"
 	"                       names, pseudo-processes, ...) is evicted, oldest\n"
 	"                       first, and counted in the trace's metadata.memory\n"
+	"  --ring SIZE          flight recorder: keep only the most recent SIZE of\n"
+	"                       events in memory (64K to 1G, e.g. 16M) and write them\n"
+	"                       as a complete trace on SIGUSR1, on CTRACE_TRIGGER in\n"
+	"                       the program (at most once a second) and at the end;\n"
+	"                       each dump is a file of its own: FILE-1.json,\n"
+	"                       FILE-2.json, ... for -o FILE.json (%n in the name:\n"
+	"                       replaced by the number); tracing goes on after a dump\n"
 	"  --fast               attach at each site's 5-byte nop, which kernels with\n"
 	"                       the uprobe syscall (6.18) optimize (about 2x faster a\n"
 	"                       hit); refused with -f, and refused where the kernel\n"
@@ -84,6 +92,7 @@ static const char usage_text[] =
 	"  sudo ctrace-bpf -p 1234 -o - | gzip > trace.json.gz\n"
 	"  sudo ctrace-bpf -o run.json -- ./myprogram --its-flags\n"
 	"  sudo ctrace-bpf --exe /usr/local/bin/worker -d 30\n"
+	"  sudo ctrace-bpf -p 1234 --ring 16M -o fr.json  # kill -USR1 <tracer>: fr-1.json\n"
 	"Then open the file at https://ui.perfetto.dev (Open trace file).\n"
 	"\nOther commands:\n"
 	"  ctrace-bpf list -p PID | PATH   list the USDT probes of a process or an ELF file\n"
@@ -297,8 +306,8 @@ static void check_output_limits(const struct trace_options *o)
 		fputs("ctrace-bpf: --max-size needs a file: with -o - the reader of the pipe decides what to keep\n", stderr);
 		exit(2);
 	}
-	if (numbered && !o->max_size) {
-		fprintf(stderr, "ctrace-bpf: -o %s numbers files (%%n) only with --max-size SIZE; give one, or a name without %%n\n",
+	if (numbered && !o->max_size && !o->ring_size) {
+		fprintf(stderr, "ctrace-bpf: -o %s numbers files (%%n) only with --max-size SIZE or --ring SIZE; give one, or a name without %%n\n",
 			o->output);
 		exit(2);
 	}
@@ -327,6 +336,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		{ "stacks", optional_argument, NULL, 'S' },
 		{ "categories", required_argument, NULL, 'C' },
 		{ "usdt", required_argument, NULL, 'U' },
+		{ "ring", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
@@ -388,6 +398,13 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 			if (!o->max_files) {
 				fprintf(stderr, "ctrace-bpf: --max-files needs a number of files from 1 to 1000000, not '%s'\n",
 					optarg);
+				exit(2);
+			}
+			break;
+		case 'R':
+			o->ring_size = parse_bytes(optarg, TRACE_RING_MIN, TRACE_RING_MAX);
+			if (!o->ring_size) {
+				fprintf(stderr, "ctrace-bpf: --ring needs a size from 64K to 1G, like 1M or 64M, not '%s'\n", optarg);
 				exit(2);
 			}
 			break;
@@ -462,6 +479,20 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 	}
 	check_fast(o);
 	check_output_limits(o);
+	if (o->ring_size && o->output && !strcmp(o->output, "-")) {
+		fputs("ctrace-bpf: --ring writes a file per dump: give -o FILE.json, not -o -\n", stderr);
+		exit(2);
+	}
+	if (o->ring_size && o->output && trace_sink_path_is_gzip(o->output)) {
+		fputs("ctrace-bpf: --ring writes its dumps as plain JSON: give -o FILE.json (gzip them afterwards if you like)\n",
+		      stderr);
+		exit(2);
+	}
+	if (o->ring_size && (o->max_size || o->max_files)) {
+		fputs("ctrace-bpf: --ring keeps its events in memory and writes a file per dump: it does not take --max-size or --max-files\n",
+		      stderr);
+		exit(2);
+	}
 	/* The whole integration suite runs per event with it (CI). */
 	if (getenv("CTRACE_NO_BATCH") && !strcmp(getenv("CTRACE_NO_BATCH"), "1"))
 		o->no_batch = true;

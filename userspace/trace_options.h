@@ -10,6 +10,8 @@
 #define TRACE_MAX_PIDS 64
 /* --max-size at least: the end of a file keeps 64K for its last event and its metadata. */
 #define TRACE_MAX_SIZE_MIN (1ull << 20)
+#define TRACE_RING_MIN (64ull << 10)
+#define TRACE_RING_MAX (1ull << 30)
 
 struct trace_options {
 	int pids[TRACE_MAX_PIDS]; /* -p PID[,PID...] */
@@ -25,6 +27,8 @@ struct trace_options {
 	double duration;
 	unsigned long buffer_size;
 	unsigned long long max_memory; /* --max-memory, bytes (default TRACE_MEMORY_DEFAULT) */
+	/* --ring SIZE: the flight recorder's bytes of events (0: off; flight_recorder.h) */
+	unsigned long long ring_size;
 	bool verbose;
 	bool quiet;               /* -q: no status line, no "tracing ..." and summary lines; warnings and errors still */
 	/* --stacks[=DEPTH|fp|dwarf,...]: 0 = no stacks, else frames at most */

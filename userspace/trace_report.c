@@ -188,6 +188,9 @@ static void metadata(struct trace_report *r, char *line, size_t len)
 	mem = cJSON_GetObjectItemCaseSensitive(m, "memory");
 	r->losses.evicted = (uint64_t)fmax(0, number_of(mem, "evicted"));
 	r->losses.truncated = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "truncated"));
+	mem = cJSON_GetObjectItemCaseSensitive(m, "flight_recorder"); /* a dump of --ring's */
+	r->losses.ring = cJSON_IsObject(mem);
+	r->losses.overwritten = (uint64_t)fmax(0, number_of(mem, "events_overwritten"));
 	cJSON_Delete(m);
 }
 

@@ -272,7 +272,11 @@ void trace_summary_print(FILE *f, const struct trace_summary *s, const struct su
 		return;
 	}
 	fprintf(f, "Lost: %" PRIu64 " events dropped, %" PRIu64 " spans unfinished at the stop, %" PRIu64
-		" span ends without a begin, %" PRIu64 " entries evicted (--max-memory)%s\n",
+		" span ends without a begin, %" PRIu64 " entries evicted (--max-memory)%s",
 		l->dropped, l->unfinished_spans, l->unmatched_ends, l->evicted,
 		l->truncated ? "; the trace was cut short and repaired (ctrace-bpf fix)" : "");
+	if (l->ring)
+		fprintf(f, ", %" PRIu64 " events overwritten in the flight recorder's ring (--ring)",
+			l->overwritten);
+	fputc('\n', f);
 }

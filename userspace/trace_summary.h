@@ -63,6 +63,8 @@ struct summary_losses {
 	uint64_t unmatched_ends;
 	uint64_t evicted;          /* metadata.memory.evicted (--max-memory) */
 	bool truncated;            /* cut short and repaired (ctrace-bpf fix) */
+	bool ring;                 /* a flight recorder's dump (--ring) */
+	uint64_t overwritten;      /* its ring overwrote, before it (one dump) or in all (the tracer) */
 	bool known;                /* false: the trace had no metadata to say */
 };
 

@@ -37,6 +37,8 @@ int main(int argc, char **argv)
 	CTRACE_INSTANT(&marker, name_of("instant"), CTRACE_SCOPE_GLOBAL, NULL);
 	CTRACE_INSTANT(NULL, "p", CTRACE_SCOPE_PROCESS, args);
 	CTRACE_INSTANT(NULL, "t", CTRACE_SCOPE_THREAD, NULL);
+	CTRACE_TRIGGER(name_of("trigger"));
+	CTRACE_IN(ctrace, TRIGGER, "trigger in the default category");
 	CTRACE_COUNTER_SET(NULL, name_of("c"), argc * 1.5);
 	CTRACE_COUNTER_ADD(&marker, "c", argc);
 	CTRACE_NEW_PID(&marker, name_of("pseudo"));

@@ -141,6 +141,23 @@ static void test_max_memory_read_as_written(void **state)
 	}
 }
 
+/* --ring (the flight recorder) is read like --max-memory, from 64K to 1G, and writes files, not standard output. */
+static void test_ring_read_as_written(void **state)
+{
+	static const char *const bad[] = {
+		"0", "63K", "-1M", "0x10M", "18014398509481988K", "2G", "1T", "16MM", "1M,",
+	};
+	char args[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(args, sizeof(args), "-p %d --ring %s -o {OUT}", (int)getpid(), bad[i]);
+		expect_error(args, 2, "--ring needs a size from 64K to 1G");
+	}
+	snprintf(args, sizeof(args), "-p %d --ring 1M -o -", (int)getpid());
+	expect_error(args, 2, "--ring writes a file per dump: give -o FILE.json");
+}
+
 /* A word that is not a command is not a program to run unless `--` or a path says so. */
 static void test_unknown_words(void **state)
 {
@@ -215,6 +232,10 @@ static void test_unwritable_outputs(void **state)
 		expect_error(args, 0, "-o");
 		assert_non_null(strstr(c.err, outs[i]));
 	}
+	/* --ring: the first dump's file, opened before attaching */
+	snprintf(args, sizeof(args), "-p %d --ring 1M -o /nonexistent-dir/x.json", (int)r.prog.pid);
+	expect_error(args, 0, "-o");
+	assert_non_null(strstr(c.err, "/nonexistent-dir/x-1.json"));
 	/* refused before attaching: the target never saw a tracer */
 	usleep(50 * 1000);
 	{
@@ -331,6 +352,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_bad_options, free_all),
 		cmocka_unit_test_teardown(test_numbers_read_as_written, free_all),
 		cmocka_unit_test_teardown(test_max_memory_read_as_written, free_all),
+		cmocka_unit_test_teardown(test_ring_read_as_written, free_all),
 		cmocka_unit_test_teardown(test_unknown_words, free_all),
 		cmocka_unit_test_teardown(test_exe_not_elf, free_all),
 		cmocka_unit_test_teardown(test_pid_1, free_all),
