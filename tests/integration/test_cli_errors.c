@@ -156,6 +156,13 @@ static void test_ring_read_as_written(void **state)
 	}
 	snprintf(args, sizeof(args), "-p %d --ring 1M -o -", (int)getpid());
 	expect_error(args, 2, "--ring writes a file per dump: give -o FILE.json");
+	/* Its dumps are plain JSON files of their own: no gzip name, no --max-size or --max-files. */
+	snprintf(args, sizeof(args), "-p %d --ring 1M -o /tmp/ctrace-cli-never-written.json.gz", (int)getpid());
+	expect_error(args, 2, "--ring writes its dumps as plain JSON");
+	snprintf(args, sizeof(args), "-p %d --ring 1M --max-size 1M -o {OUT}", (int)getpid());
+	expect_error(args, 2, "--ring keeps its events in memory and writes a file per dump: it does not take --max-size");
+	snprintf(args, sizeof(args), "-p %d --ring 1M --max-files 2 -o f-%%n.json", (int)getpid());
+	expect_error(args, 2, "it does not take --max-size or --max-files");
 }
 
 /* A word that is not a command is not a program to run unless `--` or a path says so. */
