@@ -86,6 +86,38 @@ static void test_nesting_is_bounded(void **state)
 	}
 }
 
+/*
+ * `edits` random edits of buf's n bytes (NUL-terminated, cap bytes of room):
+ * a byte replaced, deleted, or inserted, from alphabet.
+ */
+static void mutate(char *buf, size_t cap, size_t *n, int edits, unsigned *seed, const char *alphabet)
+{
+	size_t letters = strlen(alphabet);
+
+	for (int e = 0; e < edits && *n > 0; e++) {
+		size_t at;
+
+		*seed = *seed * 1103515245u + 12345u;
+		at = (*seed >> 8) % *n;
+		*seed = *seed * 1103515245u + 12345u;
+		switch ((*seed >> 8) % 3) {
+		case 0: /* replace */
+			buf[at] = alphabet[(*seed >> 12) % letters];
+			break;
+		case 1: /* delete */
+			memmove(buf + at, buf + at + 1, *n - at);
+			(*n)--;
+			break;
+		default: /* insert */
+			if (*n + 1 < cap) {
+				memmove(buf + at + 1, buf + at, *n - at + 1);
+				buf[at] = alphabet[(*seed >> 12) % letters];
+				(*n)++;
+			}
+		}
+	}
+}
+
 /* Every yes must be one object, to its last byte: mutate good inputs byte by byte. */
 static void test_never_accepts_invalid(void **state)
 {
@@ -105,28 +137,7 @@ static void test_never_accepts_invalid(void **state)
 		int edits = 1 + round % 3;
 
 		memcpy(buf, base, n + 1);
-		for (int e = 0; e < edits; e++) {
-			size_t at;
-
-			seed = seed * 1103515245u + 12345u;
-			at = (seed >> 8) % n;
-			seed = seed * 1103515245u + 12345u;
-			switch ((seed >> 8) % 3) {
-			case 0: /* replace */
-				buf[at] = alphabet[(seed >> 12) % (sizeof(alphabet) - 1)];
-				break;
-			case 1: /* delete */
-				memmove(buf + at, buf + at + 1, n - at);
-				n--;
-				break;
-			default: /* insert */
-				if (n + 1 < sizeof(buf)) {
-					memmove(buf + at + 1, buf + at, n - at + 1);
-					buf[at] = alphabet[(seed >> 12) % (sizeof(alphabet) - 1)];
-					n++;
-				}
-			}
-		}
+		mutate(buf, sizeof(buf), &n, edits, &seed, alphabet);
 		if (json_plain_object(buf, n, &start, &len)) {
 			const char *end = NULL;
 			cJSON *v = cJSON_ParseWithLengthOpts(buf + start, len, &end, 0);
@@ -172,28 +183,7 @@ static void test_flat_shape_agrees_with_full_scan(void **state)
 		bool full, plain;
 
 		memcpy(buf, base, n + 1);
-		for (int e = 0; e < edits && n > 0; e++) {
-			size_t at;
-
-			seed = seed * 1103515245u + 12345u;
-			at = (seed >> 8) % n;
-			seed = seed * 1103515245u + 12345u;
-			switch ((seed >> 8) % 3) {
-			case 0:
-				buf[at] = alphabet[(seed >> 12) % (sizeof(alphabet) - 1)];
-				break;
-			case 1:
-				memmove(buf + at, buf + at + 1, n - at);
-				n--;
-				break;
-			default:
-				if (n + 1 < sizeof(buf)) {
-					memmove(buf + at + 1, buf + at, n - at + 1);
-					buf[at] = alphabet[(seed >> 12) % (sizeof(alphabet) - 1)];
-					n++;
-				}
-			}
-		}
+		mutate(buf, sizeof(buf), &n, edits, &seed, alphabet);
 		full = json_check(buf, n, &c);
 		plain = json_plain_object(buf, n, &start, &len);
 		if (full != plain || (full && (start != c.start || len != c.len)))
