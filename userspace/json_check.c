@@ -350,6 +350,17 @@ bool json_check_utf8(const char *s, size_t n, size_t *bad)
  * subset of what json_plain_object() takes); false says nothing: the full
  * scan decides.
  */
+/* At p, after a string's opening quote: its plain ASCII bytes up to its closing quote, which it returns (end: none). */
+static const char *plain_string_end(const char *p, const char *end)
+{
+	while (p < end && *p != '"') {
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e || *p == '\\')
+			return end;
+		p++;
+	}
+	return p;
+}
+
 static bool flat_object(const char *s, size_t n)
 {
 	const char *p = s, *end = s + n;
@@ -362,21 +373,12 @@ static bool flat_object(const char *s, size_t n)
 		/* "key": printable ASCII, no quote, no backslash */
 		if (*p++ != '"')
 			return false;
-		while (p < end && *p != '"') {
-			if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e || *p == '\\')
-				return false;
-			p++;
-		}
+		p = plain_string_end(p, end);
 		if (end - p < 3 || p[1] != ':')
 			return false;
 		p += 2;
 		if (*p == '"') { /* a string value, as a key */
-			p++;
-			while (p < end && *p != '"') {
-				if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e || *p == '\\')
-					return false;
-				p++;
-			}
+			p = plain_string_end(p + 1, end);
 			if (p == end)
 				return false;
 			p++;
