@@ -149,7 +149,7 @@ static CTRACE__NOINLINE void ctrace__batch_flush(struct ctrace__batch *b, unsign
 {
 	unsigned long long count_end = b->first_seq + b->count;
 
-	/* The TSC now: with the probe's clock reading, the tracer's exact anchor for this batch. */
+	/* The TSC now (the probe carries it; loaders since 2026-12-05 time every event by one TSC mapping instead, batch_path.c). */
 	CTRACE__SITE5_SEM(batch, "ctrace_batch_semaphore", CTRACE__PTR(b),
 			  CTRACE__CAST(unsigned long long, CTRACE__BATCH_HEADER + b->len), why, count_end,
 			  ctrace__batch_rdtsc());

@@ -11,7 +11,8 @@
  * per 8 events: a span (begin + end), 4 instants with literal names (one
  * with a 40-byte computed args object), a counter add, a counter set.
  * Each pass hands both buffers on again as the next flush of their thread
- * (the sequence numbers follow on, the anchor moves time forward), and
+ * (the sequence numbers follow on, the events' TSCs move on by a pass's
+ * ticks), and
  * the watermark follows the ring as the session's loop moves it.
  * The end-of-trace summary is fed, as the tracer does without -q.
  *
@@ -44,7 +45,9 @@ struct captured {
 	unsigned char bytes[CTRACE_BATCH_BYTES];
 	size_t n;          /* header + events */
 	uint32_t count;    /* events */
-	uint64_t last_tsc; /* the last event's TSC: the flush's anchor */
+	uint64_t last_tsc; /* after the last event */
+	uint32_t at[CTRACE_BATCH_BYTES / 16]; /* each event's offset in the events (its TSC first) */
+	size_t n_at;
 	uint64_t buf;      /* the buffer's address in this process */
 	uint32_t tid;
 };
@@ -72,15 +75,18 @@ static void *fill(void *arg)
 	while (ctrace__batch_tls->len + 400 < sizeof(ctrace__batch_tls->data)) {
 		struct ctrace_span sp;
 
+/* Each event's offset, noted before its macro appends it: each pass moves its TSC on. */
+#define AT(site) do { c->at[c->n_at++] = ctrace__batch_tls->len; site; } while (0)
 		snprintf(args, sizeof(args), "{\"bytes\":%d,\"file\":\"/var/data/a.bin\"}", 4096 + i++ % 10);
-		CTRACE_SPAN_BEGIN(NULL, &sp, "handle request", NULL);
-		CTRACE_INSTANT(NULL, "cache miss", CTRACE_SCOPE_THREAD, NULL);
-		CTRACE_COUNTER_ADD(NULL, "bytes read", 4096);
-		CTRACE_INSTANT(NULL, "parsed", CTRACE_SCOPE_THREAD, args);
-		CTRACE_SPAN_END(&sp, NULL);
-		CTRACE_COUNTER_SET(NULL, "queue depth", i % 17);
-		CTRACE_INSTANT(NULL, "flush", CTRACE_SCOPE_PROCESS, NULL);
-		CTRACE_INSTANT(NULL, "done", CTRACE_SCOPE_THREAD, NULL);
+		AT(CTRACE_SPAN_BEGIN(NULL, &sp, "handle request", NULL));
+		AT(CTRACE_INSTANT(NULL, "cache miss", CTRACE_SCOPE_THREAD, NULL));
+		AT(CTRACE_COUNTER_ADD(NULL, "bytes read", 4096));
+		AT(CTRACE_INSTANT(NULL, "parsed", CTRACE_SCOPE_THREAD, args));
+		AT(CTRACE_SPAN_END(&sp, NULL));
+		AT(CTRACE_COUNTER_SET(NULL, "queue depth", i % 17));
+		AT(CTRACE_INSTANT(NULL, "flush", CTRACE_SCOPE_PROCESS, NULL));
+		AT(CTRACE_INSTANT(NULL, "done", CTRACE_SCOPE_THREAD, NULL));
+#undef AT
 	}
 	c->last_tsc = tsc_now();
 	c->n = CTRACE__BATCH_HEADER + ctrace__batch_tls->len;
@@ -137,7 +143,7 @@ int main(int argc, char **argv)
 	struct json_writer w;
 	struct tsc_clock tsc;
 	struct batch_path bp;
-	uint64_t stop_ns = 0, span_ns, base_ns, done = 0;
+	uint64_t stop_ns = 0, span_ticks, end_tsc, end_ns = 0, done = 0;
 	double t0, secs;
 	int fd;
 
@@ -182,19 +188,30 @@ int main(int argc, char **argv)
 	batch_path_init(&bp, true, &tsc, &stats, &stop_ns, 0, to_model, &model);
 	bp.read_str = read_own;
 	bp.next_read_ns = UINT64_MAX; /* the buffers are not read from the process: they are replayed */
-	/* A pass covers the time both threads took to fill their buffers (the longer). */
-	span_ns = 0;
-	for (int t = 0; t < 2; t++) {
-		uint64_t first;
+	/*
+	 * A pass covers the ticks both threads took to fill their buffers
+	 * (from the earlier first event to the later end): each pass's events
+	 * are the captured ones, their TSCs moved on by that many ticks a
+	 * pass, so that time goes on as it would for the next flushes.
+	 */
+	{
+		uint64_t first[2], lo, hi;
 
-		memcpy(&first, cap[t].bytes + CTRACE__BATCH_HEADER, 8);
-		if (tsc_clock_ticks_to_ns(&tsc, cap[t].last_tsc - first) > span_ns)
-			span_ns = tsc_clock_ticks_to_ns(&tsc, cap[t].last_tsc - first);
+		for (int t = 0; t < 2; t++) {
+			if (cap[t].n_at != cap[t].count) {
+				fputs("batch_replay: an event without its offset\n", stderr);
+				return 1;
+			}
+			memcpy(&first[t], cap[t].bytes + CTRACE__BATCH_HEADER, 8);
+		}
+		lo = first[0] < first[1] ? first[0] : first[1];
+		hi = cap[0].last_tsc > cap[1].last_tsc ? cap[0].last_tsc : cap[1].last_tsc;
+		span_ticks = hi - lo + 1000;
+		end_tsc = hi;
 	}
-	span_ns += 1000;
-	base_ns = 1000000000ull;
 	t0 = bench_cpu_ns();
 	for (uint64_t pass = 0; done < (uint64_t)total; pass++) {
+		end_ns = tsc_clock_to_ns(&tsc, end_tsc + pass * span_ticks);
 		for (int t = 0; t < 2; t++) {
 			struct ctrace_record r = { 0 };
 			uint64_t seq = pass * cap[t].count;
@@ -202,8 +219,7 @@ int main(int argc, char **argv)
 			r.kind = CTRACE_KIND_BATCH;
 			r.tgid = (uint32_t)getpid();
 			r.tid = cap[t].tid;
-			r.ts_ns = base_ns + (pass + 1) * span_ns;
-			r.tsc = cap[t].last_tsc;
+			r.ts_ns = end_ns; /* the copy's time: no event of it is later */
 			r.arg[0] = cap[t].buf;
 			r.arg[1] = cap[t].n;
 			r.arg[2] = CTRACE_BATCH_WHY_FULL;
@@ -211,15 +227,23 @@ int main(int argc, char **argv)
 			memcpy(rec, &r, sizeof(r));
 			memcpy(rec + sizeof(r), cap[t].bytes, cap[t].n);
 			memcpy(rec + sizeof(r) + 8, &seq, 8); /* first_seq */
+			for (size_t k = 0; k < cap[t].n_at; k++) {
+				unsigned char *at = rec + sizeof(r) + CTRACE__BATCH_HEADER + cap[t].at[k];
+				uint64_t ev_tsc;
+
+				memcpy(&ev_tsc, at, 8);
+				ev_tsc += pass * span_ticks;
+				memcpy(at, &ev_tsc, 8);
+			}
 			stats.records++;
 			batch_path_record(&bp, rec, sizeof(r) + cap[t].n);
 			done += cap[t].count;
 		}
 		/* The ring drained up to this pass's flushes, as the session's loop says. */
-		batch_path_tick(&bp, base_ns + (pass + 1) * span_ns, base_ns + (pass + 1) * span_ns);
+		batch_path_tick(&bp, end_ns, end_ns);
 	}
 	batch_path_finish(&bp, -1);
-	trace_model_finish(&model, base_ns + (done / 1000 + 2) * span_ns);
+	trace_model_finish(&model, end_ns + 1000);
 	chrome_trace_end(&tf, &facts, &stats);
 	jw_flush(&w);
 	secs = (bench_cpu_ns() - t0) / 1e9;
