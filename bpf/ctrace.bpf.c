@@ -972,8 +972,20 @@ int BPF_PROG(ctrace_rename, struct task_struct *task, const char *comm)
  * any, goes in the args' place: an exec's new comm, which the loader could
  * not read from /proc once a short-lived program has exited.
  */
+/*
+ * An exec's new image, where the kernel mapped it: the loader reads a
+ * process's batched literals from its program's file when the process is
+ * gone before the loader got to them (a short-lived one, a loaded machine).
+ */
+struct exec_image {
+	__u64 start_code; /* mm->start_code: the load bias + the lowest vaddr of an executable segment */
+	__u64 ino;
+	__u32 dev;        /* the kernel's encoding (MAJOR << 20 | MINOR) */
+};
+
 static __always_inline void process_record(__u16 kind, __u64 a0, __u64 a1,
-					   const char *path, const char *comm)
+					   const char *path, const char *comm,
+					   const struct exec_image *img)
 {
 	struct ctrace_record *r = record_start_cpu(kind, SCRATCH_TRACEPOINTS);
 	long n = 0, c = 0;
@@ -984,6 +996,13 @@ static __always_inline void process_record(__u16 kind, __u64 a0, __u64 a1,
 	r->arg[1] = a1;
 	/* The literal epoch of the process it is about, after any bump: see ctrace_record.h. */
 	r->arg[2] = literal_epoch(kind == CTRACE_KIND_FORK ? a1 : a0);
+	r->arg[3] = 0;
+	r->tsc = 0;
+	if (img) {
+		r->arg[2] |= (__u64)img->dev << 32;
+		r->arg[3] = img->start_code;
+		r->tsc = img->ino;
+	}
 	if (path) {
 		n = bpf_probe_read_kernel_str(r->data, CTRACE_NAME_MAX, path);
 		n = n > 0 ? n - 1 : 0;
@@ -1017,7 +1036,7 @@ int BPF_PROG(ctrace_fork, struct task_struct *parent, struct task_struct *child)
 	literal_epoch_bump(child_tgid); /* its pid may have been another's */
 	batch_fork(child_tgid, BPF_CORE_READ(child, pid));
 	/* Its name, for a child that may exit before the loader reads /proc. */
-	process_record(CTRACE_KIND_FORK, parent_tgid, child_tgid, child->comm, 0);
+	process_record(CTRACE_KIND_FORK, parent_tgid, child_tgid, child->comm, 0, NULL);
 	return 0;
 }
 
@@ -1026,20 +1045,24 @@ int BPF_PROG(ctrace_exec, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
+	struct inode *ino = BPF_CORE_READ(bprm, file, f_inode);
+	struct exec_image img;
 
+	img.ino = BPF_CORE_READ(ino, i_ino);
+	img.dev = BPF_CORE_READ(ino, i_sb, s_dev);
 	if (!current_traced(tgid)) {
-		struct inode *ino = BPF_CORE_READ(bprm, file, f_inode);
-
-		if (!exe_ino || BPF_CORE_READ(ino, i_ino) != exe_ino ||
-		    BPF_CORE_READ(ino, i_sb, s_dev) != exe_dev)
+		if (!exe_ino || img.ino != exe_ino || img.dev != exe_dev)
 			return 0;
 		if (!trace_process(tgid, p))
 			return 0;
 	}
+	/* Set by the binary's loader (load_elf_binary), before this tracepoint. */
+	img.start_code = BPF_CORE_READ(p, mm, start_code);
 	literal_epoch_bump(tgid); /* a new image: its literals are elsewhere */
 	/* old_pid: the thread that called exec(); not the tgid when another thread did. */
 	/* p->comm: the new program's, set before this tracepoint (begin_new_exec). */
-	process_record(CTRACE_KIND_EXEC, tgid, (__u32)old_pid, BPF_CORE_READ(bprm, filename), p->comm);
+	process_record(CTRACE_KIND_EXEC, tgid, (__u32)old_pid, BPF_CORE_READ(bprm, filename), p->comm,
+		       &img);
 	return 0;
 }
 
@@ -1103,7 +1126,7 @@ int BPF_KPROBE(ctrace_link_map)
 	literal_epoch_bump(tgid);
 	/* This thread's batched events first: their literals are in what is about to be unmapped. */
 	batch_rescue(CTRACE_BATCH_WHY_LINK_MAP);
-	process_record(CTRACE_KIND_LINK_MAP, tgid, 0, 0, 0);
+	process_record(CTRACE_KIND_LINK_MAP, tgid, 0, 0, 0, NULL);
 	return 0;
 }
 

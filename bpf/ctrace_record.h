@@ -58,7 +58,9 @@
  */
 #define CTRACE_PROCESS_KINDS(X)                                                \
 	X(FORK, 9, fork)       /* arg: parent tgid, child tgid; name: its comm */ \
-	X(EXEC, 10, exec)      /* arg: tgid, exec()ing tid; name: the new path; args: its comm */ \
+	X(EXEC, 10, exec)      /* arg: tgid, exec()ing tid; name: the new path; args: its comm; */ \
+	                       /* arg[2] bits 32-63: the image's device (MAJOR << 20 | MINOR), */ \
+	                       /* arg[3]: its mm->start_code, tsc: its inode */ \
 	X(LINK_MAP, 12, link_map) /* arg: tgid; ld.so changed its objects */ \
 	X(THREAD_RENAME, 19, thread_rename) /* arg: tgid, tid; name: its new comm (pthread_setname_np, prctl) */
 

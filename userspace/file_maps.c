@@ -10,6 +10,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include "grow_array.h"
+#include "exec_image.h"
 #include "proc_maps.h"
 
 /* Enough for a program and its libraries many times over; beyond, no more files are held. */
@@ -145,15 +146,24 @@ void file_maps_free(struct file_maps *fm)
 	key_map_free(&fm->parents);
 }
 
+/* The files map's key of a file: its device and inode. */
+static void file_key(unsigned long long key[2], unsigned dev_major, unsigned dev_minor, uint64_t ino)
+{
+	key[0] = ((unsigned long long)dev_major << 32) | dev_minor;
+	key[1] = ino;
+}
+
 /* The mapped file, opened once: through the process's root, else its map_files entry. */
 static int file_fd(struct file_maps *fm, int pid, const struct proc_maps_entry *e)
 {
-	unsigned long long key[2] = { ((unsigned long long)e->dev_major << 32) | e->dev_minor, e->inode };
-	void *have = key_map_get(&fm->files, key, sizeof(key));
+	unsigned long long key[2];
+	void *have;
 	char path[PATH_MAX + 64];
 	struct stat st;
 	int fd;
 
+	file_key(key, e->dev_major, e->dev_minor, e->inode);
+	have = key_map_get(&fm->files, key, sizeof(key));
 	if (have)
 		return (int)(uintptr_t)have - 1;
 	if (fm->open_files >= MAX_OPEN_FILES)
@@ -229,25 +239,52 @@ static uint32_t read_epoch(const volatile uint32_t *epoch)
 	return epoch ? *epoch : 0;
 }
 
+/* The process's entry, made if it has none; NULL without memory. */
+static struct file_maps_proc *proc_entry(struct file_maps *fm, uint64_t key)
+{
+	struct file_maps_proc *p = key_map_get(&fm->procs, &key, sizeof(key));
+
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->key = key;
+	key_map_put(&fm->procs, &p->key, sizeof(p->key), p);
+	tb_add(&fm->bound, &p->e, &p->key, sizeof(p->key), 0);
+	return p;
+}
+
+/* snap as the newest of p, then the budget kept. */
+static void push_snap(struct file_maps *fm, struct file_maps_proc *p, struct file_maps_snap snap)
+{
+	/*
+	 * Full: the oldest stays (the events being read now are its), the
+	 * one after it goes (the events of its epoch, still to come, will be
+	 * read from the program's ranges only: counted if unreadable).
+	 */
+	if (p->n_snaps == FILE_MAPS_SNAPSHOTS)
+		drop_snaps(p, 1, 1);
+	p->snaps[p->n_snaps++] = snap;
+	recount(fm, p);
+	while (tb_over(&fm->bound))
+		free_proc(NULL, 0, tb_evict(&fm->bound, &fm->procs), NULL);
+	key_map_del(&fm->parents, &p->key, sizeof(p->key));
+}
+
 int file_maps_snapshot(struct file_maps *fm, int pid, const volatile uint32_t *epoch)
 {
 	struct file_maps_snap snap = { .epoch = read_epoch(epoch) };
-	uint64_t key = (uint32_t)pid;
-	struct file_maps_proc *p = key_map_get(&fm->procs, &key, sizeof(key));
+	struct file_maps_proc *p;
 	int err = read_ranges(fm, pid, &snap);
 
 	if (err < 0)
 		return err;
 	snap.exact = read_epoch(epoch) == snap.epoch;
+	p = proc_entry(fm, (uint32_t)pid);
 	if (!p) {
-		p = calloc(1, sizeof(*p));
-		if (!p) {
-			free(snap.v);
-			return -ENOMEM;
-		}
-		p->key = key;
-		key_map_put(&fm->procs, &p->key, sizeof(p->key), p);
-		tb_add(&fm->bound, &p->e, &p->key, sizeof(p->key), 0);
+		free(snap.v);
+		return -ENOMEM;
 	}
 	/*
 	 * A look again in the same epoch replaces the last one, unless this
@@ -264,18 +301,106 @@ int file_maps_snapshot(struct file_maps *fm, int pid, const volatile uint32_t *e
 		}
 		drop_snaps(p, p->n_snaps - 1, 1);
 	}
-	/*
-	 * Full: the oldest stays (the events being read now are its), the
-	 * one after it goes (the events of its epoch, still to come, will be
-	 * read from the program's ranges only: counted if unreadable).
-	 */
-	if (p->n_snaps == FILE_MAPS_SNAPSHOTS)
-		drop_snaps(p, 1, 1);
-	p->snaps[p->n_snaps++] = snap;
-	recount(fm, p);
-	while (tb_over(&fm->bound))
-		free_proc(NULL, 0, tb_evict(&fm->bound, &fm->procs), NULL);
-	key_map_del(&fm->parents, &key, sizeof(key));
+	push_snap(fm, p, snap);
+	return 0;
+}
+
+/*
+ * The exec'd program's file: through the process while it lives (its exe
+ * link; its cwd, for a relative path), else the path as the loader sees
+ * it. Each is taken only if it is the file the kernel mapped (inode and
+ * device), so a path that names another file here is harmless.
+ */
+static int open_image(uint32_t tgid, const char *path, uint64_t ino, uint32_t kdev)
+{
+	char exe[64], in_cwd[PATH_MAX + 64];
+	const char *tries[3];
+	size_t n = 0;
+
+	snprintf(exe, sizeof(exe), "/proc/%u/exe", tgid);
+	tries[n++] = exe;
+	if (path[0] != '/') {
+		snprintf(in_cwd, sizeof(in_cwd), "/proc/%u/cwd/%s", tgid, path);
+		tries[n++] = in_cwd;
+	}
+	tries[n++] = path;
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		int fd = open(tries[i], O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) == 0 && st.st_ino == ino && major(st.st_dev) == kdev >> 20 &&
+		    minor(st.st_dev) == (kdev & 0xfffff))
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
+int file_maps_hold_program(struct file_maps *fm, const char *path)
+{
+	unsigned long long key[2];
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) != 0 || fm->open_files >= MAX_OPEN_FILES) {
+		close(fd);
+		return -EMFILE;
+	}
+	file_key(key, major(st.st_dev), minor(st.st_dev), st.st_ino);
+	if (key_map_get(&fm->files, key, sizeof(key))) {
+		close(fd);
+		return 0;
+	}
+	key_map_put(&fm->files, key, sizeof(key), (void *)(uintptr_t)(fd + 1));
+	fm->open_files++;
+	return 0;
+}
+
+int file_maps_exec_image(struct file_maps *fm, uint32_t tgid, uint32_t epoch, const char *path,
+			 uint64_t ino, uint32_t kdev, uint64_t start_code)
+{
+	unsigned long long key[2];
+	struct exec_image_range ranges[16];
+	struct file_maps_snap snap = { .epoch = epoch };
+	struct file_maps_proc *p = key_map_get(&fm->procs, &(uint64_t){ tgid }, sizeof(uint64_t));
+	void *have;
+	int fd, n;
+
+	/* A look at the process in this epoch, or a later one: it saw more than the program. */
+	if (p && p->n_snaps && !epoch_before(p->snaps[p->n_snaps - 1].epoch, epoch))
+		return 0;
+	file_key(key, kdev >> 20, kdev & 0xfffff, ino);
+	have = key_map_get(&fm->files, key, sizeof(key));
+	fd = have ? (int)(uintptr_t)have - 1 : -1;
+	if (fd < 0) {
+		if (fm->open_files >= MAX_OPEN_FILES)
+			return -EMFILE;
+		fd = open_image(tgid, path, ino, kdev);
+		if (fd < 0)
+			return -ENOENT;
+		key_map_put(&fm->files, key, sizeof(key), (void *)(uintptr_t)(fd + 1));
+		fm->open_files++;
+	}
+	n = exec_image_ranges(fd, start_code, ranges, sizeof(ranges) / sizeof(ranges[0]));
+	if (n <= 0)
+		return -ENOEXEC;
+	snap.v = calloc((size_t)n, sizeof(*snap.v));
+	p = snap.v ? proc_entry(fm, tgid) : NULL;
+	if (!p) {
+		free(snap.v);
+		return -ENOMEM;
+	}
+	snap.n = snap.cap = (size_t)n;
+	for (int i = 0; i < n; i++) {
+		snap.v[i] = (struct file_range){ ranges[i].start, ranges[i].end, ranges[i].offset, fd,
+						  { 0 }, true };
+		file_ident(fd, snap.v[i].ident);
+	}
+	push_snap(fm, p, snap); /* not exact: a real look at this epoch replaces it */
 	return 0;
 }
 

@@ -64,6 +64,23 @@ void file_maps_fork(struct file_maps *fm, uint32_t parent, uint32_t child);
 void file_maps_exec(struct file_maps *fm, uint32_t tgid, uint32_t epoch);
 
 /*
+ * Keeps the program at `path` open (--exe's), so that an exec of it is
+ * found by its inode whatever path the exec named. 0 or -errno.
+ */
+int file_maps_hold_program(struct file_maps *fm, const char *path);
+
+/*
+ * The exec of `epoch` mapped the program at `path` (its inode and the
+ * kernel's device number, checked) so that its code begins at start_code
+ * (the EXEC record): its read-only ranges become the process's snapshot of
+ * that epoch, unless one was taken (a real look, which also has its
+ * libraries, replaces it). For a process gone before it was looked at.
+ * 0 or -errno.
+ */
+int file_maps_exec_image(struct file_maps *fm, uint32_t tgid, uint32_t epoch, const char *path,
+			 uint64_t ino, uint32_t kdev, uint64_t start_code);
+
+/*
  * Reads the NUL-terminated string at `addr` of process `tgid`, as an event
  * of `epoch` saw it, from its file, at most `max` bytes (more:
  * *truncated). Returns its length, or -1 when the address is in no

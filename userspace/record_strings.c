@@ -136,6 +136,26 @@ static void literal_read(struct record_strings *rs, struct ctrace_event *ev, int
 	*flags = truncated ? CTRACE_STR_TRUNCATED : 0;
 }
 
+/*
+ * Where the exec put the program (bpf/ctrace_record.h: EXEC): the file's
+ * read-only ranges stand for the process's mappings until the session
+ * looks at it, so the literals of a process that exits first (its batched
+ * events come at its exit) are read from the file.
+ */
+static void exec_image(struct record_strings *rs, const struct ctrace_event *ev, uint32_t tgid,
+		       uint32_t epoch)
+{
+	char path[CTRACE_NAME_MAX];
+	size_t n = ev->name_len < sizeof(path) - 1 ? ev->name_len : sizeof(path) - 1;
+
+	if (!ev->arg[3] || !ev->tsc)
+		return; /* not told */
+	memcpy(path, ev->name, n);
+	path[n] = '\0';
+	file_maps_exec_image(&rs->files, tgid, epoch, path, ev->tsc, (uint32_t)(ev->arg[2] >> 32),
+			     ev->arg[3]);
+}
+
 void record_strings_resolve(struct record_strings *rs, struct ctrace_event *ev)
 {
 	if (ev->kind == CTRACE_KIND_FORK || ev->kind == CTRACE_KIND_EXEC || ev->kind == CTRACE_KIND_LINK_MAP) {
@@ -143,9 +163,10 @@ void record_strings_resolve(struct record_strings *rs, struct ctrace_event *ev)
 		uint32_t epoch = (uint32_t)ev->arg[2];
 
 		rs->known_epoch[epoch_slot(tgid)] = epoch;
-		if (ev->kind == CTRACE_KIND_EXEC) /* a new image: the old one's mappings are no longer its */
+		if (ev->kind == CTRACE_KIND_EXEC) { /* a new image: the old one's mappings are no longer its */
 			file_maps_exec(&rs->files, tgid, epoch);
-		else
+			exec_image(rs, ev, tgid, epoch);
+		} else
 			file_maps_read_up_to(&rs->files, tgid, epoch);
 	}
 	if (ev->kind == CTRACE_KIND_LINK_MAP)

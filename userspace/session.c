@@ -64,6 +64,8 @@ void session_init(struct session *s, struct trace_options *o)
 	s->o = o;
 	s->status.fd = -1; /* no status line until session_start */
 	record_strings_init(&s->strings, &s->stats);
+	if (o->exe) /* an exec of it, gone before it is looked at: its literals from this file */
+		file_maps_hold_program(&s->strings.files, o->exe);
 	attachment_init(&s->att, false, false);
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);

@@ -197,6 +197,40 @@ static void test_exe_now_and_later(void **state)
 				 c, tr_str(ev, "name"));
 }
 
+/*
+ * --exe PATH, the loader held up (stopped: a loaded machine, as on CI)
+ * while B starts, runs and exits: B's batched events are read after it is
+ * gone, its memory and /proc entries with it. Their names are literals,
+ * sent by address; the loader reads them from the program's file, where
+ * the kernel's exec record says the image was mapped. Before: every name
+ * "(unreadable)" (CI on 07e6f42: "first" not found).
+ */
+static void test_exe_started_and_gone_before_the_loader_reads(void **state)
+{
+	char exe[300];
+	const char *args[] = { "--exe", exe, "-d", "1.5", NULL };
+	const char *const b_args[] = { "B", NULL };
+	long b;
+
+	(void)state;
+	tr_require_root();
+	tr_program_abspath("armed_hello", exe, sizeof(exe));
+	if (tr_init(&r) < 0)
+		fail_msg("%s", r.error);
+	am_start_tracer(&r, args);
+	if (!tc_wait_file_has(r.tracer.err_path, "tracing every process", 10000))
+		fail_msg("the tracer did not start tracing: %s", tr_read_file(r.tracer.err_path, NULL));
+	assert_int_equal(kill(r.tracer.pid, SIGSTOP), 0);
+	b = start_extra(0, "armed_hello", b_args);
+	assert_int_equal(reap_extra(0), 0); /* armed (the probes need no loader) and gone */
+	assert_int_equal(kill(r.tracer.pid, SIGCONT), 0);
+	am_finish(&r, TR_TIMEOUT_MS);
+	assert_true(tr_num(am_one(&r, "I", "first", b), "tid") == b);
+	assert_string_equal(am_arg_str(am_one(&r, "I", "hello", b), "tag"), "B");
+	am_one(&r, "X", "work", b);
+	assert_int_equal(tr_meta_num(&r, "unreadable_strings"), 0);
+}
+
 /* The pids forker's processes print: child, grandchild, exec-child. */
 struct family {
 	long parent, child, grandchild, exec_child;
@@ -327,6 +361,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_threads_after_attach, free_all),
 		cmocka_unit_test_teardown(test_two_pids, free_all),
 		cmocka_unit_test_teardown(test_exe_now_and_later, free_all),
+		cmocka_unit_test_teardown(test_exe_started_and_gone_before_the_loader_reads, free_all),
 		cmocka_unit_test_teardown(test_follow_forks, free_all),
 		cmocka_unit_test_teardown(test_no_follow_without_f, free_all),
 	};
