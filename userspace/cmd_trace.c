@@ -14,12 +14,12 @@
 /* ctrace-PID.json, or with --exe alone ctrace-PROGRAM.json. */
 static const char *default_output(const struct session *s, char *buf, size_t len)
 {
-	const char *exe = s->o->exe;
+	const char *exe = s->o->exe, *ext = s->o->perfetto ? "pftrace" : "json";
 
 	if (s->first_pid)
-		snprintf(buf, len, "ctrace-%d.json", s->first_pid);
+		snprintf(buf, len, "ctrace-%d.%s", s->first_pid, ext);
 	else
-		snprintf(buf, len, "ctrace-%s.json", strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe);
+		snprintf(buf, len, "ctrace-%s.%s", strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe, ext);
 	return buf;
 }
 
@@ -86,7 +86,7 @@ int cmd_trace(int argc, char **argv)
 	code = 1;
 	trace_summary_init(&summary);
 	if (output_begin(&out, o.output,
-			 &(struct output_limits){ o.max_size, o.max_files, &s.stats, o.ring_size },
+			 &(struct output_limits){ o.max_size, o.max_files, &s.stats, o.ring_size, o.perfetto },
 			 &s.target) == 0) {
 		if (!o.quiet)
 			out.tf.summary = &summary;
