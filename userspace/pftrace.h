@@ -38,6 +38,7 @@
 struct pftrace_counts {
 	uint64_t events;        /* JSON events turned into packets */
 	uint64_t not_converted; /* lines that were no event this writer knows (also in the metadata) */
+	uint64_t sort_indexes_clamped; /* past int32 (Perfetto's legacy_sort_index): the nearest (also in the metadata) */
 	uint64_t packets, bytes;
 };
 

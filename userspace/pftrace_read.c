@@ -222,6 +222,7 @@ static void track_event(struct reader *r, const Packet *p)
 {
 	const TrackEvent *te = p->track_event;
 	uint64_t ts = p->timestamp, uuid = te->track_uuid;
+	const uint64_t *tsp = p->has_timestamp ? &ts : NULL; /* none: the JSON had none */
 	struct track *t = uuid ? track_of(r, uuid) : NULL;
 	const char *name = te->has_name_iid ? strings_get(&r->names, te->name_iid) : NULL;
 	const char *cat = te->n_category_iids ? strings_get(&r->cats, te->category_iids[0]) : NULL;
@@ -232,7 +233,8 @@ static void track_event(struct reader *r, const Packet *p)
 	size_t n_ours = facts ? 0 : !t ? 2 : t->kind == 'a' ? 2 : t->kind == 'p' ? 1 : 0;
 	cJSON *args = args_of(r, te, n_ours, &pid, &tid, id, sizeof(id)), *ev;
 
-	if (uuid && !t) {
+	/* A track never declared; or none (the global track) for anything but an instant */
+	if ((uuid && !t) || (!t && te->type != PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT)) {
 		r->damaged++;
 		cJSON_Delete(args);
 		return;
@@ -242,13 +244,13 @@ static void track_event(struct reader *r, const Packet *p)
 		if (t->kind == 't') {
 			if (r->open_x)
 				r->damaged++, cJSON_Delete(r->open_x);
-			ev = r->open_x = new_event("X", pid, tid, &ts);
+			ev = r->open_x = new_event("X", pid, tid, tsp);
 			r->open_x_ts = ts;
 			r->open_x_track = uuid;
 			copy_ids(&r->flows_out, &r->n_out, te->flow_ids, te->n_flow_ids);
 			copy_ids(&r->flows_in, &r->n_in, te->terminating_flow_ids, te->n_terminating_flow_ids);
 		} else {
-			ev = new_event("b", pid, tid, &ts);
+			ev = new_event("b", pid, tid, tsp);
 			free(t->cat);
 			t->cat = strdup(cat ? cat : "");
 		}
@@ -292,7 +294,7 @@ static void track_event(struct reader *r, const Packet *p)
 			}
 			return;
 		}
-		ev = new_event("e", pid, tid, &ts);
+		ev = new_event("e", pid, tid, tsp);
 		cJSON_AddStringToObject(ev, "name", t->name ? t->name : "");
 		cJSON_AddStringToObject(ev, "cat", t->cat ? t->cat : "");
 		cJSON_AddStringToObject(ev, "id", id);
@@ -308,7 +310,7 @@ static void track_event(struct reader *r, const Packet *p)
 			*to = args ? args : cJSON_CreateObject();
 			return;
 		}
-		ev = new_event("I", pid, tid, &ts);
+		ev = new_event("I", pid, tid, tsp);
 		if (name)
 			cJSON_AddStringToObject(ev, "name", name);
 		if (cat)
@@ -324,7 +326,7 @@ static void track_event(struct reader *r, const Packet *p)
 			r->damaged++;
 			return;
 		}
-		ev = new_event("C", pid, tid, &ts);
+		ev = new_event("C", pid, tid, tsp);
 		cJSON_AddStringToObject(ev, "name", t->name ? t->name : "");
 		cJSON_AddStringToObject(ev, "cat", t->cat ? t->cat : "");
 		args = cJSON_CreateObject();
@@ -462,11 +464,20 @@ static void put_object_line(FILE *out, const char *head, const cJSON *o, const c
 	free(s);
 }
 
+/* The JSON's head: the context (an empty one when the file had none), and the events' opening. */
+static void put_head(FILE *out, const cJSON *context)
+{
+	cJSON *empty = context ? NULL : cJSON_CreateObject();
+
+	put_object_line(out, "{\"context\":", context ? context : empty, ",\n\"traceEvents\":[\n");
+	cJSON_Delete(empty);
+}
+
 int pftrace_to_json(FILE *in, FILE *out, char *why, size_t why_len)
 {
 	struct reader r = { .out = out, .first_event = true };
 	uint8_t *buf = NULL;
-	long events_at = -1;
+	int events_at = -1; /* the head written: 1 */
 	uint64_t tag, len;
 	int ret = 0;
 
@@ -517,8 +528,8 @@ int pftrace_to_json(FILE *in, FILE *out, char *why, size_t why_len)
 		continue;
 head:
 		/* The first event or track: the context packet came before it, if there was one. */
-		put_object_line(out, "{\"context\":", r.context ? r.context : cJSON_CreateObject(), ",\n\"traceEvents\":[\n");
-		events_at = ftell(out);
+		put_head(out, r.context);
+		events_at = 1;
 		if (p->track_descriptor)
 			track_descriptor(&r, p->track_descriptor);
 		else
@@ -526,12 +537,8 @@ head:
 		perfetto__protos__trace_packet__free_unpacked(p, NULL);
 	}
 	free(buf);
-	if (events_at < 0) {
-		cJSON *empty = cJSON_CreateObject();
-
-		put_object_line(out, "{\"context\":", r.context ? r.context : empty, ",\n\"traceEvents\":[\n");
-		cJSON_Delete(empty);
-	}
+	if (events_at < 0)
+		put_head(out, r.context);
 	if (r.open_x)
 		r.damaged++;
 	if (!r.metadata)

@@ -328,26 +328,31 @@ static uint64_t counter_track(struct writer *w, uint32_t pid, uint32_t tid, cons
 /* ---- debug annotations from JSON values ---- */
 
 /*
- * cJSON keeps numbers as doubles: integers past 2^53 (a u64 arg, the
- * wall clock in ns) would lose their last digits. So before parsing, such
- * an integer outside strings becomes the string BIG_INT_MARK "digits",
- * and fill_value() makes it an integer again. NULL: the line has none.
+ * cJSON keeps numbers as doubles: past 15 digits they lose their last ones
+ * (a u64 arg, the wall clock in ns, a "ts" in us with its 3 decimals after
+ * 104 days of uptime). So before parsing, a number of 16 digits or more
+ * outside strings becomes the string BIG_NUM_MARK "its text", read exactly
+ * by exact_ns(), fill_value() and num_of(). NULL: the line has none.
  * The mark begins with a raw 0xff, which no string of the JSON writer's
  * holds (it writes valid UTF-8 only, and \u escapes decode to valid
  * UTF-8): the traced program cannot forge it.
  */
-#define BIG_INT_MARK "\xffint:"
-#define BIG_INT_MARK_JSON BIG_INT_MARK
-#define BIG_INT_DIGITS 16
+#define BIG_NUM_MARK "\xffnum:"
+#define BIG_NUM_DIGITS 16
 
-static char *protect_big_ints(const char *s, size_t n)
+static bool is_number_char(char c)
+{
+	return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+}
+
+static char *protect_big_numbers(const char *s, size_t n)
 {
 	char *o = NULL;
 	size_t i = 0, at = 0, len = 0, cap = 0;
 	bool in_str = false;
 
 	for (; i < n; i++) {
-		size_t j = i, d;
+		size_t d, digits = 0;
 
 		if (in_str) {
 			if (s[i] == '\\')
@@ -360,48 +365,48 @@ static char *protect_big_ints(const char *s, size_t n)
 			in_str = true;
 			continue;
 		}
-		if (s[j] == '-')
-			j++;
-		for (d = j; d < n && s[d] >= '0' && s[d] <= '9'; d++)
-			;
-		if (d - j < BIG_INT_DIGITS || (d < n && (s[d] == '.' || s[d] == 'e' || s[d] == 'E')) ||
-		    (i && ((s[i - 1] >= '0' && s[i - 1] <= '9') || (s[i - 1] && strchr(".eE+", s[i - 1]))))) {
-			i = d > i ? d - 1 : i;
+		if (!(s[i] == '-' || (s[i] >= '0' && s[i] <= '9')))
+			continue;
+		/* A number token (outside strings only numbers have digits): its end, its digits */
+		for (d = i; d < n && is_number_char(s[d]); d++)
+			digits += s[d] >= '0' && s[d] <= '9';
+		if (digits < BIG_NUM_DIGITS) {
+			i = d - 1;
 			continue;
 		}
-		if (!o) {
-			cap = n * 2 + 64;
-			o = malloc(cap);
-			if (!o)
-				abort();
-		}
 		if (len + (i - at) + (d - i) + 32 > cap) {
-			cap = (cap + (i - at) + (d - i) + 32) * 2;
+			cap = (cap + n + (d - i) + 32) * 2;
 			o = realloc(o, cap);
 			if (!o)
 				abort();
 		}
 		memcpy(o + len, s + at, i - at);
 		len += i - at;
-		len += (size_t)sprintf(o + len, "\"%s%.*s\"", BIG_INT_MARK_JSON, (int)(d - i), s + i);
+		len += (size_t)sprintf(o + len, "\"%s%.*s\"", BIG_NUM_MARK, (int)(d - i), s + i);
 		at = d;
 		i = d - 1;
 	}
 	if (!o)
 		return NULL;
-	if (len + (n - at) + 1 > cap) {
-		o = realloc(o, len + (n - at) + 1);
-		if (!o)
-			abort();
-	}
+	o = realloc(o, len + (n - at) + 1);
+	if (!o)
+		abort();
 	memcpy(o + len, s + at, n - at);
 	o[len + n - at] = 0;
 	return o;
 }
 
+/* The text of a number protect_big_numbers() marked, or NULL. */
+static const char *big_number(const cJSON *v)
+{
+	if (!cJSON_IsString(v) || strncmp(v->valuestring, BIG_NUM_MARK, strlen(BIG_NUM_MARK)))
+		return NULL;
+	return v->valuestring + strlen(BIG_NUM_MARK);
+}
+
 static cJSON *parse_json(const char *s, size_t n)
 {
-	char *safe = protect_big_ints(s, n);
+	char *safe = protect_big_numbers(s, n);
 	cJSON *v = cJSON_ParseWithLength(safe ? safe : s, safe ? strlen(safe) : n);
 
 	free(safe);
@@ -435,15 +440,18 @@ static void fill_value(struct writer *w, Annotation *a, const cJSON *v)
 			a->n_array_values = n;
 			a->array_values = list;
 		}
-	} else if (cJSON_IsString(v) && !strncmp(v->valuestring, BIG_INT_MARK, strlen(BIG_INT_MARK))) {
-		const char *digits = v->valuestring + strlen(BIG_INT_MARK);
+	} else if (big_number(v)) {
+		const char *num = big_number(v);
 
-		if (*digits == '-') {
+		if (strpbrk(num, ".eE")) {
+			a->has_double_value = true;
+			a->double_value = strtod(num, NULL);
+		} else if (*num == '-') {
 			a->has_int_value = true;
-			a->int_value = strtoll(digits, NULL, 10);
+			a->int_value = strtoll(num, NULL, 10);
 		} else {
 			a->has_uint_value = true;
-			a->uint_value = strtoull(digits, NULL, 10);
+			a->uint_value = strtoull(num, NULL, 10);
 		}
 	} else if (cJSON_IsString(v)) {
 		a->string_value = clean(w, v->valuestring);
@@ -516,6 +524,8 @@ static double num_of(const cJSON *o, const char *key, bool *ok)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
 
+	if (big_number(v))
+		return strtod(big_number(v), NULL);
 	if (!cJSON_IsNumber(v)) {
 		*ok = false;
 		return 0;
@@ -523,10 +533,33 @@ static double num_of(const cJSON *o, const char *key, bool *ok)
 	return v->valuedouble;
 }
 
-/* Microseconds with three decimals (as chrome_trace.c writes them) to nanoseconds. */
+/* Microseconds with three decimals (as chrome_trace.c writes them) to nanoseconds; past 2^64 ns: the most. */
 static uint64_t us_to_ns(double us)
 {
-	return us > 0 ? (uint64_t)llround(us * 1000.0) : 0;
+	if (!(us > 0))
+		return 0;
+	return us * 1000.0 >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)llround(us * 1000.0);
+}
+
+/* "ts" or "dur" in ns, exactly as written ("123.456" us), whatever its digits; 0: none. */
+static uint64_t ns_of(const cJSON *ev, const char *key)
+{
+	const char *num = big_number(cJSON_GetObjectItemCaseSensitive(ev, key)), *dot;
+	unsigned long long us;
+	uint64_t ns = 0;
+	bool ok = true;
+
+	if (!num)
+		return us_to_ns(num_of(ev, key, &ok));
+	if (*num == '-' || strpbrk(num, "eE"))
+		return us_to_ns(strtod(num, NULL));
+	us = strtoull(num, NULL, 10);
+	if (us > UINT64_MAX / 1000)
+		return UINT64_MAX;
+	dot = strchr(num, '.');
+	for (int i = 1, scale = 100; dot && i <= 3 && dot[i] >= '0' && dot[i] <= '9'; i++, scale /= 10)
+		ns += (uint64_t)(dot[i] - '0') * scale;
+	return us * 1000 > UINT64_MAX - ns ? UINT64_MAX : us * 1000 + ns;
 }
 
 static void event_init(struct writer *w, Packet *p, TrackEvent *te, const cJSON *ev, int type,
@@ -535,7 +568,8 @@ static void event_init(struct writer *w, Packet *p, TrackEvent *te, const cJSON 
 	const char *name = str_of(ev, "name"), *cat = str_of(ev, "cat");
 
 	perfetto__protos__track_event__init(te);
-	p->has_timestamp = true;
+	/* An event the JSON gives no time (the model writes none for ts past 2^64-1 ns): none here either */
+	p->has_timestamp = cJSON_GetObjectItemCaseSensitive(ev, "ts") != NULL;
 	p->timestamp = ts_ns;
 	te->has_type = true;
 	te->type = type;
@@ -600,7 +634,7 @@ static void write_x(struct writer *w, const cJSON *ev, const struct flows *fl)
 	TrackEvent te;
 	bool ok = true;
 	uint32_t pid = (uint32_t)num_of(ev, "pid", &ok), tid = (uint32_t)num_of(ev, "tid", &ok);
-	uint64_t ts = us_to_ns(num_of(ev, "ts", &ok)), dur = us_to_ns(num_of(ev, "dur", &ok));
+	uint64_t ts = ns_of(ev, "ts"), dur = ns_of(ev, "dur");
 	uint64_t track = thread_track(w, pid, tid);
 
 	event_init(w, &p, &te, ev, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN, ts, track);
@@ -620,7 +654,7 @@ static void write_async(struct writer *w, const cJSON *ev, bool begin)
 	bool ok = true;
 	uint32_t pid = (uint32_t)num_of(ev, "pid", &ok);
 	double tid = num_of(ev, "tid", &ok);
-	uint64_t ts = us_to_ns(num_of(ev, "ts", &ok));
+	uint64_t ts = ns_of(ev, "ts");
 	const char *id = str_of(ev, "id") ? str_of(ev, "id") : "", *name = str_of(ev, "name");
 	char key[600];
 	int klen = snprintf(key, sizeof(key), "%u/%s/%s", pid, id, name ? name : "");
@@ -665,7 +699,7 @@ static void write_instant(struct writer *w, const cJSON *ev)
 	TrackEvent te;
 	bool ok = true;
 	uint32_t pid = (uint32_t)num_of(ev, "pid", &ok), tid = (uint32_t)num_of(ev, "tid", &ok);
-	uint64_t ts = us_to_ns(num_of(ev, "ts", &ok));
+	uint64_t ts = ns_of(ev, "ts");
 	const char *s = str_of(ev, "s") ? str_of(ev, "s") : "t";
 	const char *ours[2] = { "ctrace_pid", "ctrace_tid" };
 	cJSON *vals[2] = { cJSON_CreateNumber(pid), cJSON_CreateNumber(tid) };
@@ -697,12 +731,12 @@ static void write_counter(struct writer *w, const cJSON *ev)
 	TrackEvent te;
 	bool ok = true;
 	uint32_t pid = (uint32_t)num_of(ev, "pid", &ok), tid = (uint32_t)num_of(ev, "tid", &ok);
-	uint64_t ts = us_to_ns(num_of(ev, "ts", &ok));
+	uint64_t ts = ns_of(ev, "ts");
 	const char *name = str_of(ev, "name"), *cat = str_of(ev, "cat");
 	double v = num_of(cJSON_GetObjectItemCaseSensitive(ev, "args"), "value", &ok);
 
 	perfetto__protos__track_event__init(&te);
-	p.has_timestamp = true;
+	p.has_timestamp = cJSON_GetObjectItemCaseSensitive(ev, "ts") != NULL;
 	p.timestamp = ts;
 	te.has_type = te.has_track_uuid = te.has_double_counter_value = true;
 	te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER;
@@ -710,6 +744,15 @@ static void write_counter(struct writer *w, const cJSON *ev)
 	te.double_counter_value = v;
 	p.track_event = &te;
 	emit(w, &p);
+}
+
+/* A sort index (the program's int64) as Perfetto's int32: the nearest, and counted when not the same. */
+static int32_t sort_index(struct writer *w, double v)
+{
+	if (v >= INT32_MIN && v <= INT32_MAX)
+		return (int32_t)v;
+	w->counts->sort_indexes_clamped++;
+	return v < 0 ? INT32_MIN : INT32_MAX;
 }
 
 /* "M": the process's or thread's track again, with the one fact the event gives. */
@@ -748,10 +791,10 @@ static void write_meta(struct writer *w, const cJSON *ev)
 		td.thread_name = clean(w, name);
 	} else if (!strcmp(what, "process_sort_index") && ok) {
 		pd.has_legacy_sort_index = true;
-		pd.legacy_sort_index = (int32_t)sort;
+		pd.legacy_sort_index = sort_index(w, sort);
 	} else if (!strcmp(what, "thread_sort_index") && ok) {
 		td.has_legacy_sort_index = true;
-		td.legacy_sort_index = (int32_t)sort;
+		td.legacy_sort_index = sort_index(w, sort);
 	} else {
 		w->counts->not_converted++;
 		w->counts->events--;
@@ -798,7 +841,7 @@ static bool same_place(const cJSON *a, const cJSON *b)
 	bool ok = true;
 
 	return num_of(a, "pid", &ok) == num_of(b, "pid", &ok) && num_of(a, "tid", &ok) == num_of(b, "tid", &ok) &&
-	       num_of(a, "ts", &ok) == num_of(b, "ts", &ok) && ok;
+	       ns_of(a, "ts") == ns_of(b, "ts") && ok;
 }
 
 static void write_event(struct writer *w, cJSON *ev, struct pending_x *x)
@@ -898,7 +941,7 @@ int pftrace_from_json(FILE *in, FILE *out, struct pftrace_counts *counts, char *
 			const cJSON *t = cJSON_GetObjectItemCaseSensitive(context, "trace_start_monotonic_ns");
 
 			write_facts(&w, "ctrace: context", context,
-				    cJSON_IsNumber(t) ? (uint64_t)t->valuedouble : 0);
+				    big_number(t) ? strtoull(big_number(t), NULL, 10) : cJSON_IsNumber(t) ? (uint64_t)t->valuedouble : 0);
 			continue;
 		}
 		if ((metadata = parse_prefixed(line, n, "\"metadata\":", 1)))
@@ -909,13 +952,8 @@ int pftrace_from_json(FILE *in, FILE *out, struct pftrace_counts *counts, char *
 				counts->not_converted++;
 			continue;
 		}
-		{
-			bool ok = true;
-			double ts = num_of(ev, "ts", &ok);
-
-			if (ok && us_to_ns(ts) > last_ts)
-				last_ts = us_to_ns(ts);
-		}
+		if (ns_of(ev, "ts") > last_ts)
+			last_ts = ns_of(ev, "ts");
 		write_event(&w, ev, &x);
 	}
 	flush_x(&w, &x);
@@ -925,11 +963,14 @@ int pftrace_from_json(FILE *in, FILE *out, struct pftrace_counts *counts, char *
 		cJSON_AddStringToObject(metadata, "pftrace_note", "the JSON trace had no metadata: cut short");
 	}
 	cJSON_AddNumberToObject(metadata, "pftrace_events_not_converted", (double)counts->not_converted);
+	cJSON_AddNumberToObject(metadata, "pftrace_sort_indexes_clamped", (double)counts->sort_indexes_clamped);
 	{
 		const cJSON *t = cJSON_GetObjectItemCaseSensitive(metadata, "trace_stop_monotonic_ns");
 
-		write_facts(&w, "ctrace: metadata", metadata,
-			    cJSON_IsNumber(t) && t->valuedouble > 0 ? (uint64_t)t->valuedouble : last_ts);
+		uint64_t stop = big_number(t) ? strtoull(big_number(t), NULL, 10) :
+				cJSON_IsNumber(t) && t->valuedouble > 0 ? (uint64_t)t->valuedouble : 0;
+
+		write_facts(&w, "ctrace: metadata", metadata, stop ? stop : last_ts);
 	}
 	if (ferror(in)) {
 		snprintf(why, why_len, "reading the JSON trace failed");

@@ -6,7 +6,9 @@
  * ("s", "f") as a set of (ph, id, pid, tid, ts), since a slice's flows in
  * Perfetto have no order; the context whole, and every fact of the
  * metadata. X's bind_id/flow_in/flow_out (the JSON's binding of a flow to
- * its slice) are Perfetto's flow_ids themselves: not compared.
+ * its slice) are Perfetto's flow_ids themselves: not compared. A sort
+ * index past int32 is Perfetto's nearest (counted in the metadata):
+ * compared so.
  * Header-only: only the tests that link the pftrace code include it.
  */
 #ifndef CTRACE_TEST_PFTRACE_COMPARE_H
@@ -39,6 +41,14 @@ static char *pfc_key(const cJSON *ev)
 			continue;
 		if (cJSON_IsNumber(v)) /* 1.5 and 1.500 alike; integral to 1 ns (3 decimals of us) */
 			cJSON_AddNumberToObject(o, fields[i], v->valuedouble);
+		else if (!strcmp(fields[i], "args") && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(v, "sort_index")) &&
+			 cJSON_GetArraySize(v) == 1) {
+			double n = cJSON_GetObjectItemCaseSensitive(v, "sort_index")->valuedouble;
+
+			cJSON_AddItemToObject(o, "args", cJSON_CreateObject());
+			cJSON_AddNumberToObject(cJSON_GetObjectItem(o, "args"), "sort_index",
+						n < -2147483648.0 ? -2147483648.0 : n > 2147483647.0 ? 2147483647.0 : n);
+		}
 		else
 			cJSON_AddItemToObject(o, fields[i], cJSON_Duplicate(v, true));
 	}
@@ -108,8 +118,10 @@ static bool pftrace_same_trace(const cJSON *json, const cJSON *back, char *why, 
 		same = false;
 	}
 	if (same) {
-		qsort(fa, nfa, sizeof(*fa), pfc_strcmp);
-		qsort(fb, nfb, sizeof(*fb), pfc_strcmp);
+		if (nfa) { /* qsort(NULL, 0, ...) is undefined */
+			qsort(fa, nfa, sizeof(*fa), pfc_strcmp);
+			qsort(fb, nfb, sizeof(*fb), pfc_strcmp);
+		}
 		for (size_t i = 0; i < nfa && same; i++)
 			if (strcmp(fa[i], fb[i])) {
 				snprintf(why, why_len, "flow phase events differ: %.300s / %.300s", fa[i], fb[i]);
