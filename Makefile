@@ -182,6 +182,13 @@ $(BUILD)/tests/integration/%: tests/integration/%.c $(TEST_HELPER_OBJS) | $(BUIL
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(LDFLAGS) $(filter %.c %.o,$^) -lbpf -lcjson -lcmocka -lz -lm -o $@
 
+# test_pftrace reads .pftrace with the loader's reader (and protoc).
+PFTRACE_OBJS := $(BUILD)/userspace/pftrace_read.o $(BUILD)/userspace/key_map.o $(BUILD)/userspace/perfetto_trace.pb-c.o
+$(BUILD)/tests/integration/test_pftrace: tests/integration/test_pftrace.c $(TEST_HELPER_OBJS) $(PFTRACE_OBJS) | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(LDFLAGS) $(filter %.c %.o,$^) -lbpf -lcjson -lprotobuf-c -lcmocka -lz -lm -o $@
+
 $(BUILD):
 	$(Q)mkdir -p $@
 

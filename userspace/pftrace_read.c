@@ -25,6 +25,7 @@ struct track {
 	char kind; /* 'p' process, 't' thread, 'c' counter, 'a' async */
 	uint32_t pid, tid;
 	char *name, *cat;
+	char id[64]; /* async: the id of the span begun last on it */
 };
 
 struct reader {
@@ -143,6 +144,8 @@ static cJSON *args_of(const struct reader *r, const TrackEvent *te, size_t n_our
 			*tid = v;
 		else if (!strcmp(k, "ctrace_id") && a->string_value)
 			snprintf(id, id_len, "%s", a->string_value);
+		else if (!strcmp(k, "ctrace_id") && (a->has_int_value || a->has_uint_value))
+			snprintf(id, id_len, "0x%" PRIx64, a->has_int_value ? (uint64_t)a->int_value : a->uint_value);
 	}
 	for (; i < te->n_debug_annotations; i++) {
 		if (!args)
@@ -230,7 +233,10 @@ static void track_event(struct reader *r, const Packet *p)
 	char id[64] = "";
 	/* ours first (pftrace_write.c): async spans' tid and id, "p" instants' tid, "g" instants' pid and tid */
 	bool facts = cat && !strcmp(cat, PFTRACE_FACTS_CAT);
-	size_t n_ours = facts ? 0 : !t ? 2 : t->kind == 'a' ? 2 : t->kind == 'p' ? 1 : 0;
+	size_t n_ours = facts ? 0 : !t ? 2 : t->kind == 'p' ? 1 : 0;
+
+	if (t && t->kind != 't' && t->kind != 'p' && t->kind != 'c') /* async: tid and id at its begin, tid at its end */
+		n_ours = te->type == PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN ? 2 : 1;
 	cJSON *args = args_of(r, te, n_ours, &pid, &tid, id, sizeof(id)), *ev;
 
 	/* A track never declared; or none (the global track) for anything but an instant */
@@ -253,6 +259,7 @@ static void track_event(struct reader *r, const Packet *p)
 			ev = new_event("b", pid, tid, tsp);
 			free(t->cat);
 			t->cat = strdup(cat ? cat : "");
+			snprintf(t->id, sizeof(t->id), "%s", id);
 		}
 		if (name)
 			cJSON_AddStringToObject(ev, "name", name);
@@ -297,7 +304,7 @@ static void track_event(struct reader *r, const Packet *p)
 		ev = new_event("e", pid, tid, tsp);
 		cJSON_AddStringToObject(ev, "name", t->name ? t->name : "");
 		cJSON_AddStringToObject(ev, "cat", t->cat ? t->cat : "");
-		cJSON_AddStringToObject(ev, "id", id);
+		cJSON_AddStringToObject(ev, "id", t->id);
 		if (args)
 			cJSON_AddItemToObject(ev, "args", args);
 		put_event(r, ev);
@@ -330,7 +337,8 @@ static void track_event(struct reader *r, const Packet *p)
 		cJSON_AddStringToObject(ev, "name", t->name ? t->name : "");
 		cJSON_AddStringToObject(ev, "cat", t->cat ? t->cat : "");
 		args = cJSON_CreateObject();
-		cJSON_AddNumberToObject(args, "value", te->double_counter_value);
+		cJSON_AddNumberToObject(args, "value",
+					te->has_counter_value ? (double)te->counter_value : te->double_counter_value);
 		cJSON_AddItemToObject(ev, "args", args);
 		put_event(r, ev);
 		return;

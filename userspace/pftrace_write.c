@@ -36,7 +36,13 @@ struct writer {
 	FILE *out;
 	struct interned names, cats, keys;
 	struct key_map tracks;   /* kind, pid, tid, name -> uuid */
-	struct key_map open_async; /* pid, id, name -> uuid of a "b" waiting for its "e" */
+	struct key_map async_pools; /* pid, name -> struct async_pool */
+	struct open_async {
+		struct async_pool *pool;
+		size_t slot;
+		uint64_t track;
+		bool open;
+	} open_async; /* the "b" written, its "e" next */
 	uint64_t next_uuid;
 	bool first;
 	uint8_t *buf;
@@ -127,10 +133,12 @@ static void emit(struct writer *w, Packet *p)
 
 	p->has_trusted_packet_sequence_id = true;
 	p->trusted_packet_sequence_id = SEQ_ID;
-	if (!p->has_sequence_flags) {
-		p->has_sequence_flags = true;
-		p->sequence_flags = SEQ_NEEDS_STATE;
-	}
+	/*
+	 * No SEQ_NEEDS_INCREMENTAL_STATE on the others (2 bytes a packet): the
+	 * flag only lets a reader skip packets after a loss of the sequence's
+	 * state (Perfetto's proto_trace_reader.cc), which a file written whole
+	 * has not; interned names and the defaults are looked up without it.
+	 */
 	if (w->names.n_fresh || w->cats.n_fresh || w->keys.n_fresh) {
 		idata.n_event_names = w->names.n_fresh;
 		idata.event_names = w->names.fresh;
@@ -647,6 +655,64 @@ static void write_x(struct writer *w, const cJSON *ev, const struct flows *fl)
 	slice_end(w, ts + dur, track, NULL, NULL, 0, NULL);
 }
 
+/*
+ * Async tracks: a span ended on another thread is a slice of a track of
+ * its own under its process; a track whose last span ended before this
+ * one began takes it (as Perfetto's JSON import does), so that a process
+ * with a million such spans has as many tracks as it ever had open at once.
+ */
+#define ASYNC_POOL_MAX 256 /* tracks per process and name; past it, a new one each span */
+
+struct async_pool {
+	size_t n;
+	uint64_t uuid[ASYNC_POOL_MAX], last_end[ASYNC_POOL_MAX];
+	int busy[ASYNC_POOL_MAX]; /* its "b" written, its "e" not yet */
+};
+
+static uint64_t async_track(struct writer *w, uint32_t pid, const char *name, uint64_t begin_ns,
+			    const char *key, size_t kl, struct async_pool **pool_out, size_t *slot)
+{
+	struct async_pool *pool = key_map_get(&w->async_pools, key, kl);
+	Packet dp = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	TrackDescriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+
+	if (!pool) {
+		pool = calloc(1, sizeof(*pool));
+		if (!pool)
+			abort();
+		key_map_put(&w->async_pools, key, kl, pool);
+	}
+	*pool_out = pool;
+	for (size_t i = 0; i < pool->n; i++)
+		if (!pool->busy[i] && pool->last_end[i] <= begin_ns) {
+			*slot = i;
+			pool->busy[i] = 1;
+			return pool->uuid[i];
+		}
+	d.has_uuid = d.has_parent_uuid = true;
+	d.parent_uuid = process_track(w, pid);
+	d.uuid = ++w->next_uuid;
+	d.name = clean(w, name);
+	dp.track_descriptor = &d;
+	emit(w, &dp);
+	*slot = pool->n;
+	if (pool->n < ASYNC_POOL_MAX) {
+		pool->uuid[pool->n] = d.uuid;
+		pool->busy[pool->n++] = 1;
+	}
+	return d.uuid;
+}
+
+/* The span's id ("0x1f") as a number when it reads back the same, else as the string. */
+static cJSON *async_id(const char *id)
+{
+	char *end, again[32];
+	unsigned long long v = strtoull(id, &end, 16);
+
+	snprintf(again, sizeof(again), "0x%llx", v);
+	return strcmp(again, id) ? cJSON_CreateString(id) : cJSON_CreateNumber((double)v);
+}
+
 static void write_async(struct writer *w, const cJSON *ev, bool begin)
 {
 	Packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
@@ -657,37 +723,35 @@ static void write_async(struct writer *w, const cJSON *ev, bool begin)
 	uint64_t ts = ns_of(ev, "ts");
 	const char *id = str_of(ev, "id") ? str_of(ev, "id") : "", *name = str_of(ev, "name");
 	char key[600];
-	int klen = snprintf(key, sizeof(key), "%u/%s/%s", pid, id, name ? name : "");
+	int klen = snprintf(key, sizeof(key), "%u/%s", pid, name ? name : "");
 	size_t kl = klen < (int)sizeof(key) ? (size_t)klen : sizeof(key) - 1;
 	const char *ours[2] = { "ctrace_tid", "ctrace_id" };
-	cJSON *vals[2] = { cJSON_CreateNumber(tid), cJSON_CreateString(id) };
-	uint64_t track;
+	cJSON *vals[2] = { cJSON_CreateNumber(tid), async_id(id) };
+	const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
 
 	if (begin) {
-		Packet dp = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-		TrackDescriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+		struct async_pool *pool;
+		size_t slot;
+		uint64_t track = async_track(w, pid, name ? name : "", ts, key, kl, &pool, &slot);
 
-		d.has_uuid = d.has_parent_uuid = true;
-		d.parent_uuid = process_track(w, pid);
-		d.uuid = track = ++w->next_uuid;
-		d.name = clean(w, name);
-		dp.track_descriptor = &d;
-		emit(w, &dp);
-		key_map_put(&w->open_async, key, kl, (void *)(uintptr_t)track);
+		/* The writer puts the "e" right after its "b": one open at a time per pool */
+		w->open_async = (struct open_async){ pool, slot, track, true };
 		event_init(w, &p, &te, ev, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN, ts, track);
-		set_annotations(w, &te, ours, (const cJSON *const *)vals, 2,
-				cJSON_GetObjectItemCaseSensitive(ev, "args"));
+		set_annotations(w, &te, ours, (const cJSON *const *)vals, 2, args);
 		emit(w, &p);
-	} else {
-		void *v = key_map_del(&w->open_async, key, kl);
+	} else if (w->open_async.open) {
+		struct open_async *o = &w->open_async;
 
-		if (v) {
-			slice_end(w, ts, (uint64_t)(uintptr_t)v, ours, (const cJSON *const *)vals, 2,
-				  cJSON_GetObjectItemCaseSensitive(ev, "args"));
-		} else {
-			w->counts->not_converted++; /* an "e" with no "b": the JSON writer never writes one */
-			w->counts->events--;
+		/* Its id is its begin's: only which thread ended it */
+		slice_end(w, ts, o->track, ours, (const cJSON *const *)vals, 1, args);
+		if (o->slot < o->pool->n && o->pool->uuid[o->slot] == o->track) {
+			o->pool->busy[o->slot] = 0;
+			o->pool->last_end[o->slot] = ts;
 		}
+		o->open = false;
+	} else {
+		w->counts->not_converted++; /* an "e" with no "b" before it: the JSON writer never writes one */
+		w->counts->events--;
 	}
 	cJSON_Delete(vals[0]);
 	cJSON_Delete(vals[1]);
@@ -738,10 +802,16 @@ static void write_counter(struct writer *w, const cJSON *ev)
 	perfetto__protos__track_event__init(&te);
 	p.has_timestamp = cJSON_GetObjectItemCaseSensitive(ev, "ts") != NULL;
 	p.timestamp = ts;
-	te.has_type = te.has_track_uuid = te.has_double_counter_value = true;
+	te.has_type = te.has_track_uuid = true;
 	te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER;
 	te.track_uuid = counter_track(w, pid, tid, cat ? cat : "", name ? name : "");
-	te.double_counter_value = v;
+	if (v == floor(v) && fabs(v) < 9.0e15) { /* whole: a varint, 1 to 3 bytes where a double takes 8 */
+		te.has_counter_value = true;
+		te.counter_value = (int64_t)v;
+	} else {
+		te.has_double_counter_value = true;
+		te.double_counter_value = v;
+	}
 	p.track_event = &te;
 	emit(w, &p);
 }
@@ -906,7 +976,7 @@ static void free_writer(struct writer *w)
 		free(t[i]->fresh);
 	}
 	key_map_free(&w->tracks);
-	key_map_free(&w->open_async);
+	key_map_free_with_values(&w->async_pools);
 	for (size_t i = 0; i < w->n_owned; i++)
 		free(w->owned[i]);
 	free(w->owned);
@@ -929,7 +999,7 @@ int pftrace_from_json(FILE *in, FILE *out, struct pftrace_counts *counts, char *
 	key_map_init(&w.cats.map);
 	key_map_init(&w.keys.map);
 	key_map_init(&w.tracks);
-	key_map_init(&w.open_async);
+	key_map_init(&w.async_pools);
 	emit_start(&w);
 	while ((got = getline(&line, &cap, in)) > 0) {
 		size_t n = trim(line, (size_t)got);

@@ -27,16 +27,27 @@ static bool on_stdout(const struct trace_output *out)
 
 /*
  * Perfetto's format: the JSON goes to an unnamed temp file beside the
- * output (else in $TMPDIR), read back at the end (pftrace.h says why); the
- * output's fd is kept aside. The temp file's fd, or -errno having said why.
+ * output (else in $TMPDIR), or to $CTRACE_PFTRACE_JSON (kept), read back
+ * at the end (pftrace.h says why); the output's fd is kept aside. The JSON
+ * file's fd, or -errno having said why.
  */
 static int json_aside(struct trace_output *out, const char *path)
 {
 	char dir[4096];
-	const char *slash = strrchr(path, '/');
+	const char *slash = strrchr(path, '/'), *keep = getenv("CTRACE_PFTRACE_JSON");
 	int fd = -1;
 
 	out->pftrace_fd = out->fd;
+	if (keep && *keep) { /* CTRACE_PFTRACE_JSON: the JSON kept there too, for JSON tools or to compare */
+		fd = open(keep, O_CREAT | O_TRUNC | O_RDWR | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			int err = -errno;
+
+			fprintf(stderr, "ctrace-bpf: cannot write CTRACE_PFTRACE_JSON=%s: %s\n", keep, strerror(errno));
+			return err;
+		}
+		return fd;
+	}
 	if (!on_stdout(out)) {
 		snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
 		fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
@@ -275,7 +286,7 @@ int output_end(struct trace_output *out, struct trace_stats *stats)
 
 		if (err)
 			return err;
-		close(out->fd); /* the JSON: gone with its last fd */
+		close(out->fd); /* the JSON: gone with its last fd (unless CTRACE_PFTRACE_JSON named it) */
 		out->fd = out->pftrace_fd;
 		out->pftrace_fd = -1;
 	}
