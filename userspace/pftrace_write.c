@@ -227,17 +227,20 @@ struct track_key {
 
 static uint64_t track_lookup(struct writer *w, struct track_key k, const char *name, bool *fresh)
 {
+	/* kind, pid, tid, name: packed byte by byte (a struct's padding would make equal keys differ) */
 	size_t nlen = name ? strlen(name) : 0;
-	size_t klen = sizeof(k) + nlen;
+	size_t klen = 9 + nlen;
 	char *key = malloc(klen);
 	uint64_t uuid;
 	void *v;
 
 	if (!key)
 		abort();
-	memcpy(key, &k, sizeof(k));
+	key[0] = k.kind;
+	memcpy(key + 1, &k.pid, 4);
+	memcpy(key + 5, &k.tid, 4);
 	if (nlen)
-		memcpy(key + sizeof(k), name, nlen);
+		memcpy(key + 9, name, nlen);
 	v = key_map_get(&w->tracks, key, klen);
 	*fresh = !v;
 	if (v) {

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cjson/cJSON.h>
 
@@ -26,16 +27,20 @@
 #include "json_writer.h"
 #include "pftrace.h"
 #include "pftrace_compare.h"
+#include "perfetto_trace.pb-c.h"
 
 #define T(str) (&(struct ct_text){ .s = (str), .n = sizeof(str) - 1 })
 #define TF(str, fl) (&(struct ct_text){ .s = (str), .n = sizeof(str) - 1, .flags = (fl) })
 
+/* The whole file behind f (its position untouched). */
 static char *slurp(FILE *f, size_t *len)
 {
+	struct stat st;
 	char *s;
 
 	fflush(f);
-	*len = (size_t)ftello(f);
+	assert_int_equal(fstat(fileno(f), &st), 0);
+	*len = (size_t)st.st_size;
 	s = malloc(*len + 1);
 	assert_non_null(s);
 	assert_int_equal(pread(fileno(f), s, *len, 0), (ssize_t)*len);
@@ -55,6 +60,7 @@ static FILE *hostile_json(void)
 	struct ct_flow_bind out = { .id = 0x2a, .out = true }, in = { .id = 0x2a, .in = true };
 	struct json_writer w;
 	struct chrome_trace ct;
+	FILE *f;
 	int fd = memfd_create("json", 0);
 	uint64_t t = 9456800000000ull;
 
@@ -91,7 +97,10 @@ static FILE *hostile_json(void)
 	chrome_trace_end(&ct, &facts, &stats);
 	assert_int_equal(jw_finish(&w), 0);
 	jw_free(&w);
-	return fdopen(fd, "r+");
+	f = fdopen(fd, "r+");
+	assert_non_null(f);
+	rewind(f); /* read from its start */
+	return f;
 }
 
 static FILE *mem_file(void)
@@ -112,7 +121,6 @@ static void test_round_trip_of_hostile_trace(void **state)
 
 	(void)state;
 	jtext = slurp(json, &jlen);
-	rewind(json);
 	assert_int_equal(pftrace_from_json(json, pf, &counts, why, sizeof(why)), 0);
 	/* Every event of the JSON became packets: none left out */
 	assert_int_equal(counts.not_converted, 0);
@@ -145,6 +153,57 @@ static void test_round_trip_of_hostile_trace(void **state)
 	fclose(json);
 	fclose(pf);
 	fclose(back);
+}
+
+/*
+ * Each process and thread track is declared once, whatever the number of
+ * its events (a track per event would be a process per event in Perfetto);
+ * a name or sort index comes as the track again, with that fact.
+ */
+static void test_tracks_declared_once(void **state)
+{
+	FILE *json = hostile_json(), *pf = mem_file();
+	struct pftrace_counts counts;
+	char why[256], *bytes, seen[64][24];
+	size_t len, n_seen = 0, at = 0;
+
+	(void)state;
+	assert_int_equal(pftrace_from_json(json, pf, &counts, why, sizeof(why)), 0);
+	bytes = slurp(pf, &len);
+	while (at < len) {
+		Perfetto__Protos__TracePacket *p;
+		uint64_t n = 0;
+		int shift = 0;
+
+		assert_int_equal((unsigned char)bytes[at++], 0x0a);
+		do
+			n |= (uint64_t)(bytes[at] & 0x7f) << shift, shift += 7;
+		while (bytes[at++] & 0x80);
+		p = perfetto__protos__trace_packet__unpack(NULL, n, (const uint8_t *)bytes + at);
+		assert_non_null(p);
+		at += n;
+		if (p->track_descriptor && (p->track_descriptor->process || p->track_descriptor->thread)) {
+			const Perfetto__Protos__TrackDescriptor *d = p->track_descriptor;
+			bool fact = d->process ? d->process->process_name || d->process->has_legacy_sort_index :
+						 d->thread->thread_name || d->thread->has_legacy_sort_index;
+			char key[24];
+
+
+			snprintf(key, sizeof(key), "%c%d/%lld", d->process ? 'p' : 't',
+				 d->process ? d->process->pid : d->thread->pid, d->process ? 0 : (long long)d->thread->tid);
+			for (size_t i = 0; i < n_seen && !fact; i++)
+				if (!strcmp(seen[i], key))
+					fail_msg("track %s declared twice", key);
+			if (!fact && n_seen < 64)
+				strcpy(seen[n_seen++], key);
+		}
+		perfetto__protos__trace_packet__free_unpacked(p, NULL);
+	}
+	assert_int_equal(at, len);
+	assert_int_equal(n_seen, 4); /* process 4242; threads 4243, 4244 and 4242 */
+	free(bytes);
+	fclose(json);
+	fclose(pf);
 }
 
 /* A .pftrace cut anywhere (a killed writer, a partial copy): read as far as it goes, strict JSON out. */
@@ -223,6 +282,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip_of_hostile_trace),
+		cmocka_unit_test(test_tracks_declared_once),
 		cmocka_unit_test(test_cut_and_junk),
 		cmocka_unit_test(test_utf8),
 	};
