@@ -887,6 +887,7 @@ static void write_facts(struct writer *w, const char *name, const cJSON *facts, 
 	cJSON_AddStringToObject(ev, "name", name);
 	cJSON_AddStringToObject(ev, "cat", PFTRACE_FACTS_CAT);
 	event_init(w, &p, &te, ev, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT, ts_ns, 0);
+	p.has_timestamp = true; /* ev has no "ts": the time is the trace's start or stop */
 	set_annotations(w, &te, NULL, NULL, 0, facts);
 	emit(w, &p);
 	cJSON_Delete(ev);

@@ -37,6 +37,15 @@ static long file_size(const char *path)
 	return stat(path, &st) == 0 ? (long)st.st_size : -1;
 }
 
+static size_t count(const char *s, const char *what)
+{
+	size_t n = 0;
+
+	for (const char *p = s; (p = strstr(p, what)); p += strlen(what))
+		n++;
+	return n;
+}
+
 /* protoc's text of a .pftrace (fails the test if protoc refuses it). */
 static char *protoc_decode(const char *path)
 {
@@ -126,6 +135,10 @@ static void check_pair(const char *json_path, const char *pf_path, const char *c
 		if (!strstr(decoded, want))
 			fail_msg("protoc's text of %s has no name \"%s\"", pf_path, names[i]);
 	}
+	/* Every event has its time (packet-level fields are indented by 2): the clock's packet and each track_event */
+	if (count(decoded, "\n  timestamp: ") != count(decoded, "\n  track_event {") + 1)
+		fail_msg("%s: %zu packet timestamps for %zu track events", pf_path, count(decoded, "\n  timestamp: "),
+			 count(decoded, "\n  track_event {"));
 	/* Our reader: the same events as the JSON, one by one */
 	back = read_back(pf_path);
 	if (!pftrace_same_trace(json, back, why, sizeof(why)))
