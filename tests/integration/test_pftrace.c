@@ -201,6 +201,22 @@ static void test_every_macro(void **state)
 	assert_non_null(tr_find(&r, "b", "cross-thread"));
 	assert_non_null(tr_find(&r, "e", "cross-thread"));
 	assert_true(tr_count(&r, "C") >= 6);
+	{
+		/* fix: a .pftrace is never cut (written at the end): one line, exit 1, the file untouched */
+		char pf[300];
+		const char *args[] = { pf, NULL };
+		struct tr_cmd res = { 0 };
+		long before;
+
+		snprintf(pf, sizeof(pf), "%s/trace.pftrace", r.dir);
+		before = file_size(pf);
+		assert_int_equal(tr_run_tracer(&res, NULL, "fix", args, 10000), 0);
+		assert_int_equal(res.exit, 1);
+		assert_non_null(strstr(res.err, "nothing to repair"));
+		assert_ptr_equal(strchr(res.err, '\n'), res.err + strlen(res.err) - 1);
+		assert_int_equal(file_size(pf), before);
+		tr_cmd_free(&res);
+	}
 	tr_free(&r);
 }
 
