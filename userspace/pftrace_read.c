@@ -111,10 +111,10 @@ static cJSON *value_of(const struct reader *r, const Annotation *a)
 		v = cJSON_CreateRaw(num);
 	} else if (a->has_double_value) {
 		v = cJSON_CreateNumber(a->double_value);
-	} else if (a->legacy_json_value) {
-		v = cJSON_Parse(a->legacy_json_value);
-		if (!v)
-			v = cJSON_CreateNull();
+	} else if (a->legacy_json_value && !strcmp(a->legacy_json_value, "{}")) {
+		v = cJSON_CreateObject(); /* the writer's only JSON values: empty containers */
+	} else if (a->legacy_json_value && !strcmp(a->legacy_json_value, "[]")) {
+		v = cJSON_CreateArray();
 	} else {
 		v = cJSON_CreateNull();
 	}
@@ -430,6 +430,39 @@ static void interned(struct reader *r, const Perfetto__Protos__InternedData *d)
 		strings_set(&r->keys, d->debug_annotation_names[i]->iid, d->debug_annotation_names[i]->name);
 }
 
+/*
+ * Every string of a packet made valid UTF-8, in place (a .pftrace may come
+ * from anywhere: report reads any file, and the JSON it makes must be valid).
+ * protobuf-c's unpack with no allocator gives malloc()ed strings, freed by
+ * free_unpacked(): a cleaned copy takes the place of the one it frees.
+ */
+static void clean_strings(ProtobufCMessage *m)
+{
+	const ProtobufCMessageDescriptor *md = m->descriptor;
+
+	for (unsigned i = 0; i < md->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &md->fields[i];
+		char *base = (char *)m + f->offset;
+		size_t n = f->label == PROTOBUF_C_LABEL_REPEATED ? *(size_t *)((char *)m + f->quantifier_offset) : 1;
+
+		if (f->type != PROTOBUF_C_TYPE_STRING && f->type != PROTOBUF_C_TYPE_MESSAGE)
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			void **slot = f->label == PROTOBUF_C_LABEL_REPEATED ? &(*(void ***)base)[k] : (void **)base;
+			char *copy;
+
+			if (!*slot)
+				continue;
+			if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
+				clean_strings(*slot);
+			} else if (pftrace_utf8(*slot, &copy) != *slot) {
+				free(*slot);
+				*slot = copy;
+			}
+		}
+	}
+}
+
 /* "context" or "metadata" (they are no events of the trace). */
 static bool is_facts(const struct reader *r, const TrackEvent *te)
 {
@@ -521,6 +554,7 @@ int pftrace_to_json(FILE *in, FILE *out, char *why, size_t why_len)
 			r.damaged++;
 			continue;
 		}
+		clean_strings(&p->base);
 		if (p->interned_data)
 			interned(&r, p->interned_data);
 		if (p->track_descriptor) {
