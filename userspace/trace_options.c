@@ -30,7 +30,7 @@ static const char usage_text[] =
 	"                       - for standard output); FILE.json.gz: gzip;\n"
 	"                       FILE.pftrace: Perfetto's protobuf trace\n"
 	"  --format FORMAT      json (default) or perfetto (Perfetto's protobuf trace,\n"
-	"                       about 4x smaller; what -o FILE.pftrace picks), for\n"
+	"                       3.4-3.6x smaller; what -o FILE.pftrace picks), for\n"
 	"                       any name and -o -; not with --ring, --max-size or\n"
 	"                       --stacks\n"
 	"  --max-size SIZE      no file larger than SIZE (1M to 1024G): with %n in\n"
