@@ -27,7 +27,8 @@ static bool on_stdout(const struct trace_output *out)
 
 /*
  * Perfetto's format: the JSON goes to an unnamed temp file beside the
- * output (else in $TMPDIR), or to $CTRACE_PFTRACE_JSON (kept), read back
+ * output (else, and for standard output, in /tmp: tmpfile(3)), or to
+ * $CTRACE_PFTRACE_JSON (kept), read back
  * at the end (pftrace.h says why); the output's fd is kept aside. The JSON
  * file's fd, or -errno having said why.
  */
