@@ -29,7 +29,7 @@ CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 LDFLAGS  += -fsanitize=address,undefined
 endif
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Ibpf -Iusdt -Iuserspace -DCTRACE_SITE_LAYOUT_ONLY
-LIBS     := -lbpf -ldw -lelf -lz -lcjson -lcap -lstdc++ -lm -pthread
+LIBS     := -lbpf -ldw -lelf -lz -lcjson -lprotobuf-c -lcap -lstdc++ -lm -pthread
 
 VMLINUX  := vmlinux/vmlinux.h
 # One BPF source, one object per program set (bpf/ctrace.bpf.c says what
@@ -43,7 +43,10 @@ SET_SKELS := $(BUILD)/ctrace_copy_user.skel.h $(BUILD)/ctrace_probe_read.skel.h
 # The loader: every userspace/*.c; main.c holds main(), so the unit tests
 # and benchmarks link the others.
 LOADER_SRCS := $(wildcard userspace/*.c)
-LOADER_OBJS := $(patsubst userspace/%.c,$(BUILD)/userspace/%.o,$(LOADER_SRCS))
+# perfetto_trace.pb-c.c: protoc-c's code for userspace/perfetto_trace.proto
+# (-o FILE.pftrace), generated here so that the .proto stays its one source.
+PB_GEN      := $(BUILD)/perfetto_trace.pb-c.c $(BUILD)/perfetto_trace.pb-c.h
+LOADER_OBJS := $(patsubst userspace/%.c,$(BUILD)/userspace/%.o,$(LOADER_SRCS)) $(BUILD)/userspace/perfetto_trace.pb-c.o
 LIB_OBJS    := $(filter-out $(BUILD)/userspace/main.o,$(LOADER_OBJS))
 
 # Programs that use include/ctrace.h: the bundled example and the test targets.
@@ -102,6 +105,16 @@ $(BUILD)/userspace/%.o: userspace/%.c $(wildcard userspace/*.h) bpf/ctrace_recor
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/perfetto_trace.pb-c.h: $(BUILD)/perfetto_trace.pb-c.c
+$(BUILD)/perfetto_trace.pb-c.c: userspace/perfetto_trace.proto | $(BUILD)
+	$(call msg,PROTOC,$@)
+	$(Q)protoc-c --proto_path=userspace --c_out=$(BUILD) $<
+$(BUILD)/userspace/perfetto_trace.pb-c.o: $(BUILD)/perfetto_trace.pb-c.c $(BUILD)/perfetto_trace.pb-c.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+$(BUILD)/userspace/pftrace_read.o $(BUILD)/userspace/pftrace_write.o: $(BUILD)/perfetto_trace.pb-c.h
 
 $(BUILD)/ctrace-bpf: $(LOADER_OBJS)
 	$(call msg,LINK,$@)
@@ -168,6 +181,13 @@ $(BUILD)/tests/integration/%: tests/integration/%.c $(TEST_HELPER_OBJS) | $(BUIL
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(LDFLAGS) $(filter %.c %.o,$^) -lbpf -lcjson -lcmocka -lz -lm -o $@
+
+# test_pftrace reads .pftrace with the loader's reader (and protoc).
+PFTRACE_OBJS := $(BUILD)/userspace/pftrace_read.o $(BUILD)/userspace/key_map.o $(BUILD)/userspace/perfetto_trace.pb-c.o
+$(BUILD)/tests/integration/test_pftrace: tests/integration/test_pftrace.c $(TEST_HELPER_OBJS) $(PFTRACE_OBJS) | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(LDFLAGS) $(filter %.c %.o,$^) -lbpf -lcjson -lprotobuf-c -lcmocka -lz -lm -o $@
 
 $(BUILD):
 	$(Q)mkdir -p $@

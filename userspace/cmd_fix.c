@@ -22,6 +22,7 @@
 #include "gzip_input.h"
 #include "json_writer.h"
 #include "output_file.h"
+#include "pftrace.h"
 #include "sudo_user.h"
 #include "trace_fix.h"
 #include "trace_sink.h"
@@ -313,6 +314,18 @@ out:
 	return ret;
 }
 
+/* A .pftrace (pftrace.h): not JSON, and never cut (written at the end, from the JSON). */
+static bool is_pftrace(const char *file)
+{
+	unsigned char head[2];
+	FILE *f = fopen(file, "re");
+	bool yes = f && fread(head, 1, sizeof(head), f) == sizeof(head) && pftrace_looks_like(head, sizeof(head));
+
+	if (f)
+		fclose(f);
+	return yes;
+}
+
 int cmd_fix(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -342,6 +355,11 @@ int cmd_fix(int argc, char **argv)
 				       "ctrace-bpf: fix takes one FILE; see ctrace-bpf fix --help\n",
 		      stderr);
 		return 2;
+	}
+	if (is_pftrace(argv[optind])) {
+		fprintf(stderr, "ctrace-bpf: %s is a Perfetto protobuf trace (-o FILE.pftrace): it is written whole when tracing stops, there is nothing to repair\n",
+			argv[optind]);
+		return 1;
 	}
 	return out ? fix_to(argv[optind], out) : fix_in_place(argv[optind]);
 }

@@ -14,7 +14,7 @@
 static const char usage_text[] =
 	"Usage: ctrace-bpf report [--top N] FILE\n"
 	"\n"
-	"Summarizes a trace written by ctrace-bpf (plain JSON or gzip): the span names\n"
+	"Summarizes a trace written by ctrace-bpf (JSON, gzip or .pftrace): the span names\n"
 	"by total time (count, total, mean, p50, p99; percentiles within 3.2%), the\n"
 	"instant names by count, the counters by samples, and what the trace lost.\n"
 	"The same summary the trace command prints when it ends.\n"

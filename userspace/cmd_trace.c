@@ -14,12 +14,12 @@
 /* ctrace-PID.json, or with --exe alone ctrace-PROGRAM.json. */
 static const char *default_output(const struct session *s, char *buf, size_t len)
 {
-	const char *exe = s->o->exe;
+	const char *exe = s->o->exe, *ext = s->o->perfetto ? "pftrace" : "json";
 
 	if (s->first_pid)
-		snprintf(buf, len, "ctrace-%d.json", s->first_pid);
+		snprintf(buf, len, "ctrace-%d.%s", s->first_pid, ext);
 	else
-		snprintf(buf, len, "ctrace-%s.json", strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe);
+		snprintf(buf, len, "ctrace-%s.%s", strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe, ext);
 	return buf;
 }
 
@@ -41,10 +41,11 @@ static void say_written(const struct session *s, const struct trace_output *out)
 			 rot->index, rot->index - rot->max_files);
 	else if (rot->index > 1)
 		snprintf(files, sizeof(files), " in %llu files", rot->index);
-	fprintf(stderr, "ctrace-bpf: %s: %llu events written%s, %llu dropped%s. Open it in Perfetto UI (https://ui.perfetto.dev) or chrome://tracing\n",
+	fprintf(stderr, "ctrace-bpf: %s: %llu events written%s, %llu dropped%s. Open it in Perfetto UI (https://ui.perfetto.dev)%s\n",
 		s->stats.stop_reason, (unsigned long long)(out->tf.events + rot->events_before), files,
 		(unsigned long long)s->stats.dropped,
-		s->stats.dropped ? " (the ring buffer was full)" : "");
+		s->stats.dropped ? " (the ring buffer was full)" : "",
+		s->o->perfetto ? "" : " or chrome://tracing"); /* chrome://tracing reads JSON only */
 }
 
 /* The summary of what was written (trace_summary.h), as `ctrace-bpf report FILE` prints it. */
@@ -86,7 +87,7 @@ int cmd_trace(int argc, char **argv)
 	code = 1;
 	trace_summary_init(&summary);
 	if (output_begin(&out, o.output,
-			 &(struct output_limits){ o.max_size, o.max_files, &s.stats, o.ring_size },
+			 &(struct output_limits){ o.max_size, o.max_files, &s.stats, o.ring_size, o.perfetto },
 			 &s.target) == 0) {
 		if (!o.quiet)
 			out.tf.summary = &summary;

@@ -27,7 +27,12 @@ static const char usage_text[] =
 	"  -e, --exe PATH       every process running the program PATH, now or later\n"
 	"  -f, --follow         also the processes traced processes fork or exec\n"
 	"  -o, --output FILE    where to write the trace (default ctrace-PID.json;\n"
-	"                       - for standard output); FILE.json.gz: gzip\n"
+	"                       - for standard output); FILE.json.gz: gzip;\n"
+	"                       FILE.pftrace: Perfetto's protobuf trace\n"
+	"  --format FORMAT      json (default) or perfetto (Perfetto's protobuf trace,\n"
+	"                       3.4-3.6x smaller; what -o FILE.pftrace picks), for\n"
+	"                       any name and -o -; not with --ring, --max-size or\n"
+	"                       --stacks\n"
 	"  --max-size SIZE      no file larger than SIZE (1M to 1024G): with %n in\n"
 	"                       FILE (trace-%n.json.gz) a new file 1, 2, ... each time\n"
 	"                       one is full, each a whole trace; else tracing stops\n"
@@ -100,7 +105,7 @@ static const char usage_text[] =
 	"                                  disk full) so that viewers open it\n"
 	"  ctrace-bpf report FILE          the summary printed at the end of a trace (span\n"
 	"                                  names by total time, instants, counters, losses)\n"
-	"                                  for a trace file, plain or gzip\n"
+	"                                  for a trace file: JSON, gzip or .pftrace\n"
 	"See man ctrace-bpf and man ctrace.h.\n";
 
 /*
@@ -297,6 +302,30 @@ bad:
 	exit(2);
 }
 
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+
+	return n >= t && !strcmp(s + n - t, tail);
+}
+
+/* --format, or the name's .pftrace: Perfetto's protobuf, written at the end from the JSON (pftrace.h). */
+static void check_format(struct trace_options *o, const char *format)
+{
+	o->perfetto = format ? !strcmp(format, "perfetto") : o->output && ends_with(o->output, ".pftrace");
+	if (!o->perfetto)
+		return;
+	if (o->output && trace_sink_path_is_gzip(o->output)) {
+		fputs("ctrace-bpf: --format perfetto writes a protobuf trace, not gzip: give -o FILE.pftrace\n", stderr);
+		exit(2);
+	}
+	if (o->ring_size || o->max_size || o->max_files || o->stack_depth) {
+		fprintf(stderr, "ctrace-bpf: the Perfetto format (-o FILE.pftrace) does not take %s: write JSON (-o FILE.json) for it\n",
+			o->ring_size ? "--ring" : o->stack_depth ? "--stacks" : o->max_size ? "--max-size" : "--max-files");
+		exit(2);
+	}
+}
+
 /* --max-size and --max-files against -o: what they need of each other. */
 static void check_output_limits(const struct trace_options *o)
 {
@@ -337,11 +366,13 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		{ "categories", required_argument, NULL, 'C' },
 		{ "usdt", required_argument, NULL, 'U' },
 		{ "ring", required_argument, NULL, 'R' },
+		{ "format", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
 	int c, modes;
+	const char *format = NULL; /* --format */
 
 	memset(o, 0, sizeof(*o));
 	o->max_memory = TRACE_MEMORY_DEFAULT;
@@ -401,6 +432,13 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 				exit(2);
 			}
 			break;
+		case 'T':
+			if (!strcmp(optarg, "perfetto") || !strcmp(optarg, "json")) {
+				format = optarg;
+				break;
+			}
+			fprintf(stderr, "ctrace-bpf: --format takes json or perfetto, not '%s'\n", optarg);
+			exit(2);
 		case 'R':
 			o->ring_size = parse_bytes(optarg, TRACE_RING_MIN, TRACE_RING_MAX);
 			if (!o->ring_size) {
@@ -479,6 +517,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 	}
 	check_fast(o);
 	check_output_limits(o);
+	check_format(o, format);
 	if (o->ring_size && o->output && !strcmp(o->output, "-")) {
 		fputs("ctrace-bpf: --ring writes a file per dump: give -o FILE.json, not -o -\n", stderr);
 		exit(2);

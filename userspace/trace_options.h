@@ -22,6 +22,7 @@ struct trace_options {
 	bool fast;                /* --fast: attach at the guarded nop5 */
 	bool no_batch;            /* --no-batch (or CTRACE_NO_BATCH=1): per-event probes only */
 	const char *output;       /* with "%n": numbered files, a new one at each --max-size */
+	bool perfetto;            /* --format perfetto, or -o FILE.pftrace: Perfetto's protobuf (pftrace.h) */
 	unsigned long long max_size;  /* --max-size, bytes (0: none) */
 	unsigned long long max_files; /* --max-files (0: keep every numbered file) */
 	double duration;

@@ -7,9 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cjson/cJSON.h>
+#include <unistd.h>
 #include <zlib.h>
 #include "key_map.h"
 #include "trace_fix.h"
+#include "pftrace.h"
 
 /* One line of the file, at most TRACE_FIX_LINE_MAX bytes (else *too_long, its bytes skipped). */
 struct line_reader {
@@ -200,9 +202,45 @@ static void free_value(const void *key, size_t len, void *value, void *ctx)
 	free(value);
 }
 
+/*
+ * A Perfetto trace (-o FILE.pftrace) as the JSON it was made from, in an
+ * unnamed temp file: its fd (for gzdopen), -2 when path is no Perfetto
+ * trace, or -1 with r->why said.
+ */
+static int pftrace_as_json(const char *path, struct trace_report *r)
+{
+	unsigned char head[2];
+	FILE *in = fopen(path, "rb"), *json;
+	char why[160];
+	int fd;
+
+	if (!in)
+		return -2; /* gzopen() says why */
+	if (fread(head, 1, sizeof(head), in) != sizeof(head) || !pftrace_looks_like(head, sizeof(head))) {
+		fclose(in);
+		return -2;
+	}
+	rewind(in);
+	json = tmpfile();
+	if (!json || pftrace_to_json(in, json, why, sizeof(why)) < 0) {
+		snprintf(r->why, sizeof(r->why), "%s: %s", path, json ? why : "no temp file for its JSON");
+		fclose(in);
+		if (json)
+			fclose(json);
+		return -1;
+	}
+	fclose(in);
+	fd = dup(fileno(json));
+	fclose(json);
+	if (fd >= 0)
+		lseek(fd, 0, SEEK_SET);
+	return fd;
+}
+
 int trace_report_read(const char *path, struct trace_report *r)
 {
 	struct line_reader lr = { 0 };
+	int pf_fd;
 	struct key_map open;
 	bool too_long, in_events = false;
 	long len;
@@ -210,7 +248,10 @@ int trace_report_read(const char *path, struct trace_report *r)
 
 	memset(r, 0, sizeof(*r));
 	trace_summary_init(&r->summary);
-	if (!(lr.gz = gzopen(path, "rb"))) {
+	pf_fd = pftrace_as_json(path, r);
+	if (pf_fd == -1)
+		return -1;
+	if (!(lr.gz = pf_fd >= 0 ? gzdopen(pf_fd, "rb") : gzopen(path, "rb"))) {
 		snprintf(r->why, sizeof(r->why), "cannot open %s: %s", path, strerror(errno ? errno : ENOMEM));
 		return -1;
 	}

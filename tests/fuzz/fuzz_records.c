@@ -26,6 +26,8 @@
 #include <cjson/cJSON.h>
 
 #include "json_strict.h"
+#include "pftrace.h"
+#include "pftrace_compare.h"
 #include "json_writer.h"
 #include "record_decode.h"
 #include "chrome_trace.h"
@@ -76,6 +78,43 @@ static void check(bool ok, const char *what, const char *text, size_t len)
 		return;
 	fprintf(stderr, "fuzz_records: %s\n%.*s\n", what, (int)(len < 4096 ? len : 4096), text);
 	abort();
+}
+
+/*
+ * The same trace as Perfetto's protobuf (-o FILE.pftrace) and read back:
+ * the same events, every string still valid UTF-8 (pftrace.h).
+ */
+static void same_as_pftrace(const cJSON *doc, const char *text, size_t len)
+{
+	FILE *in = fmemopen((void *)text, len, "r"), *pf = tmpfile(), *back = tmpfile();
+	struct pftrace_counts counts;
+	char why[1200], *btext;
+	long blen;
+	cJSON *bdoc;
+
+	if (!in || !pf || !back)
+		abort();
+	check(pftrace_from_json(in, pf, &counts, why, sizeof(why)) == 0, "pftrace_from_json failed", text, len);
+	check(counts.not_converted == 0, "an event was not converted to pftrace", text, len);
+	rewind(pf);
+	check(pftrace_to_json(pf, back, why, sizeof(why)) == 0, "pftrace_to_json failed", text, len);
+	blen = ftell(back);
+	btext = malloc((size_t)blen + 1);
+	if (!btext || pread(fileno(back), btext, (size_t)blen, 0) != blen)
+		abort();
+	btext[blen] = 0;
+	check(json_strict_utf8(btext, (size_t)blen, NULL), "the pftrace read back is not valid UTF-8", btext, (size_t)blen);
+	bdoc = cJSON_Parse(btext);
+	check(bdoc != NULL, "the pftrace read back is no JSON", btext, (size_t)blen);
+	if (!pftrace_same_trace(doc, bdoc, why, sizeof(why))) {
+		fprintf(stderr, "fuzz_records: pftrace: %s\n", why);
+		check(false, "the pftrace read back differs; the JSON", text, len);
+	}
+	cJSON_Delete(bdoc);
+	free(btext);
+	fclose(in);
+	fclose(pf);
+	fclose(back);
 }
 
 /* Feeds one record to the model. */
@@ -175,6 +214,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check(doc != NULL, "cJSON cannot parse the trace", text, len);
 	check(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(doc, "traceEvents")),
 	      "no traceEvents array", text, len);
+	same_as_pftrace(doc, text, len);
 	cJSON_Delete(doc);
 	free(text);
 	return 0;

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pftrace.h - Perfetto's native protobuf trace (-o FILE.pftrace, --format
+ * perfetto), written from and read back into the JSON trace chrome_trace.c
+ * writes. The JSON stays the one model of the trace: the session writes it
+ * aside (a temp file) and pftrace_from_json() turns it, event by event, into
+ * TracePackets at the end; pftrace_to_json() turns a .pftrace back into the
+ * same JSON events (for `report`, and the tests' comparison).
+ *
+ * The mapping (perfetto_trace.proto has the fields):
+ *   "M" process_name / thread_name / *_sort_index: a TrackDescriptor of the
+ *       process or thread track with that one fact (name, legacy_sort_index);
+ *   "X": SLICE_BEGIN + SLICE_END on the thread's track, args as debug
+ *       annotations, flows ("s"/"f" after it) as its flow_ids (out) and
+ *       terminating_flow_ids (in);
+ *   "b"/"e": a track of the span's own under its process (an async track),
+ *       BEGIN and END; which threads began and ended it, and its id, are the
+ *       annotations ctrace_tid and ctrace_id;
+ *   "I": INSTANT on the thread's track (s "t"), its process's ("p": and
+ *       ctrace_tid) or the global track ("g": and ctrace_pid, ctrace_tid);
+ *   "C": COUNTER on a counter track per thread, category and name;
+ *   "context", "metadata" (drops and every count): instants of category
+ *       "ctrace.facts" on the global track, the object as annotations.
+ * Names, categories and annotation keys are interned; timestamps are
+ * CLOCK_MONOTONIC (the sequence's default clock, with a clock snapshot).
+ */
+#ifndef CTRACE_PFTRACE_H
+#define CTRACE_PFTRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* The category of the packets that carry "context" and "metadata". */
+#define PFTRACE_FACTS_CAT "ctrace.facts"
+
+struct pftrace_counts {
+	uint64_t events;        /* JSON events turned into packets */
+	uint64_t not_converted; /* lines that were no event this writer knows (also in the metadata) */
+	uint64_t sort_indexes_clamped; /* past int32 (Perfetto's legacy_sort_index): the nearest (also in the metadata) */
+	uint64_t packets, bytes;
+};
+
+/*
+ * Reads the JSON trace in (chrome_trace.c's layout, one event a line) and
+ * writes it as a Perfetto trace to out: 0, or -1 with why said.
+ */
+int pftrace_from_json(FILE *in, FILE *out, struct pftrace_counts *counts, char *why, size_t why_len);
+
+/*
+ * Reads a Perfetto trace pftrace_from_json() wrote and writes the JSON
+ * trace it came from (the same events, context and metadata): 0, or -1
+ * with why said.
+ */
+int pftrace_to_json(FILE *in, FILE *out, char *why, size_t why_len);
+
+/* The first bytes of a file are a Perfetto trace's (a TracePacket, field 1). */
+bool pftrace_looks_like(const unsigned char *head, size_t n);
+
+/*
+ * s as valid UTF-8 (protobuf strings must be; protoc refuses others):
+ * s itself when it is, else a malloc()ed copy with U+FFFD for each bad
+ * byte, put in *copy (to free; NULL when s was returned).
+ */
+const char *pftrace_utf8(const char *s, char **copy);
+
+#endif
