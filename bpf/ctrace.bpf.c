@@ -816,13 +816,67 @@ int BPF_KPROBE(ctrace_thread_sort_index, __u64 n)
  * also decodes each note's argument specs (bpf_usdt_arg). Its cookie
  * (bpf_usdt_cookie: libbpf keeps the BPF cookie for itself) says which of
  * the loader's probes it is and how each argument is read
- * (CTRACE_USDT_HOW_*). Not sleepable in any set (libbpf 1.1 has no
+ * (CTRACE_USDT_HOW_*). A probe libbpf 1.1 refuses (an argument read
+ * relative to %rip) is attached by the loader, its specs in usdt_locs:
+ * bpf_get_attach_cookie (5.15) finds them, behind LINUX_HAS_BPF_COOKIE as
+ * in libbpf's usdt.bpf.h, so the object still loads on 5.8 (the loader
+ * attaches none there). Not sleepable in any set (libbpf 1.1 has no
  * "usdt.s"): a string on a page not yet faulted in is flagged, and the
  * loader says so. Never batched: each hit is one record.
  */
+/* The loader's own table of argument reads (bpf/ctrace_record.h, CTRACE_USDT_LOC_COOKIE). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CTRACE_USDT_LOC_SLOTS);
+	__type(key, __u32);
+	__type(value, struct ctrace_usdt_loc_spec);
+} usdt_locs SEC(".maps");
+
+/* The loader's spec of this hit, or NULL: libbpf's. No cookie before 5.15: the loader attaches none then. */
+static __always_inline struct ctrace_usdt_loc_spec *usdt_loc_spec(struct pt_regs *ctx)
+{
+	__u64 c;
+	__u32 slot;
+
+	if (!LINUX_HAS_BPF_COOKIE)
+		return NULL;
+	c = bpf_get_attach_cookie(ctx);
+	if (!(c & CTRACE_USDT_LOC_COOKIE))
+		return NULL;
+	slot = (__u32)c & (CTRACE_USDT_LOC_COOKIE - 1);
+	return bpf_map_lookup_elem(&usdt_locs, &slot);
+}
+
+/* Argument i as the loader's spec says to read it: what bpf_usdt_arg() does with libbpf's. */
+static __always_inline int usdt_loc_arg(struct pt_regs *ctx, const struct ctrace_usdt_loc_spec *spec,
+					int i, long *res)
+{
+	const struct ctrace_usdt_arg_loc *a;
+	__u64 val = 0;
+
+	*res = 0;
+	if (i < 0 || i >= CTRACE_USDT_ARGS)
+		return -ENOENT;
+	a = &spec->arg[i];
+	if (a->type == CTRACE_USDT_LOC_CONST) {
+		val = a->off;
+	} else {
+		if (bpf_probe_read_kernel(&val, sizeof(val), (void *)ctx + a->reg_off))
+			return -EFAULT;
+		if (a->type == CTRACE_USDT_LOC_DEREF &&
+		    bpf_probe_read_user(&val, sizeof(val), (void *)(val + a->off)))
+			return -EFAULT;
+	}
+	val <<= a->shift & 63;
+	val = a->is_signed ? (__u64)((__s64)val >> (a->shift & 63)) : val >> (a->shift & 63);
+	*res = (long)val;
+	return 0;
+}
+
 SEC("usdt")
 int ctrace_usdt(struct pt_regs *ctx)
 {
+	struct ctrace_usdt_loc_spec *loc;
 	struct ctrace_record *r;
 	__u64 *values, how_bits, size;
 	__u32 off = 0, vals;
@@ -831,8 +885,9 @@ int ctrace_usdt(struct pt_regs *ctx)
 	r = record_start_site(CTRACE_KIND_USDT);
 	if (!r)
 		return 0;
-	cookie = bpf_usdt_cookie(ctx);
-	cnt = bpf_usdt_arg_cnt(ctx);
+	loc = usdt_loc_spec(ctx);
+	cookie = loc ? (long)loc->cookie : bpf_usdt_cookie(ctx);
+	cnt = loc ? (long)loc->arg_cnt : bpf_usdt_arg_cnt(ctx);
 	if (cnt < 0)
 		cnt = 0;
 	if (cnt > CTRACE_USDT_ARGS)
@@ -847,7 +902,7 @@ int ctrace_usdt(struct pt_regs *ctx)
 
 		if (i >= cnt)
 			break;
-		if (bpf_usdt_arg(ctx, i, &x))
+		if (loc ? usdt_loc_arg(ctx, loc, i, &x) : bpf_usdt_arg(ctx, i, &x))
 			r->arg[2] |= 1ull << i;
 		values[i] = x;
 	}
