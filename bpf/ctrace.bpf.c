@@ -810,13 +810,89 @@ int BPF_KPROBE(ctrace_thread_sort_index, __u64 n)
 	return one_word(ctx, CTRACE_KIND_THREAD_SORT_INDEX, n, 0);
 }
 
+/* The loader's own table of argument reads (bpf/ctrace_record.h, CTRACE_USDT_LOC_COOKIE). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CTRACE_USDT_LOC_SLOTS);
+	__type(key, __u32);
+	__type(value, struct ctrace_usdt_loc_spec);
+} usdt_locs SEC(".maps");
+
+/* The loader's spec of this hit, or NULL: libbpf's. No cookie before 5.15: the loader attaches none then. */
+static __always_inline struct ctrace_usdt_loc_spec *usdt_loc_spec(struct pt_regs *ctx)
+{
+	__u64 c;
+	__u32 slot;
+
+	if (!LINUX_HAS_BPF_COOKIE)
+		return NULL;
+	c = bpf_get_attach_cookie(ctx);
+	if (!(c & CTRACE_USDT_LOC_COOKIE))
+		return NULL;
+	slot = (__u32)c & (CTRACE_USDT_LOC_COOKIE - 1);
+	return bpf_map_lookup_elem(&usdt_locs, &slot);
+}
+
+/*
+ * bpf_usdt_cookie(), bpf_usdt_arg_cnt() and bpf_usdt_arg() for either
+ * path: global functions (as libbpf's are), each verified once on its own.
+ * Inlined, the two paths doubled the states of ctrace_usdt's loops and
+ * 6.1's verifier refused it (E2BIG, make test-kernels).
+ */
+__noinline __hidden long ctrace_usdt_cookie(struct pt_regs *ctx)
+{
+	struct ctrace_usdt_loc_spec *spec = usdt_loc_spec(ctx);
+
+	return spec ? (long)spec->cookie : bpf_usdt_cookie(ctx);
+}
+
+__noinline __hidden int ctrace_usdt_arg_cnt(struct pt_regs *ctx)
+{
+	struct ctrace_usdt_loc_spec *spec = usdt_loc_spec(ctx);
+
+	return spec ? (int)spec->arg_cnt : bpf_usdt_arg_cnt(ctx);
+}
+
+/* Argument i, as bpf_usdt_arg() reads libbpf's: 0, or -errno and *res 0. */
+__noinline __hidden int ctrace_usdt_arg(struct pt_regs *ctx, __u64 i, long *res)
+{
+	struct ctrace_usdt_loc_spec *spec = usdt_loc_spec(ctx);
+	const struct ctrace_usdt_arg_loc *a;
+	__u64 val = 0;
+
+	if (!spec)
+		return bpf_usdt_arg(ctx, i, res);
+	*res = 0;
+	if (i >= CTRACE_USDT_ARGS || i >= spec->arg_cnt)
+		return -ENOENT;
+	a = &spec->arg[i];
+	if (a->type == CTRACE_USDT_LOC_CONST) {
+		val = a->off;
+	} else {
+		if (bpf_probe_read_kernel(&val, sizeof(val), (void *)ctx + a->reg_off))
+			return -EFAULT;
+		if (a->type == CTRACE_USDT_LOC_DEREF &&
+		    bpf_probe_read_user(&val, sizeof(val), (void *)(val + a->off)))
+			return -EFAULT;
+	}
+	/* Cut to its size, sign-extended if signed. */
+	val <<= a->shift & 63;
+	val = a->is_signed ? (__u64)((__s64)val >> (a->shift & 63)) : val >> (a->shift & 63);
+	*res = (long)val;
+	return 0;
+}
+
 /*
  * --usdt: a probe another program ships (PostgreSQL's, the JVM's,
  * libstdc++'s...), attached by libbpf (bpf_program__attach_usdt), which
  * also decodes each note's argument specs (bpf_usdt_arg). Its cookie
  * (bpf_usdt_cookie: libbpf keeps the BPF cookie for itself) says which of
  * the loader's probes it is and how each argument is read
- * (CTRACE_USDT_HOW_*). Not sleepable in any set (libbpf 1.1 has no
+ * (CTRACE_USDT_HOW_*). A probe libbpf 1.1 refuses (an argument read
+ * relative to %rip) is attached by the loader, its specs in usdt_locs:
+ * bpf_get_attach_cookie (5.15) finds them, behind LINUX_HAS_BPF_COOKIE as
+ * in libbpf's usdt.bpf.h, so the object still loads on 5.8 (the loader
+ * attaches none there). Not sleepable in any set (libbpf 1.1 has no
  * "usdt.s"): a string on a page not yet faulted in is flagged, and the
  * loader says so. Never batched: each hit is one record.
  */
@@ -831,8 +907,8 @@ int ctrace_usdt(struct pt_regs *ctx)
 	r = record_start_site(CTRACE_KIND_USDT);
 	if (!r)
 		return 0;
-	cookie = bpf_usdt_cookie(ctx);
-	cnt = bpf_usdt_arg_cnt(ctx);
+	cookie = ctrace_usdt_cookie(ctx);
+	cnt = ctrace_usdt_arg_cnt(ctx);
 	if (cnt < 0)
 		cnt = 0;
 	if (cnt > CTRACE_USDT_ARGS)
@@ -847,7 +923,7 @@ int ctrace_usdt(struct pt_regs *ctx)
 
 		if (i >= cnt)
 			break;
-		if (bpf_usdt_arg(ctx, i, &x))
+		if (ctrace_usdt_arg(ctx, i, &x))
 			r->arg[2] |= 1ull << i;
 		values[i] = x;
 	}
@@ -855,6 +931,14 @@ int ctrace_usdt(struct pt_regs *ctx)
 	barrier_var(vals);
 	vals &= 127; /* at most 96: a bound the verifier sees */
 	how_bits = (__u64)cookie >> CTRACE_USDT_HOW_SHIFT;
+	/*
+	 * The bytes written so far live in the record, read back (volatile)
+	 * each round: the verifier then sees one unknown offset a round, not
+	 * one range per path taken before, which 6.1's verifier could not
+	 * prune (over 1 M instructions: E2BIG, with or without a string
+	 * argument; make test-kernels' usdt case).
+	 */
+	r->args_len = 0;
 #pragma clang loop unroll(disable)
 	for (int i = 0; i < CTRACE_USDT_ARGS; i++) {
 		struct ctrace_usdt_str *h;
@@ -866,13 +950,14 @@ int ctrace_usdt(struct pt_regs *ctx)
 			break;
 		if (!how)
 			continue;
-		barrier_var(off);
+		off = *(volatile __u16 *)&r->args_len;
 		if (off > CTRACE_ARGS_MAX - sizeof(*h))
 			break;
 		h = (struct ctrace_usdt_str *)(r->data + bounded(vals + off, 96 + CTRACE_ARGS_MAX - sizeof(*h)));
 		h->arg = i;
 		h->len = 0;
 		off += sizeof(*h);
+		r->args_len = off;
 		if (off > CTRACE_ARGS_MAX - CTRACE_USDT_STR_MAX) {
 			h->status = CTRACE_USDT_STR_NO_ROOM;
 			continue;
@@ -898,7 +983,7 @@ int ctrace_usdt(struct pt_regs *ctx)
 				continue;
 			}
 			h->len = n;
-			off += n;
+			r->args_len = off + n;
 			continue;
 		}
 		/* One byte more than kept, to tell "exactly max" from "longer". */
@@ -913,10 +998,10 @@ int ctrace_usdt(struct pt_regs *ctx)
 			h->status = CTRACE_USDT_STR_TRUNCATED;
 		}
 		h->len = n;
-		off += n;
+		r->args_len = off + n;
 	}
 	r->name_len = vals;
-	r->args_len = off;
+	off = *(volatile __u16 *)&r->args_len;
 	size = sizeof(*r) + vals + off;
 	size += stack_capture(ctx, r, size);
 	barrier_var(size);

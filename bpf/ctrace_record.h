@@ -166,6 +166,38 @@ struct ctrace_record {
 #define CTRACE_USDT_HOW_STR_LEN 3  /* a char * whose length is the next argument (the JVM's) */
 #define CTRACE_USDT_HOW_SHIFT 16
 
+/*
+ * A --usdt probe whose argument specs libbpf 1.1 cannot decode (one read
+ * relative to %rip: "-4@NBuffers(%rip)") is attached by the loader itself
+ * (userspace/usdt_attach.c), one uprobe per note, its BPF cookie
+ * CTRACE_USDT_LOC_COOKIE | a slot of the usdt_locs map, which holds how
+ * each argument is read. A %rip-relative argument is a DEREF of the IP:
+ * in a uprobe the IP is the note's address, and the symbol is in the same
+ * object, so its address is the IP + (symbol - note address) in every
+ * process, PIE or not.
+ */
+#define CTRACE_USDT_LOC_COOKIE (1ull << 31) /* a negative spec id to libbpf's bpf_usdt_*(): none of its */
+#define CTRACE_USDT_LOC_SLOTS 256
+#define CTRACE_USDT_LOC_CONST 0 /* the value is off */
+#define CTRACE_USDT_LOC_REG 1   /* the register at reg_off of struct pt_regs */
+#define CTRACE_USDT_LOC_DEREF 2 /* the memory at that register + off */
+
+struct ctrace_usdt_arg_loc {
+	__s64 off;
+	__s16 reg_off;
+	__u8 type;  /* CTRACE_USDT_LOC_* */
+	__u8 shift; /* 64 - 8 * its size in bytes: the bits cleared (or sign-extended) */
+	__u8 is_signed;
+	__u8 pad[3];
+};
+
+struct ctrace_usdt_loc_spec {
+	__u64 cookie; /* what bpf_usdt_cookie() gives on libbpf's path (userspace/usdt_spec.h) */
+	__u32 arg_cnt;
+	__u32 pad;
+	struct ctrace_usdt_arg_loc arg[CTRACE_USDT_ARGS];
+};
+
 struct ctrace_usdt_str {
 	__u8 arg;    /* which argument */
 	__u8 status; /* CTRACE_USDT_STR_* */

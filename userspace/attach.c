@@ -461,7 +461,7 @@ static int attach_object(struct ctrace_bpf *skel, int pid,
 	site_set_free(&set);
 	/* --usdt's probes of other programs: their semaphores rise as they attach. */
 	if (!err && a->usdt) {
-		int n = usdt_attach_object(skel->progs.ctrace_usdt, pid, obj, a->usdt, a);
+		int n = usdt_attach_object(skel->progs.ctrace_usdt, skel->maps.usdt_locs, pid, obj, a->usdt, a);
 
 		err = n < 0 ? n : 0;
 		usdt_armed = n > 0;

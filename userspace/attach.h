@@ -76,7 +76,8 @@ struct attachment {
 	/* --usdt: other programs' probes to attach too (usdt_attach.c); NULL: none. */
 	struct usdt_specs *usdt;
 	unsigned usdt_sites;      /* of `sites`, the notes of those probes attached */
-	unsigned usdt_refused;    /* probes left out: argument specs libbpf cannot decode (said) */
+	unsigned usdt_refused;    /* probes left out: argument specs not decoded, a table full (said) */
+	uint32_t usdt_loc_slots;    /* slots of usdt_locs written (usdt_attach.c) */
 	bool other_categories;    /* a site of a category other than the default was attached */
 	struct bpf_link **links; /* perf-event uprobes */
 	size_t n_links, cap_links;

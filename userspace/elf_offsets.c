@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "elf_offsets.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdbool.h>
 #include <libelf.h>
 #include <string.h>
 #include <unistd.h>
@@ -101,4 +103,49 @@ uint64_t elf_function_offset(const char *path, const char *name)
 	}
 	close_elf(elf, fd);
 	return off;
+}
+
+/* Symbol `name` of a defined symbol in the table at scn; false if none. */
+static bool table_symbol(Elf *elf, Elf_Scn *scn, const char *name, uint64_t *vaddr)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	GElf_Shdr sh;
+
+	if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize || !data)
+		return false;
+	for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+		GElf_Sym sym;
+		const char *s;
+
+		if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+		    !(s = elf_strptr(elf, sh.sh_link, sym.st_name)) || strcmp(s, name))
+			continue;
+		*vaddr = sym.st_value;
+		return true;
+	}
+	return false;
+}
+
+int elf_symbol_vaddr(const char *path, const char *name, uint64_t *vaddr)
+{
+	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
+	bool found = false;
+	int fd;
+	Elf *elf = open_elf(path, &fd);
+
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB)
+			symtab = scn;
+		else if (sh.sh_type == SHT_DYNSYM)
+			dynsym = scn;
+	}
+	/* .symtab first: it also has the static variables .dynsym leaves out. */
+	found = (symtab && table_symbol(elf, symtab, name, vaddr)) ||
+		(dynsym && table_symbol(elf, dynsym, name, vaddr));
+	close_elf(elf, fd);
+	return found ? 0 : -ENOENT;
 }

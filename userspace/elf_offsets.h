@@ -23,4 +23,12 @@ uint64_t elf_init_offset(const char *path);
  */
 uint64_t elf_function_offset(const char *path, const char *name);
 
+/*
+ * The link-time address of the symbol `name` defined in the ELF file at
+ * `path` (.symtab, else .dynsym: a stripped program keeps its exported
+ * data there, as PostgreSQL's NBuffers). 0, or -ENOENT (no such symbol,
+ * or an unreadable file).
+ */
+int elf_symbol_vaddr(const char *path, const char *name, uint64_t *vaddr);
+
 #endif

@@ -7,11 +7,16 @@
  * uprobe's reference counter) and attaches at the note's address, where
  * other tools do (the red zone is the program's: nothing is written there).
  * Written by hand around it: which objects to search (attach.c's walk of
- * the process's maps) and the cookie that names our probe.
+ * the process's maps) and the cookie that names our probe; and the attach
+ * of a probe libbpf 1.1 refuses, one with an argument read relative to
+ * %rip (PostgreSQL's checkpoint__done: "-4@NBuffers(%rip)"), done the same
+ * way with our own table of argument specs (bpf/ctrace_record.h's
+ * CTRACE_USDT_LOC_COOKIE).
  */
 #include "usdt_attach.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +26,8 @@
 #include "attach.h"
 #include "grow_array.h"
 #include "proc_maps.h"
+#include "elf_offsets.h"
+#include "usdt_argloc.h"
 #include "usdt_notes.h"
 #include "usdt_spec.h"
 
@@ -59,26 +66,137 @@ static const char *libbpf_path(const struct mapped_object *obj)
 	return obj->host_path;
 }
 
-/* The first argument spec of pr's notes that is %rip-relative ("-4@NBuffers(%rip)"), or NULL. */
-static const char *rip_relative(const struct usdt_note_list *notes, const struct usdt_probe *pr)
+/* True if a note of pr reads an argument relative to %rip: libbpf 1.1 refuses the whole probe for it. */
+static bool rip_relative(const struct usdt_note_list *notes, const struct usdt_probe *pr)
 {
-	static char spec[USDT_ARGS_MAX];
-
-	for (size_t k = 0; k < notes->n; k++) {
-		const char *p, *start;
-
-		if (strcmp(notes->v[k].provider, pr->provider) || strcmp(notes->v[k].name, pr->name) ||
-		    !(p = strstr(notes->v[k].args, "(%rip)")))
-			continue;
-		for (start = p; start > notes->v[k].args && start[-1] != ' '; start--)
-			;
-		snprintf(spec, sizeof(spec), "%.*s", (int)(p + 6 - start), start);
-		return spec;
-	}
-	return NULL;
+	for (size_t k = 0; k < notes->n; k++)
+		if (!strcmp(notes->v[k].provider, pr->provider) && !strcmp(notes->v[k].name, pr->name) &&
+		    strstr(notes->v[k].args, "(%rip)"))
+			return true;
+	return false;
 }
 
-int usdt_attach_object(struct bpf_program *prog, int pid, const struct mapped_object *obj,
+/*
+ * The slot of usdt_locs that holds `spec`, written there if no slot does
+ * yet; -1 when the table is full. The same probe in another process of the
+ * same object has the same spec (its %rip offsets do not depend on where
+ * the object is mapped): one slot serves them all.
+ */
+static int loc_slot(struct bpf_map *map, const struct ctrace_usdt_loc_spec *spec, struct attachment *a)
+{
+	struct ctrace_usdt_loc_spec have;
+
+	for (uint32_t slot = 0; slot < a->usdt_loc_slots; slot++)
+		if (!bpf_map__lookup_elem(map, &slot, sizeof(slot), &have, sizeof(have), 0) &&
+		    !memcmp(&have, spec, sizeof(have)))
+			return (int)slot;
+	if (a->usdt_loc_slots == CTRACE_USDT_LOC_SLOTS)
+		return -1;
+	if (bpf_map__update_elem(map, &a->usdt_loc_slots, sizeof(a->usdt_loc_slots), spec, sizeof(*spec), 0))
+		return -1;
+	return (int)a->usdt_loc_slots++;
+}
+
+/*
+ * How note n's arguments are read, into *spec: 0, or -1 having said on
+ * stderr why the probe is not traced. A %rip-relative argument's address is
+ * the IP (the note's address, in a uprobe) + (symbol + offset - note).
+ */
+static int note_spec(const struct mapped_object *obj, const struct usdt_probe *pr, const struct usdt_note *n,
+		     uint64_t cookie, struct ctrace_usdt_loc_spec *spec)
+{
+	struct usdt_argloc locs[CTRACE_USDT_ARGS];
+	char err[300];
+	int cnt = usdt_argloc_parse(n->args, locs, err, sizeof(err));
+
+	if (cnt < 0) {
+		fprintf(stderr, "ctrace-bpf: %s:%s in %s is not traced: %s\n", pr->provider, pr->name, obj->path, err);
+		return -1;
+	}
+	memset(spec, 0, sizeof(*spec));
+	spec->cookie = cookie;
+	spec->arg_cnt = (__u32)cnt;
+	for (int i = 0; i < cnt; i++) {
+		uint64_t sym;
+
+		spec->arg[i] = locs[i].loc;
+		if (!locs[i].sym[0])
+			continue;
+		if (elf_symbol_vaddr(obj->host_path, locs[i].sym, &sym) < 0) {
+			fprintf(stderr, "ctrace-bpf: %s:%s in %s is not traced: its argument %d is read at symbol '%s', which the file's symbol tables do not have\n",
+				pr->provider, pr->name, obj->path, i, locs[i].sym);
+			return -1;
+		}
+		spec->arg[i].off = (__s64)(sym + (uint64_t)locs[i].loc.off - n->site_vaddr);
+	}
+	return 0;
+}
+
+/*
+ * Probe pr by hand, as libbpf would: a uprobe at each of its notes'
+ * addresses (where other tools attach; nothing written in the red zone),
+ * its semaphore as the reference counter (raised by the kernel), the
+ * cookie naming the slot of usdt_locs that says how its arguments are read
+ * (bpf/ctrace_record.h). The sites attached, or -errno having said why.
+ */
+static int attach_by_hand(struct bpf_program *prog, struct bpf_map *locs, int pid,
+			  const struct mapped_object *obj, const struct usdt_note_list *notes,
+			  const struct usdt_probe *pr, uint64_t cookie, struct attachment *a)
+{
+	struct ctrace_usdt_loc_spec spec;
+	int slots[CTRACE_USDT_LOC_SLOTS];
+	size_t n_specs = 0;
+	int attached = 0;
+
+	/* Every note's spec first: a probe is traced at all its sites or not at all. */
+	for (size_t k = 0; k < notes->n; k++) {
+		const struct usdt_note *n = &notes->v[k];
+
+		if (strcmp(n->provider, pr->provider) || strcmp(n->name, pr->name))
+			continue;
+		if (note_spec(obj, pr, n, cookie, &spec) < 0) {
+			a->usdt_refused++; /* said */
+			return 0;
+		}
+		if (n_specs == CTRACE_USDT_LOC_SLOTS || (slots[n_specs] = loc_slot(locs, &spec, a)) < 0) {
+			fprintf(stderr, "ctrace-bpf: %s:%s in %s is not traced: the table of argument specs of probes read relative to %%rip is full\n",
+				pr->provider, pr->name, obj->path);
+			a->usdt_refused++;
+			return 0;
+		}
+		n_specs++;
+	}
+	n_specs = 0;
+	for (size_t k = 0; k < notes->n; k++) {
+		const struct usdt_note *n = &notes->v[k];
+		LIBBPF_OPTS(bpf_uprobe_opts, opts);
+		struct bpf_link *link;
+
+		if (strcmp(n->provider, pr->provider) || strcmp(n->name, pr->name))
+			continue;
+		opts.ref_ctr_offset = n->sema_offset;
+		opts.bpf_cookie = CTRACE_USDT_LOC_COOKIE | (uint64_t)slots[n_specs++];
+		link = bpf_program__attach_uprobe_opts(prog, pid, obj->host_path, n->site_offset, &opts);
+		if (!link && errno == EOPNOTSUPP && !attached) {
+			/* No BPF cookie on a uprobe before Linux 5.15 (libbpf's own path keys its specs by address). */
+			fprintf(stderr, "ctrace-bpf: %s:%s in %s is not traced: its argument specs are read relative to %%rip, which needs BPF cookies on uprobes (Linux 5.15)\n",
+				pr->provider, pr->name, obj->path);
+			a->usdt_refused++;
+			return 0;
+		}
+		if (!link)
+			return -errno;
+		if (GROW_ARRAY(a->links, a->cap_links, a->n_links, 16)) {
+			bpf_link__destroy(link);
+			return -ENOMEM;
+		}
+		a->links[a->n_links++] = link;
+		attached++;
+	}
+	return attached;
+}
+
+int usdt_attach_object(struct bpf_program *prog, struct bpf_map *locs, int pid, const struct mapped_object *obj,
 		       struct usdt_specs *specs, struct attachment *a)
 {
 	struct usdt_note_list notes = { 0 };
@@ -95,7 +213,6 @@ int usdt_attach_object(struct bpf_program *prog, int pid, const struct mapped_ob
 		struct usdt_probe *pr = &specs->probe[i];
 		LIBBPF_OPTS(bpf_usdt_opts, opts);
 		struct bpf_link *link;
-		const char *bad;
 		unsigned count = 0;
 
 		for (size_t k = 0; k < notes.n; k++) {
@@ -110,14 +227,23 @@ int usdt_attach_object(struct bpf_program *prog, int pid, const struct mapped_ob
 		if (!count)
 			continue;
 		opts.usdt_cookie = usdt_probe_cookie(specs, i);
-		link = bpf_program__attach_usdt(prog, pid, libbpf_path(obj), pr->provider, pr->name, &opts);
-		if (!link && errno == EINVAL && (bad = rip_relative(&notes, pr))) {
-			/* libbpf 1.1 parses no sym(%rip) spec (1.3 does): this probe only is left out, and said. */
-			fprintf(stderr, "ctrace-bpf: %s:%s in %s is not traced: its argument spec '%s' is read relative to %%rip, which libbpf %s cannot decode\n",
-				pr->provider, pr->name, obj->path, bad, libbpf_version_string());
-			a->usdt_refused++;
+		if (rip_relative(&notes, pr)) {
+			/* libbpf 1.1 parses no sym(%rip) spec and refuses the probe: attached by hand. */
+			int n = attach_by_hand(prog, locs, pid, obj, &notes, pr, opts.usdt_cookie, a);
+
+			if (n < 0) {
+				fprintf(stderr, "ctrace-bpf: cannot attach to %s:%s in %s: %s\n", pr->provider,
+					pr->name, obj->path, strerror(-n));
+				usdt_note_list_free(&notes);
+				return n == -EACCES || n == -EPERM ? -ECANCELED : n;
+			}
+			attached += (unsigned)n;
+			if (n && a->verbose)
+				fprintf(stderr, "ctrace-bpf: attached %s:%s at %d sites of %s (its %%rip-relative specs read by ctrace-bpf)\n",
+					pr->provider, pr->name, n, obj->path);
 			continue;
 		}
+		link = bpf_program__attach_usdt(prog, pid, libbpf_path(obj), pr->provider, pr->name, &opts);
 		if (!link && errno == E2BIG) {
 			/* libbpf's table of argument specs is full (bpf/ctrace.bpf.c): this process goes without. */
 			fprintf(stderr, "ctrace-bpf: %s:%s in %s (process %d) is not traced: libbpf's table of USDT argument specs is full\n",

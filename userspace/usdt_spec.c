@@ -57,12 +57,10 @@ static const struct preset presets[] = {
 		"postgresql:lock__wait__start(ARG0=int:tag1,ARG1=int:tag2,ARG2=int:tag3,ARG3=int:tag4,ARG4=int:locktype,ARG5=int:mode)"
 		"~postgresql:lock__wait__done,title=lock wait",
 		"postgresql:lwlock__wait__start(ARG0=str:tranche,ARG1=int:mode)~postgresql:lwlock__wait__done,title=lwlock wait",
-		/*
-		 * checkpoint__done's specs are %rip-relative (-4@NBuffers(%rip)),
-		 * which libbpf 1.1 cannot decode: the checkpoint's start is an
-		 * instant, its buffers' write (most of its time) a span.
-		 */
-		"postgresql:checkpoint__start(ARG0=int:flags),title=checkpoint",
+		/* checkpoint__done's specs are %rip-relative (-4@NBuffers(%rip)): usdt_attach.c reads them. */
+		"postgresql:checkpoint__start(ARG0=int:flags)"
+		"~postgresql:checkpoint__done(ARG0=int:buffers_written,ARG1=int:buffers_total,"
+		"ARG2=int:wal_files_added,ARG3=int:wal_files_removed,ARG4=int:wal_files_recycled),title=checkpoint",
 		"postgresql:buffer__checkpoint__start(ARG0=int:flags)~postgresql:buffer__checkpoint__done,title=checkpoint: buffers",
 		"postgresql:deadlock__found,title=deadlock found",
 	} },

@@ -476,15 +476,41 @@ static void report_program_set(struct gcase *c)
 	putchar('\n');
 }
 
+/*
+ * usdt: `ctrace-bpf --usdt demo:values --usdt demo:global --usdt
+ * 'demo:message(ARG0=str)' -- foreign_probes`: libbpf's USDT path (values
+ * in registers of each width, a string) and ctrace-bpf's own for
+ * %rip-relative specs (usdt_locs, found by the uprobe's BPF cookie), the
+ * values the program set from its pid. Before, ctrace_usdt did not load on
+ * 6.1 at all (its verifier gave up: E2BIG).
+ */
+static void check_usdt(struct gcase *c)
+{
+	cJSON *ev;
+	double pid;
+
+	NEED(c, (ev = one(c, "I", "demo:values", -1)), "no demo:values");
+	NEED(c, arg_is(ev, "arg0", -5) && arg_is(ev, "arg2", -100000) && arg_is(ev, "arg4", 7),
+	     "demo:values' arguments are not -5, ..., -100000, ..., 7");
+	NEED(c, (ev = one(c, "I", "demo:message", -1)) && arg_str_is(ev, "arg0", "hello from demo"),
+	     "no demo:message with arg0 \"hello from demo\"");
+	NEED(c, (ev = one(c, "I", "demo:global", -1)), "no demo:global (its specs are %%rip-relative)");
+	pid = tr_num(ev, "pid");
+	NEED(c, arg_is(ev, "arg0", -(pid * 1000 + 7)) && arg_is(ev, "arg1", pid + 5),
+	     "demo:global's arguments are not -(pid * 1000 + 7) and pid + 5 (pid %.0f)", pid);
+}
+
 int main(int argc, char **argv)
 {
 	static struct gcase cases[] = {
 		{ .name = "every_macro" }, { .name = "scopes" },
 		{ .name = "launch", .tracer_exit_ok = 7 }, /* the command's exit code */
 		{ .name = "dlopen" },      { .name = "follow" }, { .name = "fast_fork" },
+		{ .name = "usdt" },
 	};
 	static void (*const checks[])(struct gcase *) = {
 		check_every_macro, check_scopes, check_launch, check_dlopen, check_follow, NULL,
+		check_usdt,
 	};
 	int failed = 0;
 

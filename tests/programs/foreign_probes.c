@@ -15,8 +15,10 @@
  *   demo:leave("orphan")                 an end whose begin never fired
  *   demo:values(-5, 65535, -100000, -1234567890123 in registers of their
  *               width, 7, 18446744073709551615, -1)
- *   demo:global(4242, read from a global: "-8@demo_global(%rip)", a spec
- *               libbpf 1.1 cannot decode)
+ *   demo:global(-(pid * 1000 + 7) and pid + 5, read from memory relative
+ *               to %rip: "-8@demo_global(%rip) -4@8+demo_stats(%rip)", an
+ *               exported global and a static struct's field, set at run
+ *               time; specs libbpf 1.1 cannot decode, read by ctrace-bpf)
  *   demo:message("hello from demo")
  *   demo:enter("outer") demo:enter("inner") demo:leave("inner") demo:leave("outer")
  *   demo:twelve(1..10, 11 and -22 read through a pointer)
@@ -40,8 +42,12 @@ SEMAPHORE(values);
 SEMAPHORE(twelve);
 SEMAPHORE(global);
 
-/* Read from memory by the probe (an N(%reg) or sym(%rip) argument spec). */
+/* Read from memory by the probe (sym(%rip), N+sym(%rip) argument specs). */
 volatile int64_t demo_global = 4242;
+static volatile struct {
+	int64_t a;
+	int32_t b;
+} demo_stats;
 
 /* Read through a pointer: an N(%reg) argument spec. */
 struct pair {
@@ -80,7 +86,10 @@ int main(int argc, char **argv)
 	}
 	DTRACE_PROBE1(demo, leave, "orphan");
 	DTRACE_PROBE7(demo, values, small, word, neg, big, 7, all_ones, minus_one);
-	DTRACE_PROBE1(demo, global, demo_global);
+	/* Values the file does not hold: only the process's memory has them. */
+	demo_global = -((int64_t)getpid() * 1000 + 7);
+	demo_stats.b = (int32_t)getpid() + 5;
+	DTRACE_PROBE2(demo, global, demo_global, demo_stats.b);
 	DTRACE_PROBE1(demo, message, "hello from demo");
 	DTRACE_PROBE1(demo, enter, "outer");
 	DTRACE_PROBE1(demo, enter, "inner");
