@@ -14,6 +14,7 @@
 #include "proc_info.h"
 #include "chrome_trace.h"
 #include "flight_recorder.h"
+#include "otlp_export.h"
 #include "trace_rotation.h"
 
 struct trace_output {
@@ -36,6 +37,8 @@ struct trace_output {
 	char dump_path[4096];
 	uint64_t last_dump_ns;  /* CLOCK_MONOTONIC; 0: none yet */
 	unsigned dumps_failed;
+	/* --otlp, -o FILE.otlp.json (NULL: none): told the time with each flush, finished before the end's metadata. */
+	struct otlp_export *otlp;
 };
 
 /*
