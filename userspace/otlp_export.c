@@ -382,31 +382,36 @@ static void on_span(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts_ns, uint6
 	s->why = why;
 	if (ts_ns + dur_ns > x->now_ns)
 		x->now_ns = ts_ns + dur_ns;
-	/* Its instants: the tightest span around an instant ends first. */
-	for (size_t i = 0; i < t->ni; i++) {
+	/*
+	 * Its instants: the tightest span around an instant ends first. They
+	 * wait in time order, so the ones inside are at the back: the look
+	 * stops at the first one before it began (a span a hit, on the hot path).
+	 */
+	while (k < t->ni && t->inst[t->ni - 1 - k]->ts >= s->b)
+		k++;
+	for (size_t i = t->ni - k, keep = i; i < t->ni; i++) {
 		struct pend_instant *in = t->inst[i];
 
-		if (in->ts >= s->b && in->ts <= s->e) {
+		if (in->ts <= s->e) {
 			s->events = xgrow(s->events, &(size_t){ s->n_events }, s->n_events + 1, sizeof(*s->events));
 			s->events[s->n_events++] = in;
 		} else {
-			t->inst[k++] = in;
+			t->inst[keep++] = in;
 		}
+		if (i + 1 == t->ni)
+			t->ni = keep;
 	}
-	t->ni = k;
-	/* Its children: waiting spans of this thread inside it (their own children have theirs). */
-	k = 0;
-	for (size_t i = 0; i < t->n; i++) {
-		struct pend_span *c = t->spans[i];
+	/*
+	 * Its children: waiting spans of this thread inside it (their own
+	 * children have theirs). Those waiting are siblings, in end order, so
+	 * also in begin order: the ones inside are at the back.
+	 */
+	while (t->n && t->spans[t->n - 1]->b >= s->b && t->spans[t->n - 1]->e <= s->e) {
+		struct pend_span *c = t->spans[--t->n];
 
-		if (c->b >= s->b && c->e <= s->e && !(c->b == s->b && c->e == s->e && c->id == s->id)) {
-			emit(x, pid, c, s->id, t);
-			free_span(c);
-		} else {
-			t->spans[k++] = c;
-		}
+		emit(x, pid, c, s->id, t);
+		free_span(c);
 	}
-	t->n = k;
 	t->spans = xgrow(t->spans, &t->cap, t->n + 1, sizeof(*t->spans));
 	t->spans[t->n++] = s;
 	if (t->n > OTLP_PENDING_MAX) {
