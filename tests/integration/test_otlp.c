@@ -376,6 +376,7 @@ static void check_span_events(const struct trace_run *r, const struct exported *
 		assert_string_equal(attr_str(ev, "args.at"), "work");
 		assert_int_equal(event_in(frame, "after-work", &ev), us_to_ns(tr_num(afters[i], "ts")) + off);
 		assert_int_equal(attr_int(ev, "args.n"), (long long)i);
+		assert_null(attr(frame, "ctrace.unfinished")); /* ended as the program ends it */
 		/* the mark is work's, not frame's too */
 		assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(frame, "events")), 1);
 	}

@@ -52,7 +52,7 @@ int main(void)
 				sink++;
 		}
 		CTRACE_INSTANT(NULL, "after-work", CTRACE_SCOPE_THREAD, args);
-		CTRACE_SPAN_END(NULL, &frame);
+		CTRACE_SPAN_END(&frame, NULL);
 		CTRACE_COUNTER_SET(NULL, "queue", n);
 	}
 	pthread_create(&t, NULL, worker, NULL);
