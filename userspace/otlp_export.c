@@ -51,6 +51,12 @@ struct otlp_thread {
 	size_t n, cap;
 	struct pend_instant **inst;   /* waiting for an enclosing span, in time order */
 	size_t ni, capi;
+	/*
+	 * Written unfinished (the stop, an eviction): in no order of nesting,
+	 * so they take and give parents only at the end (nest_leftovers()).
+	 */
+	struct pend_span **open;
+	size_t no, capo;
 };
 
 static void *xmalloc(size_t n)
@@ -382,6 +388,11 @@ static void on_span(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts_ns, uint6
 	s->why = why;
 	if (ts_ns + dur_ns > x->now_ns)
 		x->now_ns = ts_ns + dur_ns;
+	if (why) {
+		t->open = xgrow(t->open, &t->capo, t->no + 1, sizeof(*t->open));
+		t->open[t->no++] = s;
+		return;
+	}
 	/*
 	 * Its instants: the tightest span around an instant ends first. They
 	 * wait in time order, so the ones inside are at the back: the look
@@ -641,6 +652,16 @@ static void release_waiting(const void *key, size_t len, void *value, void *ctx)
 		release_span(tc->x, t, 0);
 	while (t->ni && (tc->all || t->inst[0]->ts + OTLP_HOLD_NS < tc->now))
 		release_instant(tc->x, t, 0);
+	for (size_t i = 0; i < t->no;) {
+		if (!tc->all && t->open[i]->e + OTLP_HOLD_NS >= tc->now) {
+			i++;
+			continue;
+		}
+		emit(tc->x, (uint32_t)(t->key >> 32), t->open[i], 0, t);
+		free_span(t->open[i]);
+		memmove(t->open + i, t->open + i + 1, (t->no - i - 1) * sizeof(*t->open));
+		t->no--;
+	}
 }
 
 void otlp_export_tick(struct otlp_export *x, uint64_t now_ns)
@@ -671,6 +692,11 @@ static void nest_leftovers(const void *key, size_t len, void *value, void *ctx)
 
 	(void)key;
 	(void)len;
+	/* The unfinished ones join those waiting: from here on, all nest alike. */
+	t->spans = xgrow(t->spans, &t->cap, t->n + t->no, sizeof(*t->spans));
+	memcpy(t->spans + t->n, t->open, t->no * sizeof(*t->open));
+	t->n += t->no;
+	t->no = 0;
 	for (size_t i = 0; i < t->ni;) {
 		struct pend_span *best = NULL;
 
@@ -801,8 +827,11 @@ static void free_thread(const void *key, size_t len, void *value, void *ctx)
 		free_span(t->spans[i]);
 	for (size_t i = 0; i < t->ni; i++)
 		free(t->inst[i]);
+	for (size_t i = 0; i < t->no; i++)
+		free_span(t->open[i]);
 	free(t->spans);
 	free(t->inst);
+	free(t->open);
 	free(t);
 }
 
