@@ -693,10 +693,12 @@ static void nest_leftovers(const void *key, size_t len, void *value, void *ctx)
 	(void)key;
 	(void)len;
 	/* The unfinished ones join those waiting: from here on, all nest alike. */
-	t->spans = xgrow(t->spans, &t->cap, t->n + t->no, sizeof(*t->spans));
-	memcpy(t->spans + t->n, t->open, t->no * sizeof(*t->open));
-	t->n += t->no;
-	t->no = 0;
+	if (t->no) {
+		t->spans = xgrow(t->spans, &t->cap, t->n + t->no, sizeof(*t->spans));
+		memcpy(t->spans + t->n, t->open, t->no * sizeof(*t->open));
+		t->n += t->no;
+		t->no = 0;
+	}
 	for (size_t i = 0; i < t->ni;) {
 		struct pend_span *best = NULL;
 
