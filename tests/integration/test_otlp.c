@@ -241,7 +241,12 @@ static size_t check_spans_against_trace(const struct trace_run *r, const struct 
 		const cJSON *p = json_parent(xs, n, i);
 		const char *parent = tr_str(s->span, "parentSpanId");
 
-		assert_int_equal(attr_int(s->resource, "process.pid"), (long long)tr_num(xs[i], "pid"));
+		/* A pseudo-process (pid 2^30 + N in the JSON trace) says N, and no pid. */
+		if (tr_num(xs[i], "pid") >= 0x40000000)
+			assert_int_equal(attr_int(s->resource, "ctrace.pseudo_process"),
+					 (long long)tr_num(xs[i], "pid") - 0x40000000);
+		else
+			assert_int_equal(attr_int(s->resource, "process.pid"), (long long)tr_num(xs[i], "pid"));
 		assert_int_equal(tr_num(s->span, "kind"), 1); /* SPAN_KIND_INTERNAL */
 		if (!p) {
 			if (parent)
@@ -549,14 +554,118 @@ static void test_otlp_json_file(void **state)
 	tr_free(&r);
 }
 
+/* The values of gauge `name` in the process whose resource has attribute key = v, in order. */
+static size_t gauge_values(const struct exported *x, const char *name, const char *key, long long v,
+			   double *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < x->n_metrics && n < max; i++) {
+		const cJSON *dp;
+
+		if (strcmp(tr_str(x->metrics[i], "name"), name) || attr_int(x->metric_res[i], key) != v)
+			continue;
+		dp = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(
+						cJSON_GetObjectItemCaseSensitive(x->metrics[i], "gauge"), "dataPoints"), 0);
+		out[n++] = tr_num(dp, "asDouble");
+	}
+	return n;
+}
+
+/* every_macro: a span ended on another thread, a pseudo-process, its counters, a span never ended. */
+static void test_async_and_pseudo_process(void **state)
+{
+	struct trace_run r;
+	struct otlp_receiver rc;
+	struct exported *x;
+	char dir[64];
+	double want[8], got[8];
+	size_t n_want, n_got;
+	const struct xspan *cross = NULL, *pseudo = NULL, *never = NULL;
+
+	(void)state;
+	run_exported(&r, &rc, "every_macro", "200", dir, sizeof(dir));
+	x = read_received(&rc);
+	check_spans_against_trace(&r, x);
+	for (size_t i = 0; i < x->n; i++) {
+		const char *name = tr_str(x->spans[i].span, "name");
+
+		if (!strcmp(name, "cross-thread"))
+			cross = &x->spans[i];
+		else if (!strcmp(name, "pseudo-span"))
+			pseudo = &x->spans[i];
+		else if (!strcmp(name, "never-ended"))
+			never = &x->spans[i];
+	}
+	assert_non_null(cross);
+	assert_non_null(pseudo);
+	assert_non_null(never);
+	/* Begun on main, ended on the worker: a root, both threads said, both ends' args. */
+	assert_null(tr_str(cross->span, "parentSpanId"));
+	assert_int_equal(cross->tid, r.main_tid);
+	assert_int_equal(attr_int(cross->span, "ctrace.end_thread.id"), r.worker_tid);
+	assert_string_equal(attr_str(cross->span, "args.from"), "main");
+	assert_string_equal(attr_str(cross->span, "args.to"), "worker");
+	assert_int_equal(attr_int(cross->resource, "process.pid"), r.pid);
+	/* The pseudo-process is a resource of its own, with a trace of its own. */
+	assert_string_equal(attr_str(pseudo->resource, "service.name"), "pseudo A");
+	assert_int_equal(attr_int(pseudo->resource, "ctrace.pseudo_process"), 0);
+	assert_null(attr(pseudo->resource, "process.pid"));
+	assert_string_not_equal(tr_str(pseudo->span, "traceId"), tr_str(cross->span, "traceId"));
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(attr(never->span, "ctrace.unfinished"), "boolValue")));
+	/* Counters: the JSON trace's values, per process. */
+	n_want = tr_counter_values(&r, "c", r.pid, want, 8);
+	n_got = gauge_values(x, "c", "process.pid", r.pid, got, 8);
+	assert_int_equal(n_got, n_want);
+	assert_int_equal(n_got, 4);
+	for (size_t i = 0; i < n_got; i++)
+		assert_true(got[i] == want[i]);
+	n_got = gauge_values(x, "c", "ctrace.pseudo_process", 0, got, 8);
+	assert_int_equal(n_got, 2);
+	assert_true(got[0] == 1 && got[1] == 2);
+	free_exported(x);
+	or_free(&rc);
+	remove_dir(dir);
+	tr_free(&r);
+}
+
+/* What a user can get wrong: one line saying what to do, exit 2, before anything is traced. */
+static void test_refused_command_lines(void **state)
+{
+	static const struct {
+		const char *args[8];
+		const char *says;
+	} cases[] = {
+		{ { "--otlp", "127.0.0.1:4318", "-p", "1", NULL },
+		  "ctrace-bpf: --otlp needs the collector's OTLP/HTTP URL, like http://127.0.0.1:4318, not '127.0.0.1:4318'\n" },
+		{ { "--otlp", "http://127.0.0.1:4318", "--ring", "1M", "-p", "1", NULL },
+		  "ctrace-bpf: --ring keeps the latest events for its dumps: it does not export OTLP (--otlp, -o FILE.otlp.json)\n" },
+		{ { "--otlp", "http://127.0.0.1:4318", "-o", "x.otlp.json", "-p", "1", NULL },
+		  "ctrace-bpf: give --otlp URL or -o FILE.otlp.json, not both (with --otlp, -o names the JSON trace)\n" },
+		{ { "-o", "x.otlp.json", "--max-size", "10M", "-p", "1", NULL },
+		  "ctrace-bpf: -o FILE.otlp.json is one file: it does not take --max-size\n" },
+	};
+	struct tr_cmd res = { 0 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(tr_run_tracer(&res, NULL, NULL, cases[i].args, 10000), 0);
+		assert_int_equal(res.exit, 2);
+		assert_string_equal(res.err, cases[i].says);
+	}
+	tr_cmd_free(&res);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parents_follow_nesting),
 		cmocka_unit_test(test_instants_and_counters),
+		cmocka_unit_test(test_async_and_pseudo_process),
 		cmocka_unit_test(test_retried_after_503),
 		cmocka_unit_test(test_collector_down),
 		cmocka_unit_test(test_otlp_json_file),
+		cmocka_unit_test(test_refused_command_lines),
 	};
 
 	return cmocka_run_group_tests_name("otlp", tests, NULL, NULL);
