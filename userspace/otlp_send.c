@@ -3,6 +3,7 @@
 
 #include <curl/curl.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -312,6 +313,8 @@ static char *join_url(const char *base, const char *path)
 int otlp_sender_start(struct otlp_sender *s, const char *url, int file_fd, const char *file_path)
 {
 	pthread_condattr_t ca;
+	sigset_t all, was;
+	int err;
 
 	memset(s, 0, sizeof(*s));
 	if (file_path) {
@@ -339,7 +342,12 @@ int otlp_sender_start(struct otlp_sender *s, const char *url, int file_fd, const
 	pthread_cond_init(&s->wake, &ca);
 	pthread_cond_init(&s->room, NULL);
 	pthread_condattr_destroy(&ca);
-	if (pthread_create(&s->thread, NULL, sender_main, s) != 0) {
+	/* Signals (Ctrl-C, SIGUSR1, SIGCHLD) are the loop's: the thread starts with them blocked. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &was);
+	err = pthread_create(&s->thread, NULL, sender_main, s);
+	pthread_sigmask(SIG_SETMASK, &was, NULL);
+	if (err != 0) {
 		fputs("ctrace-bpf: --otlp: cannot start its thread\n", stderr);
 		return -EAGAIN;
 	}
