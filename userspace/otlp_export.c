@@ -523,8 +523,14 @@ static void on_thread_name(void *ctx, uint32_t pid, uint32_t tid, const struct c
 static void on_metadata(void *ctx, struct json_writer *w)
 {
 	struct otlp_export *x = ctx;
+	struct otlp_counts live;
 	const struct otlp_counts *c = &x->final;
 
+	/* A file of --max-size's rotation ends before the export does: what is known so far. */
+	if (!x->finished) {
+		otlp_sender_counts(&x->sender, &live);
+		c = &live;
+	}
 	jw_lit(w, ",\"otlp\":{\"endpoint\":");
 	jw_str(w, x->where, strlen(x->where), NULL);
 	jw_lit(w, ",\"encoding\":\"json\",\"clock\":\"unix ns = CLOCK_MONOTONIC ns + monotonic_to_unix_ns, taken once at the start\",\"monotonic_to_unix_ns\":");
