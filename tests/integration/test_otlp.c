@@ -277,6 +277,46 @@ static void check_resource(const struct trace_run *r, const cJSON *res, const ch
 	assert_string_equal(attr_str(res, "process.executable.path"), exe);
 }
 
+/*
+ * The requests read by the official schema (tests/otlp_proto, by
+ * tests/lib/otlp_proto_check.py: protoc and python3-protobuf, unknown fields
+ * refused): they parse, and hold spans, events and points as counted here.
+ */
+static void proto_check(const char *mode, const char *what, size_t spans, size_t events, size_t points)
+{
+	const char *const argv[] = { "/usr/bin/python3", "tests/lib/otlp_proto_check.py", "tests/otlp_proto",
+				     mode, what, NULL };
+	struct tr_cmd res = { 0 };
+	char want[96];
+
+	tr_require_command("protoc");
+	assert_int_equal(tr_cmd_run(&res, argv, 60000), 0);
+	if (res.exit != 0)
+		fail_msg("the OTLP schema refuses what was sent: %s%s", res.out, res.err);
+	snprintf(want, sizeof(want), "spans=%zu events=%zu points=%zu\n", spans, events, points);
+	assert_string_equal(res.out, want);
+	tr_cmd_free(&res);
+}
+
+static size_t count_events(const struct exported *x)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < x->n; i++)
+		n += (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(x->spans[i].span, "events"));
+	return n;
+}
+
+static size_t count_points(const struct exported *x)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < x->n_metrics; i++)
+		n += (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(x->metrics[i], "gauge"), "dataPoints"));
+	return n;
+}
+
 static void receiver_dir(char *dir, size_t len)
 {
 	snprintf(dir, len, "/tmp/ctrace-otlp-XXXXXX");
@@ -316,6 +356,7 @@ static void test_parents_follow_nesting(void **state)
 	(void)state;
 	run_exported(&r, &rc, "nested_scopes", "200", dir, sizeof(dir));
 	x = read_received(&rc);
+	proto_check("receiver", dir, x->n, count_events(x), count_points(x));
 	n = check_spans_against_trace(&r, x);
 	assert_int_equal(x->n, n); /* and nothing else */
 	assert_int_equal(otlp_meta(&r, "spans"), n);
@@ -419,6 +460,7 @@ static void test_instants_and_counters(void **state)
 	(void)state;
 	run_exported(&r, &rc, "span_events", "200", dir, sizeof(dir));
 	x = read_received(&rc);
+	proto_check("receiver", dir, x->n, count_events(x), count_points(x));
 	check_spans_against_trace(&r, x);
 	check_span_events(&r, x);
 	check_resource(&r, x->spans[0].resource, "span_events");
@@ -448,6 +490,7 @@ static void test_retried_after_503(void **state)
 	assert_memory_equal(rc.req[1].body, rc.req[0].body, rc.req[0].len);
 	assert_memory_equal(rc.req[2].body, rc.req[0].body, rc.req[0].len);
 	x = read_received(&rc);
+	proto_check("receiver", dir, x->n, count_events(x), count_points(x));
 	check_spans_against_trace(&r, x);
 	check_span_events(&r, x);
 	assert_int_equal(otlp_meta(&r, "retries"), 2);
@@ -542,6 +585,7 @@ static void test_otlp_json_file(void **state)
 	assert_int_equal(frames, 50);
 	assert_int_equal(x->n, 50 * 2 + 1);
 	assert_int_equal(x->n_metrics, 50);
+	proto_check("lines", path, x->n, count_events(x), count_points(x));
 	for (long long i = 0; i < 50; i++) {
 		const cJSON *ev, *work = find_span(x, "work", i)->span, *frame = find_span(x, "frame", i)->span;
 
@@ -586,6 +630,7 @@ static void test_async_and_pseudo_process(void **state)
 	(void)state;
 	run_exported(&r, &rc, "every_macro", "200", dir, sizeof(dir));
 	x = read_received(&rc);
+	proto_check("receiver", dir, x->n, count_events(x), count_points(x));
 	check_spans_against_trace(&r, x);
 	for (size_t i = 0; i < x->n; i++) {
 		const char *name = tr_str(x->spans[i].span, "name");
