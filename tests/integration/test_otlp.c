@@ -472,32 +472,44 @@ static void test_instants_and_counters(void **state)
 	tr_free(&r);
 }
 
-/* 503 (with Retry-After: 0) twice: the request comes again, and everything arrives once. */
-static void test_retried_after_503(void **state)
+/*
+ * 503 twice, then 429 with Retry-After: 2: the request comes again each
+ * time, after 250 ms, then 500 ms (doubled), then the 2 s the collector
+ * asked for (the backoff's next would be 1 s), and everything arrives once.
+ */
+static void test_retried_with_backoff(void **state)
 {
 	struct trace_run r;
 	struct otlp_receiver rc;
 	struct exported *x;
 	char dir[64];
+	double gap[3];
 
 	(void)state;
-	run_exported(&r, &rc, "span_events", "503,503,200", dir, sizeof(dir));
-	assert_true(rc.n >= 3);
+	run_exported(&r, &rc, "span_events", "503,503,429,200", dir, sizeof(dir));
+	assert_true(rc.n >= 4);
 	assert_int_equal(rc.req[0].status, 503);
 	assert_int_equal(rc.req[1].status, 503);
+	assert_int_equal(rc.req[2].status, 429);
 	/* The same request, tried again. */
-	assert_int_equal(rc.req[1].len, rc.req[0].len);
-	assert_memory_equal(rc.req[1].body, rc.req[0].body, rc.req[0].len);
-	assert_memory_equal(rc.req[2].body, rc.req[0].body, rc.req[0].len);
+	for (int i = 1; i < 4; i++) {
+		assert_int_equal(rc.req[i].len, rc.req[0].len);
+		assert_memory_equal(rc.req[i].body, rc.req[0].body, rc.req[0].len);
+		gap[i - 1] = (double)(rc.req[i].at_ns - rc.req[i - 1].at_ns) / 1e9;
+	}
+	printf("tried again after %.3f s, %.3f s, %.3f s\n", gap[0], gap[1], gap[2]);
+	assert_true(gap[0] >= 0.25 && gap[0] < 0.5);
+	assert_true(gap[1] >= 0.5 && gap[1] < 1.0);
+	assert_true(gap[2] >= 2.0 && gap[2] < 2.5);
 	x = read_received(&rc);
 	proto_check("receiver", dir, x->n, count_events(x), count_points(x));
 	check_spans_against_trace(&r, x);
 	check_span_events(&r, x);
-	assert_int_equal(otlp_meta(&r, "retries"), 2);
+	assert_int_equal(otlp_meta(&r, "retries"), 3);
 	assert_int_equal(otlp_meta(&r, "requests_dropped"), 0);
-	/* Said at the end: everything sent, after 2 tries again. */
+	/* Said at the end: everything sent, after 3 tries again. */
 	assert_non_null(strstr(r.tracer_stderr, "ctrace-bpf: otlp: 101 spans (101 span events) and 50 data points sent to http://127.0.0.1:"));
-	assert_non_null(strstr(r.tracer_stderr, ", 2 retried\n"));
+	assert_non_null(strstr(r.tracer_stderr, ", 3 retried\n"));
 	free_exported(x);
 	or_free(&rc);
 	remove_dir(dir);
@@ -707,7 +719,7 @@ int main(void)
 		cmocka_unit_test(test_parents_follow_nesting),
 		cmocka_unit_test(test_instants_and_counters),
 		cmocka_unit_test(test_async_and_pseudo_process),
-		cmocka_unit_test(test_retried_after_503),
+		cmocka_unit_test(test_retried_with_backoff),
 		cmocka_unit_test(test_collector_down),
 		cmocka_unit_test(test_otlp_json_file),
 		cmocka_unit_test(test_refused_command_lines),

@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -169,13 +170,17 @@ static void serve(int ls, const char *dir, const char *statuses)
 			snprintf(path, sizeof(path), "%s/%u.head", dir, count);
 			f = fopen(path, "w");
 			if (f) {
-				fprintf(f, "%s\n%s\n%s\n%d\n", target, *ctype ? ctype : "-", *cenc ? cenc : "-", code);
+				struct timespec now;
+
+				clock_gettime(CLOCK_MONOTONIC, &now);
+				fprintf(f, "%s\n%s\n%s\n%d\n%llu\n", target, *ctype ? ctype : "-", *cenc ? cenc : "-", code,
+					(unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec);
 				fclose(f);
 			}
 			count++;
 			snprintf(reply, sizeof(reply),
 				 "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: 2\r\n%s\r\n{}",
-				 code, reason(code), code == 503 || code == 429 ? "Retry-After: 0\r\n" : "");
+				 code, reason(code), code == 429 ? "Retry-After: 2\r\n" : "");
 			if (write(fd, reply, strlen(reply)) < 0)
 				break;
 			memmove(buf, buf + head_len + body_len, have - head_len - body_len);
@@ -233,8 +238,10 @@ int or_stop(struct otlp_receiver *rc)
 			r->path[0] = '\0';
 		if (fscanf(f, "%31[^\n]\n", r->content_encoding) != 1)
 			r->content_encoding[0] = '\0';
-		if (fscanf(f, "%d", &r->status) != 1)
+		if (fscanf(f, "%d\n", &r->status) != 1)
 			r->status = 0;
+		if (fscanf(f, "%llu", &r->at_ns) != 1)
+			r->at_ns = 0;
 		fclose(f);
 		snprintf(path, sizeof(path), "%s/%zu.body", rc->dir, rc->n);
 		f = fopen(path, "r");

@@ -6,7 +6,7 @@
  * and what came with it, so a test reads back exactly what the tracer sent.
  *
  *   struct otlp_receiver rc;
- *   or_start(&rc, dir, "503,200");   // first POST 503 (Retry-After: 0), then 200s
+ *   or_start(&rc, dir, "503,200");   // first POST 503, then 200s (429 says Retry-After: 2)
  *   ... --otlp http://127.0.0.1:<rc.port> ...
  *   or_stop(&rc);                    // then rc.n requests, or_body(&rc, i), ...
  */
@@ -24,6 +24,7 @@ struct or_request {
 	char content_type[64];
 	char content_encoding[32];
 	int status; /* the answer given */
+	unsigned long long at_ns; /* when it came, CLOCK_MONOTONIC */
 	char *body; /* as decoded; NUL-terminated */
 	size_t len;
 };
