@@ -358,6 +358,7 @@ static void release_span(struct otlp_export *x, struct otlp_thread *t, size_t i)
 	free_span(s);
 	memmove(t->spans + i, t->spans + i + 1, (t->n - i - 1) * sizeof(*t->spans));
 	t->n--;
+	x->waiting--;
 }
 
 /* A waiting instant with no span of its thread around it: a span of no length, the instant its event. */
@@ -374,6 +375,7 @@ static void release_instant(struct otlp_export *x, struct otlp_thread *t, size_t
 	free_span(s);
 	memmove(t->inst + i, t->inst + i + 1, (t->ni - i - 1) * sizeof(*t->inst));
 	t->ni--;
+	x->waiting--;
 }
 
 static void on_span(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts_ns, uint64_t dur_ns,
@@ -391,6 +393,7 @@ static void on_span(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts_ns, uint6
 	if (why) {
 		t->open = xgrow(t->open, &t->capo, t->no + 1, sizeof(*t->open));
 		t->open[t->no++] = s;
+		x->waiting++;
 		return;
 	}
 	/*
@@ -406,6 +409,7 @@ static void on_span(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts_ns, uint6
 		if (in->ts <= s->e) {
 			s->events = xgrow(s->events, &(size_t){ s->n_events }, s->n_events + 1, sizeof(*s->events));
 			s->events[s->n_events++] = in;
+			x->waiting--;
 		} else {
 			t->inst[keep++] = in;
 		}
@@ -420,12 +424,14 @@ static void on_span(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts_ns, uint6
 	while (t->n && t->spans[t->n - 1]->b >= s->b && t->spans[t->n - 1]->e <= s->e) {
 		struct pend_span *c = t->spans[--t->n];
 
+		x->waiting--;
 		emit(x, pid, c, s->id, t);
 		free_span(c);
 	}
 	t->spans = xgrow(t->spans, &t->cap, t->n + 1, sizeof(*t->spans));
 	t->spans[t->n++] = s;
-	if (t->n > OTLP_PENDING_MAX) {
+	x->waiting++;
+	if (t->n > OTLP_PENDING_MAX || x->waiting > OTLP_WAITING_MAX) {
 		x->parents_not_waited++;
 		release_span(x, t, 0);
 	}
@@ -459,8 +465,11 @@ static void on_instant(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts_ns,
 		x->now_ns = ts_ns;
 	t->inst = xgrow(t->inst, &t->capi, t->ni + 1, sizeof(*t->inst));
 	t->inst[t->ni++] = in;
-	if (t->ni > OTLP_PENDING_MAX)
+	x->waiting++;
+	if (t->ni > OTLP_PENDING_MAX || x->waiting > OTLP_WAITING_MAX) {
+		x->parents_not_waited++;
 		release_instant(x, t, 0);
+	}
 }
 
 static void on_counter(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts_ns,
@@ -667,6 +676,7 @@ static void release_waiting(const void *key, size_t len, void *value, void *ctx)
 		free_span(t->open[i]);
 		memmove(t->open + i, t->open + i + 1, (t->no - i - 1) * sizeof(*t->open));
 		t->no--;
+		tc->x->waiting--;
 	}
 }
 

@@ -11,8 +11,8 @@
  *             span of the same thread that encloses it: spans come at
  *             their end, children before their parent, so a span waits
  *             (per thread) until an enclosing one ends, at most
- *             OTLP_HOLD_NS of trace time or OTLP_PENDING_MAX spans; then it
- *             goes out as a root.
+ *             OTLP_HOLD_NS of trace time, OTLP_PENDING_MAX spans on its
+ *             thread or OTLP_WAITING_MAX on all; then it goes out as a root.
  *   instants  an event of the tightest span of their thread enclosing them
  *             (waiting the same way), else a span of no length of their own.
  *   counters  a gauge data point each.
@@ -36,6 +36,7 @@ struct proc_facts;
 
 #define OTLP_HOLD_NS (5ull * 1000000000ull)
 #define OTLP_PENDING_MAX 4096      /* spans, and instants, waiting on one thread */
+#define OTLP_WAITING_MAX 65536     /* spans and instants waiting on all threads: the memory it takes */
 #define OTLP_BATCH_SPANS 1024      /* a request at most, before it is sent */
 #define OTLP_BATCH_BYTES (1u << 20)
 #define OTLP_BATCH_NS 1000000000ull /* a request waits this long at most for more */
@@ -54,7 +55,9 @@ struct otlp_export {
 	uint64_t batch_spans, batch_points, batch_start_ns;
 	size_t batch_bytes;
 	/* Counted as made (sent or dropped: otlp_counts). */
-	uint64_t spans, span_events, points, parents_not_waited;
+	uint64_t spans, span_events, points;
+	uint64_t parents_not_waited; /* spans and instants sent before they waited their time (a bound) */
+	uint64_t waiting;            /* spans and instants waiting, on all threads */
 	bool finished;
 	struct otlp_counts final;
 };

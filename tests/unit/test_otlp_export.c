@@ -284,6 +284,29 @@ static void test_wait_bounded_by_count(void **state)
 	stop(&r);
 }
 
+/* And on all threads together: OTLP_WAITING_MAX at most, the memory it takes; the rest go, counted. */
+static void test_wait_bounded_on_all_threads(void **state)
+{
+	struct run *r = calloc(1, sizeof(*r));
+	char name[32];
+	const unsigned threads = 20, each = 4000;
+
+	(void)state;
+	start(r);
+	for (unsigned t = 0; t < threads; t++)
+		for (unsigned i = 0; i < each; i++) {
+			snprintf(name, sizeof(name), "t%u-%u", t, i);
+			span(r, TID + t, 10 * i + 1, 10 * i + 5, name, NULL);
+		}
+	assert_int_equal(r->x.waiting, OTLP_WAITING_MAX);
+	assert_int_equal(r->x.parents_not_waited, threads * each - OTLP_WAITING_MAX);
+	otlp_export_finish(&r->x);
+	assert_int_equal(r->x.spans, threads * each);
+	otlp_export_close(&r->x, true);
+	rmdir(r->dir);
+	free(r);
+}
+
 /* A span ended on another thread: a root, with the ending thread said. */
 static void test_async_is_a_root(void **state)
 {
@@ -357,6 +380,7 @@ int main(void)
 		cmocka_unit_test(test_instants),
 		cmocka_unit_test(test_wait_bounded_by_time),
 		cmocka_unit_test(test_wait_bounded_by_count),
+		cmocka_unit_test(test_wait_bounded_on_all_threads),
 		cmocka_unit_test(test_async_is_a_root),
 		cmocka_unit_test(test_args_as_attributes),
 		cmocka_unit_test(test_strings_valid_utf8),
