@@ -349,33 +349,47 @@ static struct pend_span *new_span(struct otlp_export *x, uint32_t pid, uint32_t 
 	return s;
 }
 
-/* The oldest waiting span of t goes as a root. */
-static void release_span(struct otlp_export *x, struct otlp_thread *t, size_t i)
+/* The k oldest waiting spans of t go as roots (one move of the rest: k at once). */
+static void release_spans(struct otlp_export *x, struct otlp_thread *t, size_t k)
 {
-	struct pend_span *s = t->spans[i];
-
-	emit(x, (uint32_t)(t->key >> 32), s, 0, t);
-	free_span(s);
-	memmove(t->spans + i, t->spans + i + 1, (t->n - i - 1) * sizeof(*t->spans));
-	t->n--;
-	x->waiting--;
+	for (size_t i = 0; i < k; i++) {
+		emit(x, (uint32_t)(t->key >> 32), t->spans[i], 0, t);
+		free_span(t->spans[i]);
+	}
+	memmove(t->spans, t->spans + k, (t->n - k) * sizeof(*t->spans));
+	t->n -= k;
+	x->waiting -= k;
 }
 
-/* A waiting instant with no span of its thread around it: a span of no length, the instant its event. */
-static void release_instant(struct otlp_export *x, struct otlp_thread *t, size_t i)
+/*
+ * The k oldest waiting instants of t, with no span of their thread around
+ * them: each a span of no length, the instant its event.
+ */
+static void release_instants(struct otlp_export *x, struct otlp_thread *t, size_t k)
 {
-	struct pend_instant *in = t->inst[i];
 	uint32_t pid = (uint32_t)(t->key >> 32);
-	struct pend_span *s = new_span(x, pid, (uint32_t)t->key, in->ts, in->ts, &in->name, &in->args, NULL);
 
-	s->events = xmalloc(sizeof(*s->events));
-	s->events[0] = in;
-	s->n_events = 1;
-	emit(x, pid, s, 0, t);
-	free_span(s);
-	memmove(t->inst + i, t->inst + i + 1, (t->ni - i - 1) * sizeof(*t->inst));
-	t->ni--;
-	x->waiting--;
+	for (size_t i = 0; i < k; i++) {
+		struct pend_instant *in = t->inst[i];
+		struct pend_span *s = new_span(x, pid, (uint32_t)t->key, in->ts, in->ts, &in->name, &in->args, NULL);
+
+		s->events = xmalloc(sizeof(*s->events));
+		s->events[0] = in;
+		s->n_events = 1;
+		emit(x, pid, s, 0, t);
+		free_span(s);
+	}
+	memmove(t->inst, t->inst + k, (t->ni - k) * sizeof(*t->inst));
+	t->ni -= k;
+	x->waiting -= k;
+}
+
+/* Past a bound, this many go at once: moving the rest once for each would cost O(bound) a span. */
+#define OTLP_RELEASE_BATCH 256
+
+static size_t release_count(size_t waiting_here)
+{
+	return waiting_here < OTLP_RELEASE_BATCH ? waiting_here : OTLP_RELEASE_BATCH;
 }
 
 static void on_span(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts_ns, uint64_t dur_ns,
@@ -432,8 +446,10 @@ static void on_span(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts_ns, uint6
 	t->spans[t->n++] = s;
 	x->waiting++;
 	if (t->n > OTLP_PENDING_MAX || x->waiting > OTLP_WAITING_MAX) {
-		x->parents_not_waited++;
-		release_span(x, t, 0);
+		size_t k = release_count(t->n);
+
+		x->parents_not_waited += k;
+		release_spans(x, t, k);
 	}
 }
 
@@ -467,8 +483,10 @@ static void on_instant(void *ctx, uint32_t pid, uint32_t tid, uint64_t ts_ns,
 	t->inst[t->ni++] = in;
 	x->waiting++;
 	if (t->ni > OTLP_PENDING_MAX || x->waiting > OTLP_WAITING_MAX) {
-		x->parents_not_waited++;
-		release_instant(x, t, 0);
+		size_t k = release_count(t->ni);
+
+		x->parents_not_waited += k;
+		release_instants(x, t, k);
 	}
 }
 
@@ -662,11 +680,15 @@ static void release_waiting(const void *key, size_t len, void *value, void *ctx)
 
 	(void)key;
 	(void)len;
+	size_t k = 0;
+
 	/* In end (time) order: the first still young ends the look. */
-	while (t->n && (tc->all || t->spans[0]->e + OTLP_HOLD_NS < tc->now))
-		release_span(tc->x, t, 0);
-	while (t->ni && (tc->all || t->inst[0]->ts + OTLP_HOLD_NS < tc->now))
-		release_instant(tc->x, t, 0);
+	while (k < t->n && (tc->all || t->spans[k]->e + OTLP_HOLD_NS < tc->now))
+		k++;
+	release_spans(tc->x, t, k);
+	for (k = 0; k < t->ni && (tc->all || t->inst[k]->ts + OTLP_HOLD_NS < tc->now);)
+		k++;
+	release_instants(tc->x, t, k);
 	for (size_t i = 0; i < t->no;) {
 		if (!tc->all && t->open[i]->e + OTLP_HOLD_NS >= tc->now) {
 			i++;
@@ -695,64 +717,91 @@ void otlp_export_tick(struct otlp_export *x, uint64_t now_ns)
 		flush_batch(x);
 }
 
+/* A span or an instant, for the nesting at the end. */
+struct nest_item {
+	uint64_t b, e;
+	size_t order;             /* as written: of equal spans, the later encloses */
+	struct pend_span *s;      /* a span, or */
+	struct pend_instant *in;  /* an instant (b = e = its time) */
+	struct pend_span *parent;
+};
+
+/* By begin; then the longer first (the one around); same edges: spans first, the later written first. */
+static int nest_cmp(const void *pa, const void *pb)
+{
+	const struct nest_item *a = pa, *b = pb;
+
+	if (a->b != b->b)
+		return a->b < b->b ? -1 : 1;
+	if (a->e != b->e)
+		return a->e > b->e ? -1 : 1;
+	if (!a->s != !b->s)
+		return a->s ? -1 : 1;
+	return a->order > b->order ? -1 : a->order < b->order;
+}
+
 /*
  * At the end the spans still open are written unfinished, in no order of
- * nesting: each waiting span takes the tightest waiting span of its thread
- * around it as parent, each waiting instant the tightest around it.
+ * nesting: every span and instant still waiting on the thread takes the
+ * tightest waiting span around it. Sorted by begin (the one around first),
+ * a sweep with a stack of the spans still open at that point finds it:
+ * O(n log n), for up to OTLP_PENDING_MAX of each.
  */
 static void nest_leftovers(const void *key, size_t len, void *value, void *ctx)
 {
 	struct otlp_export *x = ctx;
 	struct otlp_thread *t = value;
 	uint32_t pid = (uint32_t)(t->key >> 32);
+	size_t n_items = t->n + t->no + t->ni, depth = 0, kept = 0;
+	struct nest_item *items, **stack;
 
 	(void)key;
 	(void)len;
-	/* The unfinished ones join those waiting: from here on, all nest alike. */
-	if (t->no) {
-		t->spans = xgrow(t->spans, &t->cap, t->n + t->no, sizeof(*t->spans));
-		memcpy(t->spans + t->n, t->open, t->no * sizeof(*t->open));
-		t->n += t->no;
-		t->no = 0;
+	if (!n_items)
+		return;
+	items = xmalloc(n_items * sizeof(*items));
+	stack = xmalloc(n_items * sizeof(*stack));
+	n_items = 0;
+	for (size_t i = 0; i < t->n; i++)
+		items[n_items++] = (struct nest_item){ t->spans[i]->b, t->spans[i]->e, i, t->spans[i], NULL, NULL };
+	for (size_t i = 0; i < t->no; i++) /* written after the finished ones */
+		items[n_items++] = (struct nest_item){ t->open[i]->b, t->open[i]->e, t->n + i, t->open[i], NULL, NULL };
+	for (size_t i = 0; i < t->ni; i++)
+		items[n_items++] = (struct nest_item){ t->inst[i]->ts, t->inst[i]->ts, 0, NULL, t->inst[i], NULL };
+	qsort(items, n_items, sizeof(*items), nest_cmp);
+	for (size_t i = 0; i < n_items; i++) {
+		struct nest_item *it = &items[i];
+
+		/* Those ended before this one ends hold neither it nor anything after it. */
+		while (depth && stack[depth - 1]->s->e < it->e)
+			depth--;
+		it->parent = depth ? stack[depth - 1]->s : NULL;
+		if (it->s)
+			stack[depth++] = it;
 	}
-	for (size_t i = 0; i < t->ni;) {
-		struct pend_span *best = NULL;
+	/* The instants first: a span goes out with its events. Those with none around wait (release_waiting). */
+	for (size_t i = 0; i < n_items; i++) {
+		struct pend_span *p = items[i].parent;
 
-		for (size_t j = 0; j < t->n; j++) {
-			struct pend_span *s = t->spans[j];
-
-			if (s->b <= t->inst[i]->ts && t->inst[i]->ts <= s->e && (!best || s->e - s->b < best->e - best->b))
-				best = s;
-		}
-		if (!best) {
-			i++;
+		if (items[i].s)
+			continue;
+		if (!p) {
+			t->inst[kept++] = items[i].in;
 			continue;
 		}
-		best->events = xgrow(best->events, &(size_t){ best->n_events }, best->n_events + 1,
-				     sizeof(*best->events));
-		best->events[best->n_events++] = t->inst[i];
-		memmove(t->inst + i, t->inst + i + 1, (t->ni - i - 1) * sizeof(*t->inst));
-		t->ni--;
+		p->events = xgrow(p->events, &(size_t){ p->n_events }, p->n_events + 1, sizeof(*p->events));
+		p->events[p->n_events++] = items[i].in;
 	}
-	for (size_t i = 0; i < t->n; i++) {
-		struct pend_span *c = t->spans[i], *best = NULL;
-
-		for (size_t j = 0; j < t->n; j++) {
-			struct pend_span *s = t->spans[j];
-
-			if (j == i || s->b > c->b || s->e < c->e)
-				continue;
-			/* Equal edges: the one written later encloses (the model writes children first). */
-			if (s->b == c->b && s->e == c->e && j < i)
-				continue;
-			if (!best || s->e - s->b < best->e - best->b)
-				best = s;
-		}
-		emit(x, pid, c, best ? best->id : 0, t);
-	}
-	for (size_t i = 0; i < t->n; i++)
-		free_span(t->spans[i]);
-	t->n = 0;
+	t->ni = kept;
+	for (size_t i = 0; i < n_items; i++)
+		if (items[i].s)
+			emit(x, pid, items[i].s, items[i].parent ? items[i].parent->id : 0, t);
+	for (size_t i = 0; i < n_items; i++)
+		if (items[i].s)
+			free_span(items[i].s);
+	t->n = t->no = 0;
+	free(items);
+	free(stack);
 }
 
 void otlp_export_finish(struct otlp_export *x)

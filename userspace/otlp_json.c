@@ -35,11 +35,6 @@ void ob_raw(struct otlp_buf *b, const char *s, size_t n)
 	b->p[b->n] = '\0';
 }
 
-void ob_lit(struct otlp_buf *b, const char *s)
-{
-	ob_raw(b, s, strlen(s));
-}
-
 void ob_str(struct otlp_buf *b, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
@@ -76,20 +71,25 @@ void ob_str(struct otlp_buf *b, const char *s, size_t n)
 	b->p[b->n] = '\0';
 }
 
+/* Digits without printf: a span has four numbers, on the loop's path. */
 void ob_u64_str(struct otlp_buf *b, uint64_t v)
 {
-	char t[32];
+	char t[32], *end;
 
-	ob_raw(b, t, (size_t)snprintf(t, sizeof(t), "\"%" PRIu64 "\"", v));
+	t[0] = '"';
+	end = jw_put_u64(t + 1, v);
+	*end++ = '"';
+	ob_raw(b, t, (size_t)(end - t));
 }
 
 void ob_double(struct otlp_buf *b, double v)
 {
-	char t[40];
+	char t[40], *end;
 
 	if (!isfinite(v))
 		v = 0; /* the model passes finite samples only */
-	ob_raw(b, t, (size_t)jw_shortest_g(v, t, sizeof(t)));
+	end = jw_put_whole(t, v); /* most samples */
+	ob_raw(b, t, end ? (size_t)(end - t) : (size_t)jw_shortest_g(v, t, sizeof(t)));
 }
 
 void ob_hex(struct otlp_buf *b, const uint8_t *id, size_t n)
@@ -133,10 +133,15 @@ void ob_attr_str(struct otlp_buf *b, bool *first, const char *key, const char *s
 
 void ob_attr_int(struct otlp_buf *b, bool *first, const char *key, int64_t v)
 {
-	char t[32];
+	char t[32], *q = t, *end;
 
 	attr_key(b, first, key, "intValue");
-	ob_raw(b, t, (size_t)snprintf(t, sizeof(t), "\"%" PRId64 "\"}}", v));
+	*q++ = '"';
+	if (v < 0)
+		*q++ = '-';
+	end = jw_put_u64(q, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
+	memcpy(end, "\"}}", 3);
+	ob_raw(b, t, (size_t)(end + 3 - t));
 }
 
 void ob_attr_double(struct otlp_buf *b, bool *first, const char *key, double v)

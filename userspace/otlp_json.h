@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct otlp_buf {
 	char *p;
@@ -20,7 +21,11 @@ struct otlp_buf {
 };
 
 void ob_raw(struct otlp_buf *b, const char *s, size_t n);
-void ob_lit(struct otlp_buf *b, const char *s);
+/* Inline: a literal's length is known at compile time. */
+static inline void ob_lit(struct otlp_buf *b, const char *s)
+{
+	ob_raw(b, s, strlen(s));
+}
 /* A JSON string of s[0..n): ill-formed UTF-8 becomes U+FFFD, controls \u00XX. */
 void ob_str(struct otlp_buf *b, const char *s, size_t n);
 void ob_u64_str(struct otlp_buf *b, uint64_t v); /* "123": int64/fixed64 fields */
