@@ -352,6 +352,8 @@ static struct pend_span *new_span(struct otlp_export *x, uint32_t pid, uint32_t 
 /* The k oldest waiting spans of t go as roots (one move of the rest: k at once). */
 static void release_spans(struct otlp_export *x, struct otlp_thread *t, size_t k)
 {
+	if (!k)
+		return;
 	for (size_t i = 0; i < k; i++) {
 		emit(x, (uint32_t)(t->key >> 32), t->spans[i], 0, t);
 		free_span(t->spans[i]);
@@ -369,6 +371,8 @@ static void release_instants(struct otlp_export *x, struct otlp_thread *t, size_
 {
 	uint32_t pid = (uint32_t)(t->key >> 32);
 
+	if (!k)
+		return;
 	for (size_t i = 0; i < k; i++) {
 		struct pend_instant *in = t->inst[i];
 		struct pend_span *s = new_span(x, pid, (uint32_t)t->key, in->ts, in->ts, &in->name, &in->args, NULL);
