@@ -29,7 +29,7 @@ CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 LDFLAGS  += -fsanitize=address,undefined
 endif
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Ibpf -Iusdt -Iuserspace -DCTRACE_SITE_LAYOUT_ONLY
-LIBS     := -lbpf -ldw -lelf -lz -lcjson -lprotobuf-c -lcap -lstdc++ -lm -pthread
+LIBS     := -lbpf -ldw -lelf -lz -lcjson -lprotobuf-c -lcurl -lcap -lstdc++ -lm -pthread
 
 VMLINUX  := vmlinux/vmlinux.h
 # One BPF source, one object per program set (bpf/ctrace.bpf.c says what

@@ -128,6 +128,7 @@ void chrome_trace_begin(struct chrome_trace *tf, struct json_writer *w,
 	tf->aside_ready = false;
 	tf->rot = NULL;     /* --max-size: the session sets it after */
 	tf->summary = NULL; /* the end's summary: the caller sets it after (fuzz_records read it unset) */
+	tf->obs = NULL;     /* --otlp: the caller sets it after */
 	memset(tf->ids, 0, sizeof(tf->ids));
 	chrome_trace_restart(tf, facts);
 }
@@ -327,6 +328,8 @@ void chrome_trace_write_end(struct chrome_trace *tf, struct json_writer *w, uint
 	write_kv_u64(w, "thread_renames", s->thread_renames);
 	write_stack_stats(w, s->stacks);
 	usdt_model_write_metadata(s->usdt, w);
+	if (tf->obs && tf->obs->metadata)
+		tf->obs->metadata(tf->obs->ctx, w);
 	if (facts->event_path) {
 		write_kv_str(w, "event_path", facts->event_path, true);
 		if (facts->event_path_why)
@@ -608,12 +611,16 @@ static void te_metadata_name(struct chrome_trace *tf, const char *what, uint32_t
 
 void chrome_trace_process_name(struct chrome_trace *ct, uint32_t pid, const struct ct_text *name)
 {
+	if (ct->obs && ct->obs->process_name)
+		ct->obs->process_name(ct->obs->ctx, pid, name);
 	te_metadata_name(ct, "process_name", pid, pid, name->s, name->n, name->flags);
 }
 
 void chrome_trace_thread_name(struct chrome_trace *ct, uint32_t pid, uint32_t tid,
 			      const struct ct_text *name)
 {
+	if (ct->obs && ct->obs->thread_name)
+		ct->obs->thread_name(ct->obs->ctx, pid, tid, name);
 	te_metadata_name(ct, "thread_name", pid, tid, name->s, name->n, name->flags);
 }
 
@@ -970,6 +977,8 @@ void chrome_trace_complete(struct chrome_trace *ct, uint32_t pid, uint32_t tid, 
 			   uint64_t dur_ns, const struct ct_text *name,
 			   const struct ct_text *begin_args, const struct ct_text *end_args)
 {
+	if (ct->obs && ct->obs->span)
+		ct->obs->span(ct->obs->ctx, pid, tid, ts_ns, dur_ns, name, begin_args, end_args, NULL);
 	summarize_span(ct, name, dur_ns, false);
 	complete_head(ct, pid, tid, ts_ns, dur_ns, name);
 	/* Args from one end only (the usual case) need no merging. */
@@ -988,6 +997,8 @@ void chrome_trace_unfinished(struct chrome_trace *ct, uint32_t pid, uint32_t tid
 {
 	cJSON *o = args_of(args);
 
+	if (ct->obs && ct->obs->span)
+		ct->obs->span(ct->obs->ctx, pid, tid, ts_ns, dur_ns, name, args, NULL, why);
 	summarize_span(ct, name, dur_ns, true);
 	if (!o)
 		o = cJSON_CreateObject();
@@ -1024,6 +1035,9 @@ void chrome_trace_async(struct chrome_trace *ct, uint32_t pid, const struct ct_t
 {
 	char hex[32];
 
+	if (ct->obs && ct->obs->async_span)
+		ct->obs->async_span(ct->obs->ctx, pid, name, begin_tid, begin_ns, begin_args, end_tid,
+				    end_ns, end_args);
 	snprintf(hex, sizeof(hex), "0x%" PRIx64, id);
 	summarize_span(ct, name, end_ns > begin_ns ? end_ns - begin_ns : 0, false);
 	async_end(ct, "b", pid, begin_tid, begin_ns, name, hex, begin_args);
@@ -1050,6 +1064,8 @@ void chrome_trace_instant(struct chrome_trace *ct, uint32_t pid, uint32_t tid, u
 	 */
 	char *q;
 
+	if (ct->obs && ct->obs->instant)
+		ct->obs->instant(ct->obs->ctx, pid, tid, ts_ns, name, scope, args);
 	if (ct->summary) {
 		const char *s;
 		size_t n;
@@ -1084,6 +1100,8 @@ void chrome_trace_counter(struct chrome_trace *ct, uint32_t pid, uint32_t tid, u
 	static const char value_key[] = ",\"cat\":\"ctrace\",\"args\":{\"value\":";
 	char *q, *end;
 
+	if (ct->obs && ct->obs->counter)
+		ct->obs->counter(ct->obs->ctx, pid, tid, ts_ns, name, value);
 	if (ct->summary) {
 		const char *s;
 		size_t n;

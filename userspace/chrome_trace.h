@@ -25,6 +25,7 @@
 #include "trace_flows.h"
 #include "stack_frames.h"
 #include "stack_trace.h"
+#include "trace_observer.h"
 
 struct usdt_model;
 struct trace_rotation;
@@ -162,6 +163,8 @@ struct chrome_trace {
 	 */
 	char *event_start;
 	struct flight_recorder *ring;
+	/* Told of every span, instant, counter and name written, and asked for metadata (NULL: none). */
+	const struct trace_observer *obs;
 };
 
 /* The JSON text of CTRACE_TRIGGER's args (include/ctrace.h). */

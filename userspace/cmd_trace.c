@@ -72,6 +72,7 @@ int cmd_trace(int argc, char **argv)
 	struct session s;
 	struct trace_output out;
 	struct trace_summary summary;
+	struct otlp_export otlp;
 	char default_out[300];
 	int code;
 
@@ -86,18 +87,28 @@ int cmd_trace(int argc, char **argv)
 
 	code = 1;
 	trace_summary_init(&summary);
+	if (o.otlp_file)
+		o.output = "/dev/null"; /* -o FILE.otlp.json: the OTLP lines instead of the Chrome trace */
+	otlp_export_open(&otlp, o.otlp_url, o.otlp_file);
 	if (output_begin(&out, o.output,
 			 &(struct output_limits){ o.max_size, o.max_files, &s.stats, o.ring_size, o.perfetto },
-			 &s.target) == 0) {
+			 &s.target) == 0 &&
+	    (!otlp.where || otlp_export_start(&otlp, &out.facts) == 0)) {
 		if (!o.quiet)
 			out.tf.summary = &summary;
+		if (otlp.where) {
+			out.tf.obs = &otlp.obs;
+			out.otlp = &otlp;
+		}
 		if (session_start(&s, &out) == 0) {
 			session_run(&s);
 			session_stop(&s);
 			if (output_end(&out, &s.stats) == 0) {
 				/* A loss is a warning: said even with -q. */
-				if (!o.quiet || s.stats.dropped)
+				if ((!o.quiet || s.stats.dropped) && !o.otlp_file)
 					say_written(&s, &out);
+				if (otlp.where)
+					otlp_export_report(&otlp, o.quiet);
 				if (!o.quiet)
 					say_summary(&s, &out, &summary);
 				code = 0;
@@ -105,6 +116,7 @@ int cmd_trace(int argc, char **argv)
 		}
 	}
 	output_close(&out, code && !s.started); /* tracing never started: no file left */
+	otlp_export_close(&otlp, code && !s.started);
 	trace_summary_free(&summary);
 	return session_end(&s, code);
 }

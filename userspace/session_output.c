@@ -247,6 +247,8 @@ int output_dump(struct trace_output *out, const struct trace_stats *stats, const
  */
 void output_flush_every(struct trace_output *out, uint64_t now)
 {
+	if (out->otlp && now >= out->next_flush_ns)
+		otlp_export_tick(out->otlp, now);
 	if (now < out->next_flush_ns || out->ring)
 		return;
 	jw_hand_on(&out->w); /* to the writer thread: the loop does not wait for the disk */
@@ -276,6 +278,8 @@ int output_end(struct trace_output *out, struct trace_stats *stats)
 		stats->events_written = out->tf.events;
 		return err ? err : output_dump(out, stats, "end", 0, stats->stop_mono_ns, true);
 	}
+	if (out->otlp)
+		otlp_export_finish(out->otlp); /* its counts go in the metadata */
 	chrome_trace_end(&out->tf, &out->facts, stats);
 	stats->events_written = out->tf.events;
 	if (jw_finish(&out->w) < 0 || out->w.err) {

@@ -14,6 +14,7 @@
 #include "proc_info.h"
 #include "chrome_trace.h"
 #include "flight_recorder.h"
+#include "otlp_export.h"
 #include "trace_rotation.h"
 
 struct trace_output {
@@ -38,6 +39,8 @@ struct trace_output {
 	unsigned dumps_failed;
 	/* Perfetto's format: fd above is the JSON's temp file, this the output's (-1: JSON only). */
 	int pftrace_fd;
+	/* --otlp, -o FILE.otlp.json (NULL: none): told the time with each flush, finished before the end's metadata. */
+	struct otlp_export *otlp;
 };
 
 /*

@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 #include "commands.h"
 #include "kernel_features.h"
+#include "otlp_export.h"
 #include "trace_sink.h"
 #include "trace_model.h"
 
@@ -33,6 +34,15 @@ static const char usage_text[] =
 	"                       3.4-3.6x smaller; what -o FILE.pftrace picks), for\n"
 	"                       any name and -o -; not with --ring, --max-size or\n"
 	"                       --stacks\n"
+	"                       FILE.otlp.json: OTLP JSON lines (one export request\n"
+	"                       a line, as the OpenTelemetry collector's file\n"
+	"                       exporter writes), instead of the Chrome trace\n"
+	"  --otlp URL           also export spans (instants as their events) and\n"
+	"                       counters (gauges) to an OpenTelemetry collector, OTLP/\n"
+	"                       HTTP JSON, gzip: URL/v1/traces and URL/v1/metrics\n"
+	"                       (e.g. http://127.0.0.1:4318); sent from a thread of\n"
+	"                       its own, tried again with backoff, a bounded queue;\n"
+	"                       what is dropped is said at the end and in metadata\n"
 	"  --max-size SIZE      no file larger than SIZE (1M to 1024G): with %n in\n"
 	"                       FILE (trace-%n.json.gz) a new file 1, 2, ... each time\n"
 	"                       one is full, each a whole trace; else tracing stops\n"
@@ -98,6 +108,7 @@ static const char usage_text[] =
 	"  sudo ctrace-bpf -o run.json -- ./myprogram --its-flags\n"
 	"  sudo ctrace-bpf --exe /usr/local/bin/worker -d 30\n"
 	"  sudo ctrace-bpf -p 1234 --ring 16M -o fr.json  # kill -USR1 <tracer>: fr-1.json\n"
+	"  sudo ctrace-bpf -p 1234 --otlp http://127.0.0.1:4318  # and ctrace-1234.json\n"
 	"Then open the file at https://ui.perfetto.dev (Open trace file).\n"
 	"\nOther commands:\n"
 	"  ctrace-bpf list -p PID | PATH   list the USDT probes of a process or an ELF file\n"
@@ -346,6 +357,32 @@ static void check_output_limits(const struct trace_options *o)
 	}
 }
 
+/* --otlp and -o FILE.otlp.json: one destination, a trace written as it goes. */
+static void check_otlp(struct trace_options *o)
+{
+	if (otlp_export_path_is_file(o->output))
+		o->otlp_file = o->output;
+	if (o->otlp_file && o->otlp_url) {
+		fputs("ctrace-bpf: give --otlp URL or -o FILE.otlp.json, not both (with --otlp, -o names the JSON trace)\n",
+		      stderr);
+		exit(2);
+	}
+	if ((o->otlp_file || o->otlp_url) && o->ring_size) {
+		fputs("ctrace-bpf: --ring keeps the latest events for its dumps: it does not export OTLP (--otlp, -o FILE.otlp.json)\n",
+		      stderr);
+		exit(2);
+	}
+	if (o->otlp_file && o->max_size) {
+		fputs("ctrace-bpf: -o FILE.otlp.json is one file: it does not take --max-size\n", stderr);
+		exit(2);
+	}
+	if (o->otlp_file && o->perfetto) {
+		fputs("ctrace-bpf: -o FILE.otlp.json writes OTLP JSON lines, not a Perfetto trace: drop --format perfetto\n",
+		      stderr);
+		exit(2);
+	}
+}
+
 void trace_options_parse(int argc, char **argv, struct trace_options *o)
 {
 	static const struct option longopts[] = {
@@ -367,6 +404,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		{ "usdt", required_argument, NULL, 'U' },
 		{ "ring", required_argument, NULL, 'R' },
 		{ "format", required_argument, NULL, 'T' },
+		{ "otlp", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
@@ -445,6 +483,14 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 				fprintf(stderr, "ctrace-bpf: --ring needs a size from 64K to 1G, like 1M or 64M, not '%s'\n", optarg);
 				exit(2);
 			}
+			break;
+		case 'O':
+			if (strncmp(optarg, "http://", 7) && strncmp(optarg, "https://", 8)) {
+				fprintf(stderr, "ctrace-bpf: --otlp needs the collector's OTLP/HTTP URL, like http://127.0.0.1:4318, not '%s'\n",
+					optarg);
+				exit(2);
+			}
+			o->otlp_url = optarg;
 			break;
 		case 'C': {
 			char err[300];
@@ -532,6 +578,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		      stderr);
 		exit(2);
 	}
+	check_otlp(o);
 	/* The whole integration suite runs per event with it (CI). */
 	if (getenv("CTRACE_NO_BATCH") && !strcmp(getenv("CTRACE_NO_BATCH"), "1"))
 		o->no_batch = true;

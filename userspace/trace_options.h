@@ -39,6 +39,10 @@ struct trace_options {
 	struct category_filter categories; /* --categories (none: every category) */
 	struct usdt_specs *usdt;  /* --usdt (usdt_spec.h): &usdt_given; NULL: none */
 	struct usdt_specs usdt_given;
+	/* --otlp URL: spans, instants and counters also to an OpenTelemetry collector (otlp_export.h) */
+	const char *otlp_url;
+	/* -o FILE.otlp.json: OTLP JSON lines there instead of the Chrome trace (NULL: not asked) */
+	const char *otlp_file;
 };
 
 /* Parses argv; on a usage error prints one line and exits 2; --help, --version exit 0. */
