@@ -278,7 +278,7 @@ static void check_resource(const struct trace_run *r, const cJSON *res, const ch
 }
 
 /*
- * The requests read by the official schema (tests/otlp_proto, by
+ * The requests read by OTLP's schema (our subset, tests/otlp_proto, by
  * tests/lib/otlp_proto_check.py: protoc and python3-protobuf, unknown fields
  * refused): they parse, and hold spans, events and points as counted here.
  */
