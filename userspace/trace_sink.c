@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 #include "pftrace.h"
 #include "write_behind.h"
@@ -46,8 +47,19 @@ static int pftrace_out(struct trace_sink *s, int fd, unsigned long long *written
 {
 	size_t n;
 	const void *p = pftrace_stream_take(s->pf, &n);
+	unsigned long long done = 0;
+	off_t at;
+	int err;
 
-	return n ? write_fully(fd, p, n, written) : 0;
+	if (!n)
+		return 0;
+	at = lseek(fd, 0, SEEK_CUR);
+	err = write_fully(fd, p, n, &done);
+	/* A disk full mid-packet: a regular file cut back to its last whole packet (a pipe keeps what went) */
+	if (err && done && at >= 0 && ftruncate(fd, at) == 0)
+		done = 0;
+	*written += done;
+	return err;
 }
 
 /* Runs deflate over what is in s->z with `flush`, writing its output as it comes. */

@@ -10,8 +10,11 @@
  *   - summarized by `ctrace-bpf report` exactly as its JSON is;
  *   - smaller than its JSON.
  * Plus: a tracer SIGKILLed mid-trace leaves the packets written so far,
+ * a full disk leaves a file that ends on a whole packet,
  * --format perfetto to standard output, and the refusals.
  */
+#include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -339,6 +343,53 @@ static void test_sigkill_keeps_the_packets_written(void **state)
 	tr_free(&r);
 }
 
+/*
+ * The disk full under a .pftrace (a 256K tmpfs, in a mount namespace of
+ * this test's own): one line saying so, a non-zero exit, and a file that
+ * ends on its last whole packet, which protoc reads without an error and
+ * that holds the bursts written before.
+ */
+static void test_disk_full_ends_on_a_whole_packet(void **state)
+{
+	static const char *const prog_args[] = { "run", "4", NULL };
+	char dir[] = "/tmp/ctrace-pffull-XXXXXX", *decoded;
+	const char *tracer_args[] = { NULL };
+	struct trace_run r;
+	cJSON *back, *ev;
+	size_t bursts = 0;
+
+	(void)state;
+	tr_require_root();
+	tr_require_command("protoc");
+	if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+		fail_msg("cannot make a mount namespace: %s", strerror(errno));
+	assert_non_null(mkdtemp(dir));
+	if (mount("tmpfs", dir, "tmpfs", 0, "size=256k") != 0)
+		fail_msg("cannot mount a small tmpfs: %s", strerror(errno));
+	assert_int_equal(tr_init(&r), 0);
+	snprintf(r.trace_path, sizeof(r.trace_path), "%s/full.pftrace", dir);
+	if (tr_start_program(&r, "faulty", prog_args) < 0 || tr_wait_line(&r, "ready", 10000) < 0 ||
+	    tr_start_tracer(&r, tracer_args) < 0 || tr_wait_line(&r, "armed", 10000) < 0 ||
+	    tr_wait_tracer(&r, 10000) < 0)
+		fail_msg("%s", r.error);
+	assert_int_not_equal(r.tracer_exit, 0);
+	if (!strstr(r.tracer_stderr, "No space left on device") || !strstr(r.tracer_stderr, "full.pftrace"))
+		fail_msg("the tracer did not say the disk is full: %s", r.tracer_stderr);
+	decoded = protoc_decode(r.trace_path);
+	back = read_back(r.trace_path);
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItem(back, "traceEvents"))
+		bursts += tr_str(ev, "name") && !strcmp(tr_str(ev, "name"), "burst");
+	printf("  disk full: %ld bytes, %zu bursts\n", file_size(r.trace_path), bursts);
+	/* 256K at ~30 bytes an event: thousands, far more than a flush's worth lost */
+	if (bursts < 1000)
+		fail_msg("only %zu burst instants in the .pftrace of a full 256K disk", bursts);
+	free(decoded);
+	cJSON_Delete(back);
+	tr_free(&r);
+	umount2(dir, MNT_DETACH);
+	rmdir(dir);
+}
+
 /* The bundled demo, launched by the tracer for 2 s, to standard output with --format perfetto. */
 static void test_demo_to_stdout(void **state)
 {
@@ -408,6 +459,7 @@ int main(void)
 		cmocka_unit_test(test_demo_to_stdout),
 		cmocka_unit_test(test_sigkill_keeps_the_packets_written),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_disk_full_ends_on_a_whole_packet), /* last: it leaves the mount namespace changed */
 	};
 
 	return cmocka_run_group_tests_name("pftrace", tests, NULL, NULL);
