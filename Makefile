@@ -59,6 +59,9 @@ TEST_HELPER_OBJS := $(patsubst tests/lib/%.c,$(BUILD)/tests/lib/%.o,$(wildcard t
 # tests/lib/json_strict.c is the loader's strict JSON scanner (and its UTF-8 decoder).
 TEST_HELPER_OBJS += $(BUILD)/userspace/json_check.o $(BUILD)/userspace/json_writer.o $(BUILD)/userspace/write_behind.o \
 	$(BUILD)/userspace/trace_sink.o
+# trace_sink converts to Perfetto's protobuf as it writes (pftrace.h).
+TEST_HELPER_OBJS += $(BUILD)/userspace/pftrace_write.o $(BUILD)/userspace/pftrace_read.o $(BUILD)/userspace/key_map.o \
+	$(BUILD)/userspace/perfetto_trace.pb-c.o
 
 .PHONY: test-program-sets fuzz all clean test unit-test header-test integration-test install deps deps-test demo bench
 all: $(BUILD)/ctrace-bpf $(EXAMPLES)
@@ -180,7 +183,7 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS) $(TEST_HELPER_OBJS) include/ct
 $(BUILD)/tests/integration/%: tests/integration/%.c $(TEST_HELPER_OBJS) | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(LDFLAGS) $(filter %.c %.o,$^) -lbpf -lcjson -lcmocka -lz -lm -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(LDFLAGS) $(filter %.c %.o,$^) -lbpf -lcjson -lprotobuf-c -lcmocka -lz -lm -o $@
 
 # test_pftrace reads .pftrace with the loader's reader (and protoc).
 PFTRACE_OBJS := $(BUILD)/userspace/pftrace_read.o $(BUILD)/userspace/key_map.o $(BUILD)/userspace/perfetto_trace.pb-c.o

@@ -314,7 +314,7 @@ out:
 	return ret;
 }
 
-/* A .pftrace (pftrace.h): not JSON, and never cut (written at the end, from the JSON). */
+/* A .pftrace (pftrace.h): not JSON, and written whole packets at a time: opens as it is, even cut. */
 static bool is_pftrace(const char *file)
 {
 	unsigned char head[2];
@@ -357,7 +357,7 @@ int cmd_fix(int argc, char **argv)
 		return 2;
 	}
 	if (is_pftrace(argv[optind])) {
-		fprintf(stderr, "ctrace-bpf: %s is a Perfetto protobuf trace (-o FILE.pftrace): it is written whole when tracing stops, there is nothing to repair\n",
+		fprintf(stderr, "ctrace-bpf: %s is a Perfetto protobuf trace (-o FILE.pftrace): it is written a whole packet at a time, so even cut short it opens as it is: there is nothing to repair\n",
 			argv[optind]);
 		return 1;
 	}

@@ -37,6 +37,12 @@ int jw_gzip(struct json_writer *w)
 	return trace_sink_init(&w->sink, true);
 }
 
+int jw_pftrace(struct json_writer *w, int json_fd)
+{
+	trace_sink_free(&w->sink);
+	return trace_sink_init_pftrace(&w->sink, json_fd);
+}
+
 void jw_write_behind(struct json_writer *w)
 {
 	if (!w->behind && w->fd >= 0)

@@ -67,6 +67,11 @@ int jw_init(struct json_writer *w, int fd, size_t cap); /* 0 or -errno */
 void jw_write_behind(struct json_writer *w);
 /* The output is gzip (trace_sink.h): before anything is written or handed to a thread. 0 or -ENOMEM. */
 int jw_gzip(struct json_writer *w);
+/*
+ * The output is Perfetto's protobuf (trace_sink.h), made from the JSON as it
+ * goes out; json_fd (-1: none) gets the JSON too. As jw_gzip(). 0 or -ENOMEM.
+ */
+int jw_pftrace(struct json_writer *w, int json_fd);
 /* What is buffered goes out, without waiting for a writer thread (jw_flush() waits); 0 or -errno. */
 int jw_hand_on(struct json_writer *w);
 void jw_free(struct json_writer *w); /* frees buffers, stops the writer thread; does not flush or close */

@@ -2,10 +2,12 @@
 /*
  * pftrace.h - Perfetto's native protobuf trace (-o FILE.pftrace, --format
  * perfetto), written from and read back into the JSON trace chrome_trace.c
- * writes. The JSON stays the one model of the trace: the session writes it
- * aside (a temp file) and pftrace_from_json() turns it, event by event, into
- * TracePackets at the end; pftrace_to_json() turns a .pftrace back into the
- * same JSON events (for `report`, and the tests' comparison).
+ * writes. The JSON stays the one model of the trace: the session's JSON
+ * bytes, on their last step (trace_sink.c), go through a pftrace_stream
+ * that turns each complete event into TracePackets appended to the file
+ * while tracing (no JSON on disk unless CTRACE_PFTRACE_JSON asks);
+ * pftrace_to_json() turns a .pftrace back into the same JSON events (for
+ * `report`, and the tests' comparison).
  *
  * The mapping (perfetto_trace.proto has the fields):
  *   "M" process_name / thread_name / *_sort_index: a TrackDescriptor of the
@@ -39,8 +41,32 @@ struct pftrace_counts {
 	uint64_t events;        /* JSON events turned into packets */
 	uint64_t not_converted; /* lines that were no event this writer knows (also in the metadata) */
 	uint64_t sort_indexes_clamped; /* past int32 (Perfetto's legacy_sort_index): the nearest (also in the metadata) */
+	uint64_t tables_cleared; /* interning or track tables that reached their bound (also in the metadata) */
 	uint64_t packets, bytes;
 };
+
+/*
+ * The conversion as a stream: the JSON trace's bytes fed as the writer
+ * sends them (cut anywhere, even mid-line), the packets of the complete
+ * events taken after each feed. What is taken always ends on a packet
+ * boundary, so a file the takes are appended to is a valid Perfetto trace
+ * after each append. An "X" is held until the line after it (its flows
+ * come first); everything else is out by the take after its line's
+ * newline. State is bounded (TABLE_MAX in pftrace_write.c).
+ */
+struct pftrace_stream;
+
+/* A new stream (its first packet, the clock snapshot, already to take); NULL: out of memory. */
+struct pftrace_stream *pftrace_stream_new(void);
+void pftrace_stream_feed(struct pftrace_stream *s, const char *p, size_t n);
+/* The packets made since the last take: *n bytes, valid until the next call on s. */
+const void *pftrace_stream_take(struct pftrace_stream *s, size_t *n);
+/*
+ * The end: the held "X", and the metadata (or, for a JSON cut short, a
+ * note saying so) as the last packet, to take. counts (or NULL) gets the counts.
+ */
+void pftrace_stream_end(struct pftrace_stream *s, struct pftrace_counts *counts);
+void pftrace_stream_free(struct pftrace_stream *s);
 
 /*
  * Reads the JSON trace in (chrome_trace.c's layout, one event a line) and

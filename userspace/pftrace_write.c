@@ -16,6 +16,13 @@
 #define CLOCK_ID_REALTIME 1
 #define CLOCK_ID_MONOTONIC 3
 #define CLOCK_ID_BOOTTIME 6
+/*
+ * The writer's state is bounded for a trace of any length: each interning
+ * table and the track table hold at most this many entries, then start
+ * again empty (counted: metadata.pftrace_tables_cleared); a string or
+ * track met again costs its definition sent again.
+ */
+#define TABLE_MAX (1u << 18)
 /* A line of the JSON trace at most (a span and its args; trace_fix.h's bound is larger). */
 #define LINE_MAX_BYTES (64u << 20)
 
@@ -33,7 +40,9 @@ struct interned {
 };
 
 struct writer {
-	FILE *out;
+	/* Packets made and not yet taken (pftrace_stream_take()): whole ones only. */
+	uint8_t *obuf;
+	size_t olen, ocap;
 	struct interned names, cats, keys;
 	struct key_map tracks;   /* kind, pid, tid, name -> uuid */
 	struct key_map async_pools; /* pid, name -> struct async_pool */
@@ -44,14 +53,10 @@ struct writer {
 		bool open;
 	} open_async; /* the "b" written, its "e" next */
 	uint64_t next_uuid;
-	bool first;
-	uint8_t *buf;
-	size_t cap;
 	/* Allocations of the packet being built: freed once it is written. */
 	void **owned;
 	size_t n_owned, cap_owned;
 	struct pftrace_counts *counts;
-	int err;
 };
 
 static void *own(struct writer *w, void *p)
@@ -92,6 +97,12 @@ static uint64_t intern(struct writer *w, struct interned *t, const char *s)
 
 	if (v)
 		return (uint64_t)(uintptr_t)v;
+	if (t->map.count >= TABLE_MAX) {
+		/* Forgotten, not reused: iids keep growing, so a string met again is only sent again. */
+		key_map_free(&t->map);
+		key_map_init(&t->map);
+		w->counts->tables_cleared++;
+	}
 	t->next++;
 	key_map_put(&t->map, s, n, (void *)(uintptr_t)t->next);
 	/* EventName's layout for the three (iid 1, name 2), each with its own descriptor. */
@@ -115,13 +126,28 @@ static uint64_t intern(struct writer *w, struct interned *t, const char *s)
 	return t->next;
 }
 
+/* Room for n more bytes of output. */
+static uint8_t *out_room(struct writer *w, size_t n)
+{
+	if (w->olen + n > w->ocap) {
+		w->ocap = (w->olen + n) * 2;
+		w->obuf = realloc(w->obuf, w->ocap);
+		if (!w->obuf)
+			abort();
+	}
+	return w->obuf + w->olen;
+}
+
 static void put_varint(struct writer *w, uint64_t v)
 {
+	uint8_t *q = out_room(w, 10);
+
 	do {
 		uint8_t b = v & 0x7f;
 
 		v >>= 7;
-		fputc(v ? b | 0x80 : b, w->out);
+		*q++ = v ? b | 0x80 : b;
+		w->olen++;
 	} while (v);
 }
 
@@ -149,18 +175,11 @@ static void emit(struct writer *w, Packet *p)
 		p->interned_data = &idata;
 	}
 	n = perfetto__protos__trace_packet__get_packed_size(p);
-	if (n > w->cap) {
-		free(w->buf);
-		w->cap = n * 2;
-		w->buf = malloc(w->cap);
-		if (!w->buf)
-			abort();
-	}
-	perfetto__protos__trace_packet__pack(p, w->buf);
-	fputc(0x0a, w->out); /* field 1, length-delimited */
+	*out_room(w, 1) = 0x0a; /* field 1, length-delimited */
+	w->olen++;
 	put_varint(w, n);
-	if (fwrite(w->buf, 1, n, w->out) != n)
-		w->err = 1;
+	perfetto__protos__trace_packet__pack(p, out_room(w, n));
+	w->olen += n;
 	w->counts->packets++;
 	w->names.n_fresh = w->cats.n_fresh = w->keys.n_fresh = 0;
 	for (size_t i = 0; i < w->n_owned; i++)
@@ -246,6 +265,12 @@ static uint64_t track_lookup(struct writer *w, struct track_key k, const char *n
 	if (v) {
 		uuid = (uint64_t)(uintptr_t)v;
 	} else {
+		if (w->tracks.count >= TABLE_MAX) {
+			/* A track met again after this gets a new uuid and descriptor (Perfetto joins a thread's by its tid). */
+			key_map_free(&w->tracks);
+			key_map_init(&w->tracks);
+			w->counts->tables_cleared++;
+		}
 		uuid = ++w->next_uuid;
 		key_map_put(&w->tracks, key, klen, (void *)(uintptr_t)uuid);
 	}
@@ -665,6 +690,7 @@ static void write_x(struct writer *w, const cJSON *ev, const struct flows *fl)
  * with a million such spans has as many tracks as it ever had open at once.
  */
 #define ASYNC_POOL_MAX 256 /* tracks per process and name; past it, a new one each span */
+#define ASYNC_POOLS_MAX 4096 /* process-and-name pools kept (6 KB each), then all forgotten */
 
 struct async_pool {
 	size_t n;
@@ -680,6 +706,12 @@ static uint64_t async_track(struct writer *w, uint32_t pid, const char *name, ui
 	TrackDescriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 
 	if (!pool) {
+		if (w->async_pools.count >= ASYNC_POOLS_MAX) {
+			/* Safe: only the pool of the open span is held (open_async), and this "b" replaces it. */
+			key_map_free_with_values(&w->async_pools);
+			key_map_init(&w->async_pools);
+			w->counts->tables_cleared++;
+		}
 		pool = calloc(1, sizeof(*pool));
 		if (!pool)
 			abort();
@@ -984,81 +1016,200 @@ static void free_writer(struct writer *w)
 	for (size_t i = 0; i < w->n_owned; i++)
 		free(w->owned[i]);
 	free(w->owned);
-	free(w->buf);
+	free(w->obuf);
 }
 
-int pftrace_from_json(FILE *in, FILE *out, struct pftrace_counts *counts, char *why, size_t why_len)
+/* ---- the stream: JSON bytes in as the writer sends them, whole packets out ---- */
+
+struct pftrace_stream {
+	struct writer w;
+	struct pftrace_counts counts;
+	struct pending_x x;       /* the last "X", until the line after it (its flows come first) */
+	bool context_seen;
+	cJSON *metadata;          /* the last line: nothing after it is read */
+	uint64_t last_ts;
+	/* The line being received: the writer hands its buffer on mid-line. */
+	char *line;
+	size_t len, cap;
+	bool skipping;            /* a line past LINE_MAX_BYTES: dropped up to its newline */
+};
+
+struct pftrace_stream *pftrace_stream_new(void)
 {
-	struct writer w = { .out = out, .counts = counts };
-	struct pending_x x = { 0 };
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t got;
-	cJSON *context = NULL, *metadata = NULL;
-	uint64_t last_ts = 0;
-	int ret = 0;
+	struct pftrace_stream *s = calloc(1, sizeof(*s));
 
-	memset(counts, 0, sizeof(*counts));
-	key_map_init(&w.names.map);
-	key_map_init(&w.cats.map);
-	key_map_init(&w.keys.map);
-	key_map_init(&w.tracks);
-	key_map_init(&w.async_pools);
-	emit_start(&w);
-	while ((got = getline(&line, &cap, in)) > 0) {
-		size_t n = trim(line, (size_t)got);
-		cJSON *ev;
+	if (!s)
+		return NULL;
+	s->w.counts = &s->counts;
+	key_map_init(&s->w.names.map);
+	key_map_init(&s->w.cats.map);
+	key_map_init(&s->w.keys.map);
+	key_map_init(&s->w.tracks);
+	key_map_init(&s->w.async_pools);
+	emit_start(&s->w);
+	return s;
+}
 
-		if (!n || !strcmp(line, "]") || !strcmp(line, "\"traceEvents\":["))
-			continue;
-		if (!context && (context = parse_prefixed(line, n, "{\"context\":", 0))) {
-			const cJSON *t = cJSON_GetObjectItemCaseSensitive(context, "trace_start_monotonic_ns");
+/* One whole line of the JSON trace (its newline cut off). */
+static void stream_line(struct pftrace_stream *s, char *line, size_t n)
+{
+	cJSON *ev;
 
-			write_facts(&w, "ctrace: context", context,
-				    big_number(t) ? strtoull(big_number(t), NULL, 10) : cJSON_IsNumber(t) ? (uint64_t)t->valuedouble : 0);
-			continue;
-		}
-		if ((metadata = parse_prefixed(line, n, "\"metadata\":", 1)))
-			break; /* the last line */
-		if (n > LINE_MAX_BYTES || line[0] != '{' || !(ev = parse_json(line, n)) ||
-		    !cJSON_IsObject(ev)) {
-			if (n && line[0] == '{')
-				counts->not_converted++;
-			continue;
-		}
-		if (ns_of(ev, "ts") > last_ts)
-			last_ts = ns_of(ev, "ts");
-		write_event(&w, ev, &x);
+	n = trim(line, n);
+	if (s->metadata || !n || !strcmp(line, "]") || !strcmp(line, "\"traceEvents\":["))
+		return;
+	if (!s->context_seen && (ev = parse_prefixed(line, n, "{\"context\":", 0))) {
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(ev, "trace_start_monotonic_ns");
+
+		s->context_seen = true;
+		write_facts(&s->w, "ctrace: context", ev,
+			    big_number(t) ? strtoull(big_number(t), NULL, 10) : cJSON_IsNumber(t) ? (uint64_t)t->valuedouble : 0);
+		cJSON_Delete(ev);
+		return;
 	}
-	flush_x(&w, &x);
+	if ((s->metadata = parse_prefixed(line, n, "\"metadata\":", 1))) {
+		flush_x(&s->w, &s->x); /* the end: no flow can follow it now */
+		return;
+	}
+	ev = line[0] == '{' ? parse_json(line, n) : NULL;
+	if (!cJSON_IsObject(ev)) {
+		if (line[0] == '{')
+			s->counts.not_converted++;
+		cJSON_Delete(ev);
+		return;
+	}
+	if (ns_of(ev, "ts") > s->last_ts)
+		s->last_ts = ns_of(ev, "ts");
+	write_event(&s->w, ev, &s->x);
+}
+
+/* Appends p[0, n) to the line being received (or drops it, for a line past the bound). */
+static void line_append(struct pftrace_stream *s, const char *p, size_t n)
+{
+	if (s->skipping)
+		return;
+	if (s->len + n > LINE_MAX_BYTES) {
+		s->skipping = true;
+		s->len = 0;
+		s->counts.not_converted++;
+		return;
+	}
+	if (s->len + n + 1 > s->cap) {
+		s->cap = (s->len + n + 1) * 2;
+		s->line = realloc(s->line, s->cap);
+		if (!s->line)
+			abort();
+	}
+	memcpy(s->line + s->len, p, n);
+	s->len += n;
+	s->line[s->len] = 0;
+}
+
+void pftrace_stream_feed(struct pftrace_stream *s, const char *p, size_t n)
+{
+	while (n > 0) {
+		const char *nl = memchr(p, '\n', n);
+		size_t part = nl ? (size_t)(nl - p) : n;
+
+		if (nl && !s->len && !s->skipping && part < 4096) {
+			/* A whole line in p (most are): parsed from a copy on the stack, not the line buffer */
+			char small[4096];
+
+			memcpy(small, p, part);
+			small[part] = 0;
+			stream_line(s, small, part);
+		} else {
+			line_append(s, p, part);
+			if (nl && !s->skipping)
+				stream_line(s, s->line, s->len);
+		}
+		if (!nl)
+			return;
+		s->len = 0;
+		s->skipping = false;
+		p += part + 1;
+		n -= part + 1;
+	}
+}
+
+const void *pftrace_stream_take(struct pftrace_stream *s, size_t *n)
+{
+	*n = s->w.olen;
+	s->counts.bytes += s->w.olen;
+	s->w.olen = 0; /* the bytes stay valid until the next call on s */
+	return s->w.obuf;
+}
+
+void pftrace_stream_end(struct pftrace_stream *s, struct pftrace_counts *counts)
+{
+	cJSON *metadata;
+	const cJSON *t;
+	uint64_t stop;
+
+	if (s->len && !s->skipping) /* a last line without its newline */
+		stream_line(s, s->line, s->len);
+	s->len = 0;
+	flush_x(&s->w, &s->x);
+	metadata = s->metadata;
+	s->metadata = NULL;
 	if (!metadata) {
 		/* A trace cut short (the tracer killed): what was read, and that the end is missing. */
 		metadata = cJSON_CreateObject();
 		cJSON_AddStringToObject(metadata, "pftrace_note", "the JSON trace had no metadata: cut short");
 	}
-	cJSON_AddNumberToObject(metadata, "pftrace_events_not_converted", (double)counts->not_converted);
-	cJSON_AddNumberToObject(metadata, "pftrace_sort_indexes_clamped", (double)counts->sort_indexes_clamped);
-	{
-		const cJSON *t = cJSON_GetObjectItemCaseSensitive(metadata, "trace_stop_monotonic_ns");
+	cJSON_AddNumberToObject(metadata, "pftrace_events_not_converted", (double)s->counts.not_converted);
+	cJSON_AddNumberToObject(metadata, "pftrace_sort_indexes_clamped", (double)s->counts.sort_indexes_clamped);
+	cJSON_AddNumberToObject(metadata, "pftrace_tables_cleared", (double)s->counts.tables_cleared);
+	t = cJSON_GetObjectItemCaseSensitive(metadata, "trace_stop_monotonic_ns");
+	stop = big_number(t) ? strtoull(big_number(t), NULL, 10) :
+	       cJSON_IsNumber(t) && t->valuedouble > 0 ? (uint64_t)t->valuedouble : 0;
+	write_facts(&s->w, "ctrace: metadata", metadata, stop ? stop : s->last_ts);
+	cJSON_Delete(metadata);
+	s->metadata = cJSON_CreateObject(); /* ended: anything fed after is ignored */
+	if (counts)
+		*counts = s->counts;
+}
 
-		uint64_t stop = big_number(t) ? strtoull(big_number(t), NULL, 10) :
-				cJSON_IsNumber(t) && t->valuedouble > 0 ? (uint64_t)t->valuedouble : 0;
+void pftrace_stream_free(struct pftrace_stream *s)
+{
+	if (!s)
+		return;
+	cJSON_Delete(s->metadata);
+	free(s->x.fl.out);
+	free(s->x.fl.in);
+	free(s->line);
+	free_writer(&s->w);
+	free(s);
+}
 
-		write_facts(&w, "ctrace: metadata", metadata, stop ? stop : last_ts);
+/* The stream over whole files: what the tests, the fuzz harnesses and the bench convert. */
+int pftrace_from_json(FILE *in, FILE *out, struct pftrace_counts *counts, char *why, size_t why_len)
+{
+	struct pftrace_stream *s = pftrace_stream_new();
+	char buf[64 * 1024];
+	const void *bytes;
+	size_t got, n;
+	bool write_failed = false;
+	int ret = 0;
+
+	if (!s)
+		abort();
+	while ((got = fread(buf, 1, sizeof(buf), in)) > 0) {
+		pftrace_stream_feed(s, buf, got);
+		bytes = pftrace_stream_take(s, &n);
+		write_failed |= fwrite(bytes, 1, n, out) != n;
 	}
+	pftrace_stream_end(s, counts);
+	bytes = pftrace_stream_take(s, &n);
+	write_failed |= fwrite(bytes, 1, n, out) != n;
+	counts->bytes = s->counts.bytes;
 	if (ferror(in)) {
 		snprintf(why, why_len, "reading the JSON trace failed");
 		ret = -1;
-	} else if (w.err || fflush(out) || ferror(out)) {
+	} else if (write_failed || fflush(out) || ferror(out)) {
 		snprintf(why, why_len, "writing the Perfetto trace failed");
 		ret = -1;
 	}
-	counts->bytes = (uint64_t)ftello(out);
-	cJSON_Delete(context);
-	cJSON_Delete(metadata);
-	free(x.fl.out);
-	free(x.fl.in);
-	free(line);
-	free_writer(&w);
+	pftrace_stream_free(s);
 	return ret;
 }

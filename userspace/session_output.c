@@ -10,7 +10,6 @@
 #include <unistd.h>
 #include "commands.h"
 #include "output_file.h"
-#include "pftrace.h"
 
 static uint64_t now_ns(clockid_t clock)
 {
@@ -26,77 +25,25 @@ static bool on_stdout(const struct trace_output *out)
 }
 
 /*
- * Perfetto's format: the JSON goes to an unnamed temp file beside the
- * output (else, and for standard output, in /tmp: tmpfile(3)), or to
- * $CTRACE_PFTRACE_JSON (kept), read back
- * at the end (pftrace.h says why); the output's fd is kept aside. The JSON
- * file's fd, or -errno having said why.
+ * Perfetto's format, with $CTRACE_PFTRACE_JSON set: the JSON kept there
+ * too (for JSON tools, or to compare). Its fd, -1 when not asked, or
+ * -errno having said why.
  */
-static int json_aside(struct trace_output *out, const char *path)
+static int json_kept(void)
 {
-	char dir[4096];
-	const char *slash = strrchr(path, '/'), *keep = getenv("CTRACE_PFTRACE_JSON");
-	int fd = -1;
+	const char *keep = getenv("CTRACE_PFTRACE_JSON");
+	int fd;
 
-	out->pftrace_fd = out->fd;
-	if (keep && *keep) { /* CTRACE_PFTRACE_JSON: the JSON kept there too, for JSON tools or to compare */
-		fd = open(keep, O_CREAT | O_TRUNC | O_RDWR | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			int err = -errno;
-
-			fprintf(stderr, "ctrace-bpf: cannot write CTRACE_PFTRACE_JSON=%s: %s\n", keep, strerror(errno));
-			return err;
-		}
-		return fd;
-	}
-	if (!on_stdout(out)) {
-		snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
-		fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	}
-	if (fd < 0) {
-		FILE *f = tmpfile(); /* a file system without O_TMPFILE, or standard output */
-
-		fd = f ? dup(fileno(f)) : -1;
-		if (f)
-			fclose(f);
-	}
+	if (!keep || !*keep)
+		return -1;
+	fd = open(keep, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		int err = -errno;
 
-		fprintf(stderr, "ctrace-bpf: no temp file for the JSON the Perfetto trace is made from: %s\n",
-			strerror(errno));
+		fprintf(stderr, "ctrace-bpf: cannot write CTRACE_PFTRACE_JSON=%s: %s\n", keep, strerror(errno));
 		return err;
 	}
 	return fd;
-}
-
-/* The JSON written aside, as the Perfetto trace into the output: 0, or -errno having said why. */
-static int write_pftrace(struct trace_output *out)
-{
-	struct pftrace_counts counts;
-	char why[256];
-	int in_fd = dup(out->fd), out_fd = dup(out->pftrace_fd), ret = 0;
-	FILE *in = in_fd >= 0 ? fdopen(in_fd, "r") : NULL;
-	FILE *pf = out_fd >= 0 ? fdopen(out_fd, "w") : NULL;
-
-	if (!in || !pf || fseeko(in, 0, SEEK_SET) < 0) {
-		fprintf(stderr, "ctrace-bpf: writing %s failed: %s\n", out->path, strerror(errno));
-		ret = -EIO;
-	} else if (pftrace_from_json(in, pf, &counts, why, sizeof(why)) < 0) {
-		fprintf(stderr, "ctrace-bpf: writing %s failed: %s\n", out->path, why);
-		ret = -EIO;
-	}
-	if (in)
-		fclose(in);
-	else if (in_fd >= 0)
-		close(in_fd);
-	if (pf && fclose(pf) && !ret) {
-		fprintf(stderr, "ctrace-bpf: writing %s failed: %s\n", out->path, strerror(errno));
-		ret = -EIO;
-	} else if (!pf && out_fd >= 0) {
-		close(out_fd);
-	}
-	return ret;
 }
 
 int output_begin(struct trace_output *out, const char *path, const struct output_limits *limits,
@@ -106,7 +53,7 @@ int output_begin(struct trace_output *out, const char *path, const struct output
 
 	memset(out, 0, sizeof(*out));
 	out->fd = -1;
-	out->pftrace_fd = -1;
+	out->json_fd = -1;
 	if (trace_rotation_init(&out->rot, path, limits->max_size, limits->max_files) < 0)
 		return -ENAMETOOLONG;
 	out->path = strcmp(path, "-") ? out->rot.path : path;
@@ -121,8 +68,8 @@ int output_begin(struct trace_output *out, const char *path, const struct output
 	out->fd = output_open(path, &out->created);
 	if (out->fd < 0)
 		return out->fd;
-	if (limits->perfetto && (out->fd = json_aside(out, path)) < 0)
-		return out->fd;
+	if (limits->perfetto && (out->json_fd = json_kept()) < -1)
+		return out->json_fd;
 	/* The trace starts before the first probe can fire. */
 	out->facts.start_wall_ns = now_ns(CLOCK_REALTIME);
 	out->facts.start_mono_ns = now_ns(CLOCK_MONOTONIC);
@@ -151,8 +98,12 @@ int output_begin(struct trace_output *out, const char *path, const struct output
 		fputs("ctrace-bpf: out of memory\n", stderr);
 		return -ENOMEM;
 	}
-	/* FILE.json.gz: gzip, by the name alone (as Perfetto UI tells it by the bytes). "-" stays plain. */
-	if (!on_stdout(out) && out->pftrace_fd < 0 && trace_sink_path_is_gzip(path) && jw_gzip(&out->w) < 0) {
+	/*
+	 * Perfetto's format: converted on the way out (pftrace.h). FILE.json.gz:
+	 * gzip, by the name alone (as Perfetto UI tells it by the bytes). "-" stays plain JSON.
+	 */
+	if ((limits->perfetto ? jw_pftrace(&out->w, out->json_fd) :
+	     !on_stdout(out) && trace_sink_path_is_gzip(path) ? jw_gzip(&out->w) : 0) < 0) {
 		fputs("ctrace-bpf: out of memory\n", stderr);
 		return -ENOMEM;
 	}
@@ -286,15 +237,6 @@ int output_end(struct trace_output *out, struct trace_stats *stats)
 		fprintf(stderr, "ctrace-bpf: writing %s failed: %s\n", out->path, strerror(out->w.err));
 		return out->w.err ? -out->w.err : -EIO;
 	}
-	if (out->pftrace_fd >= 0) {
-		int err = write_pftrace(out);
-
-		if (err)
-			return err;
-		close(out->fd); /* the JSON: gone with its last fd (unless CTRACE_PFTRACE_JSON named it) */
-		out->fd = out->pftrace_fd;
-		out->pftrace_fd = -1;
-	}
 	if (!on_stdout(out) && fsync(out->fd) != 0 && errno != EINVAL) {
 		int err = -errno;
 
@@ -313,9 +255,9 @@ void output_close(struct trace_output *out, bool remove)
 	if (out->fd >= 0)
 		close(out->fd);
 	out->fd = -1;
-	if (out->pftrace_fd >= 0)
-		close(out->pftrace_fd);
-	out->pftrace_fd = -1;
+	if (out->json_fd >= 0)
+		close(out->json_fd);
+	out->json_fd = -1;
 	if (remove && out->created)
 		unlink(out->path);
 }

@@ -37,8 +37,8 @@ struct trace_output {
 	char dump_path[4096];
 	uint64_t last_dump_ns;  /* CLOCK_MONOTONIC; 0: none yet */
 	unsigned dumps_failed;
-	/* Perfetto's format: fd above is the JSON's temp file, this the output's (-1: JSON only). */
-	int pftrace_fd;
+	/* Perfetto's format (w converts as it writes, pftrace.h): the JSON kept too, CTRACE_PFTRACE_JSON (-1: none). */
+	int json_fd;
 	/* --otlp, -o FILE.otlp.json (NULL: none): told the time with each flush, finished before the end's metadata. */
 	struct otlp_export *otlp;
 };
@@ -52,7 +52,7 @@ struct output_limits {
 	unsigned long long max_size, max_files;
 	struct trace_stats *stats;
 	uint64_t ring;
-	bool perfetto; /* the JSON to a temp file, turned into Perfetto's protobuf at the end (pftrace.h) */
+	bool perfetto; /* Perfetto's protobuf, converted from the JSON as it is written (pftrace.h) */
 };
 
 /*

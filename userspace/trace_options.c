@@ -320,7 +320,7 @@ static bool ends_with(const char *s, const char *tail)
 	return n >= t && !strcmp(s + n - t, tail);
 }
 
-/* --format, or the name's .pftrace: Perfetto's protobuf, written at the end from the JSON (pftrace.h). */
+/* --format, or the name's .pftrace: Perfetto's protobuf, converted from the JSON as it is written (pftrace.h). */
 static void check_format(struct trace_options *o, const char *format)
 {
 	o->perfetto = format ? !strcmp(format, "perfetto") : o->output && ends_with(o->output, ".pftrace");

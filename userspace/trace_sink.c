@@ -6,7 +6,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
+#include "pftrace.h"
 #include "write_behind.h"
 
 #define ZBUF_CAP (256 * 1024)
@@ -14,6 +16,7 @@
 int trace_sink_init(struct trace_sink *s, bool gzip)
 {
 	memset(s, 0, sizeof(*s));
+	s->json_fd = -1;
 	if (!gzip)
 		return 0;
 	s->z = calloc(1, sizeof(*s->z));
@@ -29,6 +32,34 @@ int trace_sink_init(struct trace_sink *s, bool gzip)
 	}
 	s->zcap = ZBUF_CAP;
 	return 0;
+}
+
+int trace_sink_init_pftrace(struct trace_sink *s, int json_fd)
+{
+	trace_sink_init(s, false);
+	s->pf = pftrace_stream_new();
+	s->json_fd = json_fd;
+	return s->pf ? 0 : -ENOMEM;
+}
+
+/* The packets made so far to fd, in one write: a file cut after it is still a whole trace. */
+static int pftrace_out(struct trace_sink *s, int fd, unsigned long long *written)
+{
+	size_t n;
+	const void *p = pftrace_stream_take(s->pf, &n);
+	unsigned long long done = 0;
+	off_t at;
+	int err;
+
+	if (!n)
+		return 0;
+	at = lseek(fd, 0, SEEK_CUR);
+	err = write_fully(fd, p, n, &done);
+	/* A disk full mid-packet: a regular file cut back to its last whole packet (a pipe keeps what went) */
+	if (err && done && at >= 0 && ftruncate(fd, at) == 0)
+		done = 0;
+	*written += done;
+	return err;
 }
 
 /* Runs deflate over what is in s->z with `flush`, writing its output as it comes. */
@@ -53,10 +84,17 @@ static int deflate_out(struct trace_sink *s, int fd, int flush, unsigned long lo
 int trace_sink_write(struct trace_sink *s, int fd, const char *p, size_t n,
 		     unsigned long long *written)
 {
-	if (!s->z)
-		return write_fully(fd, p, n, written);
 	if (s->finished)
 		return EIO;
+	if (s->pf) {
+		unsigned long long json_written = 0;
+		int err = s->json_fd >= 0 ? write_fully(s->json_fd, p, n, &json_written) : 0;
+
+		pftrace_stream_feed(s->pf, p, n);
+		return err ? err : pftrace_out(s, fd, written);
+	}
+	if (!s->z)
+		return write_fully(fd, p, n, written);
 	while (n > 0) {
 		/* avail_in is a uInt: large pieces go in slices. */
 		size_t slice = n < (1u << 30) ? n : (1u << 30);
@@ -77,6 +115,13 @@ int trace_sink_finish(struct trace_sink *s, int fd, unsigned long long *written)
 {
 	int err;
 
+	if (s->pf && !s->finished) {
+		pftrace_stream_end(s->pf, NULL);
+		err = pftrace_out(s, fd, written);
+		if (!err)
+			s->finished = true;
+		return err;
+	}
 	if (!s->z || s->finished)
 		return 0;
 	s->z->next_in = NULL;
@@ -89,6 +134,8 @@ int trace_sink_finish(struct trace_sink *s, int fd, unsigned long long *written)
 
 void trace_sink_free(struct trace_sink *s)
 {
+	pftrace_stream_free(s->pf);
+	s->pf = NULL;
 	if (s->z) {
 		deflateEnd(s->z);
 		free(s->z);

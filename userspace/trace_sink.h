@@ -21,7 +21,14 @@ struct trace_sink {
 	struct z_stream_s *z; /* NULL: plain */
 	unsigned char *zbuf;  /* deflate's output before write(2) */
 	size_t zcap;
-	bool finished;        /* the gzip trailer is written: nothing more may come */
+	bool finished;        /* the gzip trailer (or the Perfetto trace's last packet) is written */
+	/*
+	 * Perfetto's format (pftrace.h): the JSON handed in is converted as it
+	 * comes, and the file gets the packets of its complete events, each
+	 * write ending on a packet; json_fd (-1: none) the JSON as it is.
+	 */
+	struct pftrace_stream *pf;
+	int json_fd;
 };
 
 /*
@@ -34,14 +41,16 @@ struct trace_sink {
 
 /* 0 or -ENOMEM. gzip: compressed (sink_free() frees zlib's state). */
 int trace_sink_init(struct trace_sink *s, bool gzip);
+/* 0 or -ENOMEM. The JSON into Perfetto packets (see pf above); json_fd is the caller's. */
+int trace_sink_init_pftrace(struct trace_sink *s, int json_fd);
 /*
-* p[0, n) to fd (compressed and sync-flushed if gzip). 0 or the
+ * p[0, n) to fd (compressed and sync-flushed if gzip). 0 or the
  * errno of the first failing write(2); *written gets the bytes that
  * reached the file added.
  */
 int trace_sink_write(struct trace_sink *s, int fd, const char *p, size_t n,
 		     unsigned long long *written);
-/* The gzip trailer (nothing for plain output); 0 or an errno. */
+/* The gzip trailer, or the Perfetto trace's metadata (nothing for plain output); 0 or an errno. */
 int trace_sink_finish(struct trace_sink *s, int fd, unsigned long long *written);
 void trace_sink_free(struct trace_sink *s);
 

@@ -3,24 +3,21 @@
  * output_formats - the trace writer on its own, plain JSON against gzip
  * (-o FILE.json.gz) and Perfetto's protobuf (-o FILE.pftrace): the same
  * events written through chrome_trace.c and json_writer.c (write-behind
- * thread, zlib in it for gzip) into a real file, as the loader writes
- * them; for pftrace that JSON file then turned into packets
- * (pftrace_write.c), as the loader does at the end. No kernel, no traced
- * process: what the output format costs and saves.
+ * thread, zlib in it for gzip, the conversion to packets in it for
+ * pftrace: pftrace_write.c) into a real file, as the loader writes them.
+ * No kernel, no traced process: what the output format costs and saves.
  *
  *   output_formats [--cpu C] [--dir DIR] [N]     (default /tmp, 2 M events)
  *
  * Events, per 10: 3 spans ("X", one with args), 4 instants (one with a
  * 40-byte args object), 2 counters, 1 async pair half; names and numbers
- * as a server's trace has them. Prints "key value" lines, for json and
- * gzip: FORMAT_bytes_per_event, FORMAT_events_per_s (writing to the file
+ * as a server's trace has them. Prints "key value" lines, for json,
+ * gzip and pftrace: FORMAT_bytes_per_event, FORMAT_events_per_s (writing to the file
  * being complete, fsync excluded), FORMAT_mb_per_s (JSON bytes through the
  * writer a second), FORMAT_loop_ns_per_event (CPU time of the writing
- * thread alone: what the loader's loop pays; compression is in the other
- * thread), and gzip_ratio; for pftrace: pftrace_bytes_per_event,
- * pftrace_events_per_s (the JSON written and converted: the whole cost),
- * pftrace_convert_events_per_s (the conversion alone, at the end of a
- * trace) and pftrace_ratio.
+ * thread alone: what the loader's loop pays; compression and conversion
+ * are in the other thread), and gzip_ratio; the same for pftrace, and
+ * pftrace_ratio.
  */
 #include "bench.h"
 
@@ -47,9 +44,9 @@ static struct ct_text text(const char *s)
 	return (struct ct_text){ s, strlen(s), 0 };
 }
 
-/* keep: the JSON file is left there, its path in keep (pftrace converts it). */
-static int run(const char *dir, bool gzip, long n, const struct trace_facts *facts, struct result *res,
-	       char *keep)
+enum format { JSON, GZIP, PFTRACE };
+
+static int run(const char *dir, enum format format, long n, const struct trace_facts *facts, struct result *res)
 {
 	static const char *const names[] = { "handle request", "parse", "db query", "render", "flush" };
 	char path[4096];
@@ -60,9 +57,11 @@ static int run(const char *dir, bool gzip, long n, const struct trace_facts *fac
 	double t0, c0;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/output_formats.%d.json%s", dir, (int)getpid(), gzip ? ".gz" : "");
+	snprintf(path, sizeof(path), "%s/output_formats.%d.%s", dir, (int)getpid(),
+		 format == GZIP ? "json.gz" : format == PFTRACE ? "pftrace" : "json");
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || jw_init(&w, fd, 1 << 20) < 0 || (gzip && jw_gzip(&w) < 0)) {
+	if (fd < 0 || jw_init(&w, fd, 1 << 20) < 0 || (format == GZIP && jw_gzip(&w) < 0) ||
+	    (format == PFTRACE && jw_pftrace(&w, -1) < 0)) {
 		perror(path);
 		return -1;
 	}
@@ -102,44 +101,6 @@ static int run(const char *dir, bool gzip, long n, const struct trace_facts *fac
 	res->events = tf.events;
 	jw_free(&w);
 	close(fd);
-	if (keep)
-		strcpy(keep, path);
-	else
-		unlink(path);
-	return 0;
-}
-
-/* -o FILE.pftrace: the JSON (written as run() does) turned into packets, timed. */
-static int run_pftrace(const char *dir, long n, const struct trace_facts *facts, struct result *res,
-		       double *convert_events_per_s)
-{
-	char json_path[4096], path[4200], why[256];
-	struct result json;
-	struct pftrace_counts counts;
-	FILE *in, *out;
-	double t0;
-
-	if (run(dir, false, n, facts, &json, json_path) < 0)
-		return -1;
-	snprintf(path, sizeof(path), "%s/output_formats.%d.pftrace", dir, (int)getpid());
-	in = fopen(json_path, "r");
-	out = fopen(path, "w");
-	if (!in || !out) {
-		perror(path);
-		return -1;
-	}
-	t0 = bench_now_ns();
-	if (pftrace_from_json(in, out, &counts, why, sizeof(why)) < 0 || fflush(out)) {
-		fprintf(stderr, "output_formats: %s: %s\n", path, why);
-		return -1;
-	}
-	*convert_events_per_s = (double)json.events / ((bench_now_ns() - t0) / 1e9);
-	res->bytes = counts.bytes;
-	res->bytes_per_event = (double)counts.bytes / (double)json.events;
-	res->events_per_s = (double)json.events / (json.seconds + json.events / *convert_events_per_s);
-	fclose(in);
-	fclose(out);
-	unlink(json_path);
 	unlink(path);
 	return 0;
 }
@@ -152,7 +113,6 @@ int main(int argc, char **argv)
 	struct proc_facts target;
 	struct trace_facts facts = { 0 };
 	struct result json, gz, pf;
-	double convert_eps;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--cpu") && i + 1 < argc)
@@ -169,8 +129,8 @@ int main(int argc, char **argv)
 	}
 	facts.tracer_version = "bench";
 	facts.target = &target;
-	if (run(dir, false, n, &facts, &json, NULL) < 0 || run(dir, true, n, &facts, &gz, NULL) < 0 ||
-	    run_pftrace(dir, n, &facts, &pf, &convert_eps) < 0)
+	if (run(dir, JSON, n, &facts, &json) < 0 || run(dir, GZIP, n, &facts, &gz) < 0 ||
+	    run(dir, PFTRACE, n, &facts, &pf) < 0)
 		return 1;
 	printf("events %ld\n", n);
 	printf("json_bytes_per_event %.1f\njson_events_per_s %.0f\njson_mb_per_s %.0f\njson_loop_ns_per_event %.1f\n",
@@ -178,8 +138,8 @@ int main(int argc, char **argv)
 	printf("gzip_bytes_per_event %.1f\ngzip_events_per_s %.0f\ngzip_mb_per_s %.0f\ngzip_loop_ns_per_event %.1f\n",
 	       gz.bytes_per_event, gz.events_per_s, gz.mb_per_s, gz.loop_ns_per_event);
 	printf("gzip_ratio %.2f\n", (double)json.bytes / (double)gz.bytes);
-	printf("pftrace_bytes_per_event %.1f\npftrace_events_per_s %.0f\npftrace_convert_events_per_s %.0f\n",
-	       pf.bytes_per_event, pf.events_per_s, convert_eps);
+	printf("pftrace_bytes_per_event %.1f\npftrace_events_per_s %.0f\npftrace_mb_per_s %.0f\npftrace_loop_ns_per_event %.1f\n",
+	       pf.bytes_per_event, pf.events_per_s, pf.mb_per_s, pf.loop_ns_per_event);
 	printf("pftrace_ratio %.2f\n", (double)json.bytes / (double)pf.bytes);
 	proc_facts_free(&target);
 	return 0;

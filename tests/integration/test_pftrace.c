@@ -9,8 +9,13 @@
  *     event (pftrace_compare.h: names, ts, dur, pids, tids, args, ...);
  *   - summarized by `ctrace-bpf report` exactly as its JSON is;
  *   - smaller than its JSON.
- * Plus: --format perfetto to standard output, and the refusals.
+ * Plus: a tracer SIGKILLed mid-trace leaves the packets written so far,
+ * a full disk leaves a file that ends on a whole packet,
+ * --format perfetto to standard output, and the refusals.
  */
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -19,7 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <cjson/cJSON.h>
 
@@ -202,7 +209,7 @@ static void test_every_macro(void **state)
 	assert_non_null(tr_find(&r, "e", "cross-thread"));
 	assert_true(tr_count(&r, "C") >= 6);
 	{
-		/* fix: a .pftrace is never cut (written at the end): one line, exit 1, the file untouched */
+		/* fix: a .pftrace is written whole packets at a time: one line, exit 1, the file untouched */
 		char pf[300];
 		const char *args[] = { pf, NULL };
 		struct tr_cmd res = { 0 };
@@ -261,6 +268,126 @@ static void test_typed_args(void **state)
 	(void)state;
 	run_pair(&r, "typed_args", NULL, names);
 	tr_free(&r);
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * A tracer SIGKILLed 1.5 s into tracing ticker (a "tick" instant and the
+ * "ticks" counter, its loop count, every millisecond) leaves a .pftrace
+ * written while tracing: protoc reads all of it, and it holds the first
+ * second whole: the counter's values, the program's loop count, follow
+ * each other with none missing, over at least a second, one "tick" each.
+ * (Converted at the stop, a killed tracer's .pftrace was empty.)
+ */
+static void test_sigkill_keeps_the_packets_written(void **state)
+{
+	static const char *const prog_args[] = { "20", NULL };
+	struct trace_run r;
+	char *decoded;
+	cJSON *back, *ev;
+	double first_ts = -1, last_ts = -1, last_value = -1;
+	size_t samples = 0, ticks = 0;
+
+	(void)state;
+	tr_require_root();
+	tr_require_command("protoc");
+	assert_int_equal(tr_init(&r), 0);
+	snprintf(r.trace_path, sizeof(r.trace_path), "%s/killed.pftrace", r.dir);
+	if (tr_start_program(&r, "ticker", prog_args) < 0 || tr_wait_line(&r, "ready", 10000) < 0 ||
+	    tr_start_tracer(&r, NULL) < 0 || tr_wait_line(&r, "armed", 10000) < 0)
+		fail_msg("%s", r.error);
+	sleep_ms(1500);
+	kill(r.tracer.pid, SIGKILL);
+	if (tr_wait_tracer(&r, 5000) < 0)
+		fail_msg("%s", r.error);
+	assert_int_equal(r.tracer_exit, 128 + SIGKILL);
+	decoded = protoc_decode(r.trace_path);
+	assert_non_null(strstr(decoded, "clock_snapshot {"));
+	back = read_back(r.trace_path);
+	/* The counter over the first second of it: the program's loop count, one more each sample */
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItem(back, "traceEvents")) {
+		double ts = tr_num(ev, "ts"), v = tr_num(cJSON_GetObjectItem(ev, "args"), "value");
+
+		if (strcmp(tr_str(ev, "ph") ? tr_str(ev, "ph") : "", "C") || strcmp(tr_str(ev, "name"), "ticks") ||
+		    (first_ts >= 0 && ts > first_ts + 1e6))
+			continue;
+		if (last_value >= 0 && v != last_value + 1)
+			fail_msg("the counter goes from %.0f to %.0f at ts %.3f: events of the first second are missing",
+				 last_value, v, ts);
+		if (first_ts < 0)
+			first_ts = ts;
+		last_ts = ts;
+		last_value = v;
+		samples++;
+	}
+	/* Between two samples, the next loop's "tick": one each */
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItem(back, "traceEvents"))
+		if (!strcmp(tr_str(ev, "ph") ? tr_str(ev, "ph") : "", "I") && !strcmp(tr_str(ev, "name"), "tick") &&
+		    tr_num(ev, "ts") > first_ts && tr_num(ev, "ts") < last_ts)
+			ticks++;
+	printf("  killed at 1.5 s: %ld bytes; its first second: %zu counter samples over %.3f s, %zu ticks between\n",
+	       file_size(r.trace_path), samples, (last_ts - first_ts) / 1e6, ticks);
+	/* The whole second (the kill came 1.5 s after the program saw the tracer): not just its start */
+	if (samples < 2 || last_ts - first_ts < 0.99e6)
+		fail_msg("%zu counter samples over %.3f s in the killed tracer's .pftrace, not a whole second",
+			 samples, (last_ts - first_ts) / 1e6);
+	assert_int_equal(ticks, samples - 1);
+	free(decoded);
+	cJSON_Delete(back);
+	tr_free(&r);
+}
+
+/*
+ * The disk full under a .pftrace (a 256K tmpfs, in a mount namespace of
+ * this test's own): one line saying so, a non-zero exit, and a file that
+ * ends on its last whole packet, which protoc reads without an error and
+ * that holds the bursts written before.
+ */
+static void test_disk_full_ends_on_a_whole_packet(void **state)
+{
+	static const char *const prog_args[] = { "run", "4", NULL };
+	char dir[] = "/tmp/ctrace-pffull-XXXXXX", *decoded;
+	const char *tracer_args[] = { NULL };
+	struct trace_run r;
+	cJSON *back, *ev;
+	size_t bursts = 0;
+
+	(void)state;
+	tr_require_root();
+	tr_require_command("protoc");
+	if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+		fail_msg("cannot make a mount namespace: %s", strerror(errno));
+	assert_non_null(mkdtemp(dir));
+	if (mount("tmpfs", dir, "tmpfs", 0, "size=256k") != 0)
+		fail_msg("cannot mount a small tmpfs: %s", strerror(errno));
+	assert_int_equal(tr_init(&r), 0);
+	snprintf(r.trace_path, sizeof(r.trace_path), "%s/full.pftrace", dir);
+	if (tr_start_program(&r, "faulty", prog_args) < 0 || tr_wait_line(&r, "ready", 10000) < 0 ||
+	    tr_start_tracer(&r, tracer_args) < 0 || tr_wait_line(&r, "armed", 10000) < 0 ||
+	    tr_wait_tracer(&r, 10000) < 0)
+		fail_msg("%s", r.error);
+	assert_int_not_equal(r.tracer_exit, 0);
+	if (!strstr(r.tracer_stderr, "No space left on device") || !strstr(r.tracer_stderr, "full.pftrace"))
+		fail_msg("the tracer did not say the disk is full: %s", r.tracer_stderr);
+	decoded = protoc_decode(r.trace_path);
+	back = read_back(r.trace_path);
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItem(back, "traceEvents"))
+		bursts += tr_str(ev, "name") && !strcmp(tr_str(ev, "name"), "burst");
+	printf("  disk full: %ld bytes, %zu bursts\n", file_size(r.trace_path), bursts);
+	/* 256K at ~30 bytes an event: thousands, far more than a flush's worth lost */
+	if (bursts < 1000)
+		fail_msg("only %zu burst instants in the .pftrace of a full 256K disk", bursts);
+	free(decoded);
+	cJSON_Delete(back);
+	tr_free(&r);
+	umount2(dir, MNT_DETACH);
+	rmdir(dir);
 }
 
 /* The bundled demo, launched by the tracer for 2 s, to standard output with --format perfetto. */
@@ -330,7 +457,9 @@ int main(void)
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_typed_args),
 		cmocka_unit_test(test_demo_to_stdout),
+		cmocka_unit_test(test_sigkill_keeps_the_packets_written),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_disk_full_ends_on_a_whole_packet), /* last: it leaves the mount namespace changed */
 	};
 
 	return cmocka_run_group_tests_name("pftrace", tests, NULL, NULL);

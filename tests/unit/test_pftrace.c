@@ -7,7 +7,8 @@
  * is turned into a Perfetto trace and read back: the same events, each
  * string valid UTF-8 (protobuf's `string` must be), strict JSON out. A
  * pftrace cut at every byte or full of junk reads back as far as it goes,
- * never crashes. pftrace_utf8() on its own: what it keeps and replaces.
+ * never crashes. The stream fed in pieces of any size takes whole packets
+ * only, the same as the file's. pftrace_utf8(): what it keeps and replaces.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -252,6 +253,178 @@ static void test_cut_and_junk(void **state)
 	fclose(pf);
 }
 
+/* The length of the whole packets (field 1, length-delimited) p[0, n) starts with. */
+static size_t whole_packets(const unsigned char *p, size_t n)
+{
+	size_t at = 0;
+
+	while (at < n && p[at] == 0x0a) {
+		uint64_t len = 0;
+		size_t i = at + 1;
+		int shift = 0;
+
+		while (i < n && (p[i] & 0x80) && shift < 63) {
+			len |= (uint64_t)(p[i++] & 0x7f) << shift;
+			shift += 7;
+		}
+		if (i >= n)
+			break;
+		len |= (uint64_t)p[i++] << shift;
+		if (len > n - i)
+			break;
+		at = i + len;
+	}
+	return at;
+}
+
+/* The packets after the first (its clock snapshot is the time of the call). */
+static const unsigned char *after_first(const unsigned char *p, size_t n, size_t *rest)
+{
+	size_t len = 0, i = 1;
+	int shift = 0;
+
+	assert_true(n > 2 && p[0] == 0x0a);
+	while (p[i] & 0x80) {
+		len |= (uint64_t)(p[i++] & 0x7f) << shift;
+		shift += 7;
+	}
+	len |= (uint64_t)p[i++] << shift;
+	*rest = n - i - len;
+	return p + i + len;
+}
+
+/*
+ * The stream, fed the JSON in pieces of every size from 1 byte (cut
+ * mid-line, mid-string, mid-escape): each take ends on a packet boundary,
+ * what was taken before the end reads back, and the whole is the same
+ * packets as the file's conversion.
+ */
+static void test_stream_in_pieces(void **state)
+{
+	static const size_t pieces[] = { 1, 2, 3, 7, 13, 64, 100, 1000, 4095, 4097, 1 << 20 };
+	FILE *json = hostile_json(), *pf = mem_file();
+	struct pftrace_counts counts, scounts;
+	char why[256], *jtext, *ref;
+	size_t jlen, rlen, ref_rest;
+	const unsigned char *ref_tail;
+
+	(void)state;
+	jtext = slurp(json, &jlen);
+	assert_int_equal(pftrace_from_json(json, pf, &counts, why, sizeof(why)), 0);
+	ref = slurp(pf, &rlen);
+	ref_tail = after_first((const unsigned char *)ref, rlen, &ref_rest);
+	for (size_t k = 0; k < sizeof(pieces) / sizeof(pieces[0]); k++) {
+		struct pftrace_stream *s = pftrace_stream_new();
+		unsigned char *got = NULL;
+		size_t glen = 0, n, rest, takes = 0;
+		const void *out;
+		const unsigned char *tail;
+
+		assert_non_null(s);
+		for (size_t at = 0; at < jlen; at += pieces[k]) {
+			pftrace_stream_feed(s, jtext + at, jlen - at < pieces[k] ? jlen - at : pieces[k]);
+			out = pftrace_stream_take(s, &n);
+			assert_int_equal(whole_packets(out, n), n);
+			got = realloc(got, glen + n + 1);
+			assert_non_null(got);
+			memcpy(got + glen, out, n);
+			glen += n;
+			takes += n > 0;
+		}
+		{
+			/* Cut here (a tracer killed before its end): a trace that reads back, strict JSON */
+			FILE *in = fmemopen(got, glen, "r"), *back = mem_file();
+			size_t blen;
+			char *btext;
+
+			assert_int_equal(pftrace_to_json(in, back, why, sizeof(why)), 0);
+			btext = slurp(back, &blen);
+			if (!json_strict_check(btext, blen, why, sizeof(why)))
+				fail_msg("pieces of %zu, before the end: %s", pieces[k], why);
+			free(btext);
+			fclose(in);
+			fclose(back);
+		}
+		pftrace_stream_end(s, &scounts);
+		out = pftrace_stream_take(s, &n);
+		assert_int_equal(whole_packets(out, n), n);
+		got = realloc(got, glen + n + 1);
+		memcpy(got + glen, out, n);
+		glen += n;
+		tail = after_first(got, glen, &rest);
+		if (rest != ref_rest || memcmp(tail, ref_tail, rest))
+			fail_msg("pieces of %zu: %zu bytes of packets, not the file's %zu", pieces[k], rest, ref_rest);
+		assert_int_equal(scounts.events, counts.events);
+		assert_int_equal(scounts.packets, counts.packets);
+		if (pieces[k] < 64)
+			assert_true(takes > 10); /* packets came out as the events did, not all at the end */
+		pftrace_stream_free(s);
+		free(got);
+	}
+	free(jtext);
+	free(ref);
+	fclose(json);
+	fclose(pf);
+}
+
+/*
+ * More names than the interning table holds (2^18, pftrace_write.c): the
+ * table starts again (counted in the metadata), and every event still
+ * reads back with its own name, the ones met again after it too.
+ */
+static void test_tables_bounded(void **state)
+{
+	enum { N = (1 << 18) + 1000 };
+	struct pftrace_stream *s = pftrace_stream_new();
+	FILE *pf = mem_file(), *back = mem_file();
+	struct pftrace_counts counts;
+	char line[200], why[256], *btext;
+	size_t n, blen, i = 0;
+	const void *out;
+	cJSON *doc, *ev;
+	const char *head = "{\"context\":{}},\n\"traceEvents\":[\n", *end = "\"metadata\":{}}\n";
+
+	(void)state;
+	pftrace_stream_feed(s, head, strlen(head)); /* as chrome_trace.c begins and ends */
+	for (i = 0; i < N + 10; i++) {
+		/* the last 10: names from the start again, after the table was emptied */
+		int len = snprintf(line, sizeof(line),
+				   "{\"ph\":\"I\",\"name\":\"n%zu\",\"pid\":1,\"tid\":1,\"ts\":%zu.000,\"s\":\"t\"},\n",
+				   i < N ? i : i - N, i + 1);
+
+		pftrace_stream_feed(s, line, (size_t)len);
+	}
+	pftrace_stream_feed(s, end, strlen(end));
+	pftrace_stream_end(s, &counts);
+	assert_true(counts.tables_cleared >= 1);
+	out = pftrace_stream_take(s, &n);
+	assert_int_equal(fwrite(out, 1, n, pf), n);
+	rewind(pf);
+	assert_int_equal(pftrace_to_json(pf, back, why, sizeof(why)), 0);
+	btext = slurp(back, &blen);
+	doc = cJSON_Parse(btext);
+	assert_non_null(doc);
+	i = 0;
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItem(doc, "traceEvents")) {
+		const cJSON *name = cJSON_GetObjectItem(ev, "name");
+		char want[32];
+
+		if (!cJSON_IsString(name) || strncmp(name->valuestring, "n", 1))
+			continue;
+		snprintf(want, sizeof(want), "n%zu", i < N ? i : i - N);
+		assert_string_equal(name->valuestring, want);
+		i++;
+	}
+	assert_int_equal(i, N + 10);
+	assert_true(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "metadata"), "pftrace_tables_cleared")->valuedouble ==
+		    (double)counts.tables_cleared);
+	cJSON_Delete(doc);
+	free(btext);
+	pftrace_stream_free(s);
+	fclose(pf);
+	fclose(back);
+}
+
 static void test_utf8(void **state)
 {
 	static const struct {
@@ -284,6 +457,8 @@ int main(void)
 		cmocka_unit_test(test_round_trip_of_hostile_trace),
 		cmocka_unit_test(test_tracks_declared_once),
 		cmocka_unit_test(test_cut_and_junk),
+		cmocka_unit_test(test_stream_in_pieces),
+		cmocka_unit_test(test_tables_bounded),
 		cmocka_unit_test(test_utf8),
 	};
 
