@@ -250,7 +250,7 @@ test-kernels:
 $(BUILD)/tests/kernels/check_guest_traces: tests/kernels/check_guest_traces.c $(TEST_HELPER_OBJS) | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(LDFLAGS) $(filter %.c %.o,$^) -lcjson -lcmocka -lz -lm -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(LDFLAGS) $(filter %.c %.o,$^) -lcjson -lprotobuf-c -lcmocka -lz -lm -o $@
 # The dlopen()ed libraries, built the way test_libraries.c builds them.
 $(BUILD)/tests/kernels/lib%.so: tests/programs/lib/probelib.c include/ctrace.h usdt/ctrace_site.h | $(BUILD)
 	$(call msg,CC,$@)
