@@ -64,8 +64,6 @@ void session_init(struct session *s, struct trace_options *o)
 	s->o = o;
 	s->status.fd = -1; /* no status line until session_start */
 	record_strings_init(&s->strings, &s->stats);
-	if (o->exe) /* an exec of it, gone before it is looked at: its literals from this file */
-		file_maps_hold_program(&s->strings.files, o->exe);
 	attachment_init(&s->att, false, false);
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
@@ -247,6 +245,12 @@ int session_start(struct session *s, struct trace_output *out)
 	begin_stacks(s);
 	if (session_stop_signal)
 		return -EINTR; /* stopped before anything was attached: no file left */
+	/*
+	 * Here, not at session_init: session_end frees it (a command line
+	 * refused before the start returns without it).
+	 */
+	if (o->exe) /* an exec of it, gone before it is looked at: its literals from this file */
+		file_maps_hold_program(&s->strings.files, o->exe);
 	err = load_and_attach(s);
 	if (err < 0)
 		return err;
