@@ -153,13 +153,28 @@ static void file_key(unsigned long long key[2], unsigned dev_major, unsigned dev
 	key[1] = ino;
 }
 
+/* Whether fd is the file of that device and inode. */
+static bool is_file(int fd, unsigned dev_major, unsigned dev_minor, uint64_t ino)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && st.st_ino == ino && major(st.st_dev) == dev_major &&
+	       minor(st.st_dev) == dev_minor;
+}
+
+/* The fd, open from now on, is the file of key: held (and closed) by fm. */
+static void hold_fd(struct file_maps *fm, const unsigned long long key[2], int fd)
+{
+	key_map_put(&fm->files, key, 2 * sizeof(key[0]), (void *)(uintptr_t)(fd + 1));
+	fm->open_files++;
+}
+
 /* The mapped file, opened once: through the process's root, else its map_files entry. */
 static int file_fd(struct file_maps *fm, int pid, const struct proc_maps_entry *e)
 {
 	unsigned long long key[2];
 	void *have;
 	char path[PATH_MAX + 64];
-	struct stat st;
 	int fd;
 
 	file_key(key, e->dev_major, e->dev_minor, e->inode);
@@ -170,8 +185,7 @@ static int file_fd(struct file_maps *fm, int pid, const struct proc_maps_entry *
 		return -1;
 	snprintf(path, sizeof(path), "/proc/%d/root%.*s", pid, (int)e->path_len, e->path);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_ino != e->inode ||
-			major(st.st_dev) != e->dev_major || minor(st.st_dev) != e->dev_minor)) {
+	if (fd >= 0 && !is_file(fd, e->dev_major, e->dev_minor, e->inode)) {
 		close(fd); /* replaced since it was mapped */
 		fd = -1;
 	}
@@ -181,8 +195,7 @@ static int file_fd(struct file_maps *fm, int pid, const struct proc_maps_entry *
 	}
 	if (fd < 0)
 		return -1;
-	key_map_put(&fm->files, key, sizeof(key), (void *)(uintptr_t)(fd + 1));
-	fm->open_files++;
+	hold_fd(fm, key, fd);
 	return fd;
 }
 
@@ -325,13 +338,11 @@ static int open_image(uint32_t tgid, const char *path, uint64_t ino, uint32_t kd
 	}
 	tries[n++] = path;
 	for (size_t i = 0; i < n; i++) {
-		struct stat st;
 		int fd = open(tries[i], O_RDONLY | O_CLOEXEC);
 
 		if (fd < 0)
 			continue;
-		if (fstat(fd, &st) == 0 && st.st_ino == ino && major(st.st_dev) == kdev >> 20 &&
-		    minor(st.st_dev) == (kdev & 0xfffff))
+		if (is_file(fd, kdev >> 20, kdev & 0xfffff, ino))
 			return fd;
 		close(fd);
 	}
@@ -355,8 +366,7 @@ int file_maps_hold_program(struct file_maps *fm, const char *path)
 		close(fd);
 		return 0;
 	}
-	key_map_put(&fm->files, key, sizeof(key), (void *)(uintptr_t)(fd + 1));
-	fm->open_files++;
+	hold_fd(fm, key, fd);
 	return 0;
 }
 
@@ -382,8 +392,7 @@ int file_maps_exec_image(struct file_maps *fm, uint32_t tgid, uint32_t epoch, co
 		fd = open_image(tgid, path, ino, kdev);
 		if (fd < 0)
 			return -ENOENT;
-		key_map_put(&fm->files, key, sizeof(key), (void *)(uintptr_t)(fd + 1));
-		fm->open_files++;
+		hold_fd(fm, key, fd);
 	}
 	n = exec_image_ranges(fd, start_code, ranges, sizeof(ranges) / sizeof(ranges[0]));
 	if (n <= 0)
