@@ -381,20 +381,38 @@ void batch_path_push(struct batch_path *bp, const struct ctrace_event *ev)
 
 enum read_result { READ_TAKEN, READ_AGAIN, READ_GONE };
 
-/* Reads a live stream's buffer from the process. */
+/* n bytes at the process's address `at`; true if all came. */
+static bool read_remote(uint32_t tgid, void *to, uint64_t at, size_t n)
+{
+	struct iovec local = { to, n }, remote = { (void *)(uintptr_t)at, n };
+
+	return process_vm_readv((pid_t)tgid, &local, 1, &remote, 1, 0) == (ssize_t)n;
+}
+
+/*
+ * Reads a live stream's buffer from the process. Its first_seq (offset 8)
+ * is read before the header that holds it, as a piece of its own: the
+ * kernel copies each piece with string instructions, whose loads x86 may
+ * do in any order within the piece, so one copy of the header could pair
+ * a len read before a flush reset it with the first_seq the flush wrote
+ * after it, and the check below would pass a copy holding the last
+ * batch's leftover events under the new numbers.
+ */
 static enum read_result read_stream(struct batch_path *bp, struct batch_stream *st, uint64_t now,
 				    bool final)
 {
 	static unsigned char copy[CTRACE_BATCH_BYTES];
 	struct batch_header h;
-	uint64_t again;
-	struct iovec local = { copy, BATCH_HEADER_BYTES }, remote = { (void *)(uintptr_t)st->buf, BATCH_HEADER_BYTES };
-	ssize_t n = process_vm_readv((pid_t)st->tgid, &local, 1, &remote, 1, 0);
+	uint64_t seq, again;
+	struct iovec local[2] = { { &seq, 8 }, { copy, BATCH_HEADER_BYTES } };
+	struct iovec remote[2] = { { (void *)(uintptr_t)(st->buf + 8), 8 },
+				   { (void *)(uintptr_t)st->buf, BATCH_HEADER_BYTES } };
 
-	if (n != BATCH_HEADER_BYTES) {
+	if (process_vm_readv((pid_t)st->tgid, local, 2, remote, 2, 0) != 8 + BATCH_HEADER_BYTES) {
 		st->retired = true; /* the process, or the buffer (its thread's exit), is gone */
 		return READ_GONE;
 	}
+	memcpy(copy + 8, &seq, 8);
 	memcpy(&h.magic, copy, 4);
 	memcpy(&h.tid, copy + 4, 4);
 	memcpy(&h.len, copy + 16, 4);
@@ -403,15 +421,10 @@ static enum read_result read_stream(struct batch_path *bp, struct batch_stream *
 		st->retired = true; /* unmapped and mapped again for something else */
 		return READ_GONE;
 	}
-	local = (struct iovec){ copy + BATCH_HEADER_BYTES, h.len };
-	remote = (struct iovec){ (void *)(uintptr_t)(st->buf + BATCH_HEADER_BYTES), h.len };
-	if (h.len && process_vm_readv((pid_t)st->tgid, &local, 1, &remote, 1, 0) != (ssize_t)h.len)
+	if (h.len && !read_remote(st->tgid, copy + BATCH_HEADER_BYTES, st->buf + BATCH_HEADER_BYTES, h.len))
 		return READ_AGAIN;
 	/* A flush in between moved first_seq on: this copy may mix two batches. */
-	local = (struct iovec){ &again, 8 };
-	remote = (struct iovec){ (void *)(uintptr_t)(st->buf + 8), 8 };
-	if (process_vm_readv((pid_t)st->tgid, &local, 1, &remote, 1, 0) != 8 ||
-	    memcmp(&again, copy + 8, 8))
+	if (!read_remote(st->tgid, &again, st->buf + 8, 8) || memcmp(&again, copy + 8, 8))
 		return READ_AGAIN;
 	return take_copy(bp, st->tgid, st->tid, st->buf, copy, BATCH_HEADER_BYTES + h.len, false, now,
 			 final) ? READ_TAKEN : READ_AGAIN;
