@@ -141,6 +141,7 @@ void chrome_trace_restart(struct chrome_trace *tf, const struct trace_facts *fac
 	tf->events = 0;
 	/* A new file: every thread's first event in it misses the cache (trace_rotation_first_in_file()). */
 	memset(tf->ids, 0, sizeof(tf->ids));
+	nest_ties_init(&tf->ties); /* and a span's children in the file before are not in this one */
 	tf->ts.len = 0;
 	tf->event_start = w->buf;
 	tf->ring = NULL;
@@ -166,6 +167,7 @@ void chrome_trace_begin_ring(struct chrome_trace *tf, struct json_writer *w,
 	tf->bind.id = 0;
 	tf->aside_ready = false;
 	memset(tf->ids, 0, sizeof(tf->ids));
+	nest_ties_init(&tf->ties);
 	tf->ts.len = 0;
 	tf->event_start = w->buf;
 	tf->ring = ring;
@@ -326,6 +328,9 @@ void chrome_trace_write_end(struct chrome_trace *tf, struct json_writer *w, uint
 		jw_lit(w, "}");
 	}
 	write_kv_u64(w, "thread_renames", s->thread_renames);
+	/* nest_ties.h: slices written 1 ns before (or after) the clock's begin, and ties left */
+	write_kv_u64(w, "slice_begin_ties_moved", tf->ties.moved);
+	write_kv_u64(w, "slice_begin_ties_left", tf->ties.unresolved);
 	write_stack_stats(w, s->stacks);
 	usdt_model_write_metadata(s->usdt, w);
 	if (tf->obs && tf->obs->metadata)
@@ -973,10 +978,24 @@ static void summarize_span(struct chrome_trace *ct, const struct ct_text *name, 
 	trace_summary_span(ct->summary, s, n, dur_ns, unfinished);
 }
 
+/* An X's begin as nest_ties.h writes it (open: unfinished): *ts_ns moved, its end kept. */
+static void untie(struct chrome_trace *ct, uint32_t pid, uint32_t tid, uint64_t *ts_ns, uint64_t *dur_ns,
+		  bool open)
+{
+	uint64_t end = *ts_ns + *dur_ns;
+	uint64_t shown = open ? nest_ties_begin_open(&ct->ties, pid, tid, *ts_ns, end) :
+				nest_ties_begin(&ct->ties, pid, tid, *ts_ns, end);
+
+	*ts_ns = shown;
+	*dur_ns = end - shown;
+	ct->last_x_ts = shown;
+}
+
 void chrome_trace_complete(struct chrome_trace *ct, uint32_t pid, uint32_t tid, uint64_t ts_ns,
 			   uint64_t dur_ns, const struct ct_text *name,
 			   const struct ct_text *begin_args, const struct ct_text *end_args)
 {
+	untie(ct, pid, tid, &ts_ns, &dur_ns, false);
 	if (ct->obs && ct->obs->span)
 		ct->obs->span(ct->obs->ctx, pid, tid, ts_ns, dur_ns, name, begin_args, end_args, NULL);
 	summarize_span(ct, name, dur_ns, false);
@@ -997,6 +1016,7 @@ void chrome_trace_unfinished(struct chrome_trace *ct, uint32_t pid, uint32_t tid
 {
 	cJSON *o = args_of(args);
 
+	untie(ct, pid, tid, &ts_ns, &dur_ns, true);
 	if (ct->obs && ct->obs->span)
 		ct->obs->span(ct->obs->ctx, pid, tid, ts_ns, dur_ns, name, args, NULL, why);
 	summarize_span(ct, name, dur_ns, true);

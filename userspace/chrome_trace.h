@@ -20,6 +20,7 @@
 #include <string.h>
 #include "json_writer.h"
 #include "kernel_features.h"
+#include "nest_ties.h"
 #include "proc_info.h"
 #include "table_bound.h"
 #include "trace_flows.h"
@@ -165,6 +166,9 @@ struct chrome_trace {
 	struct flight_recorder *ring;
 	/* Told of every span, instant, counter and name written, and asked for metadata (NULL: none). */
 	const struct trace_observer *obs;
+	/* Each thread's last X's: a parent that begins with its first child is written 1 ns before it. */
+	struct nest_ties ties;
+	uint64_t last_x_ts; /* the begin the last X was written with (its flow phases go there) */
 };
 
 /* The JSON text of CTRACE_TRIGGER's args (include/ctrace.h). */

@@ -414,7 +414,7 @@ static uint64_t dur_to(const struct open_span *s, uint64_t end_ns)
 static const struct flow_end *flows_before_x(struct trace_model *m, uint32_t tgid, uint32_t tid,
 					     uint64_t ts_ns, size_t *n, bool *hold);
 static void flows_after_x(struct trace_model *m, const struct flow_end *ends, size_t n, bool hold,
-			  uint32_t pid, uint32_t tid, uint64_t ts_ns);
+			  uint32_t pid, uint32_t tid);
 
 static void write_unfinished(struct trace_model *m, struct open_span *s,
 			     uint64_t stop_ns, const char *why)
@@ -428,7 +428,7 @@ static void write_unfinished(struct trace_model *m, struct open_span *s,
 	m->out->cat = s->cat;
 	chrome_trace_unfinished(m->out, s->pid, s->tid, s->ts_ns, dur_to(s, stop_ns), &s->name,
 				&s->args, why);
-	flows_after_x(m, flows, n, hold, s->pid, s->tid, s->ts_ns);
+	flows_after_x(m, flows, n, hold, s->pid, s->tid);
 	m->stats->unfinished_spans++;
 }
 
@@ -562,7 +562,7 @@ static void span_end(struct trace_model *m, const struct ctrace_event *ev)
 		m->out->sf_end = 0;
 		chrome_trace_complete(m->out, s->pid, s->tid, s->ts_ns, dur_to(s, ev->ts_ns), &s->name,
 				      &s->args, &end_args);
-		flows_after_x(m, flows, n, hold, s->pid, s->tid, s->ts_ns);
+		flows_after_x(m, flows, n, hold, s->pid, s->tid);
 	} else {
 		/* Ended on another thread: an async pair on the span's process. */
 		uint32_t end_tid = shown_tid(m, s->pid, ev->tgid, ev->tid);
@@ -602,7 +602,7 @@ static void scope(struct trace_model *m, const struct ctrace_event *ev)
 
 		m->out->sf = ev->sf;
 		chrome_trace_complete(m->out, s.pid, s.tid, s.ts_ns, dur_to(&s, end), &name, &args, NULL);
-		flows_after_x(m, flows, n, hold, s.pid, s.tid, s.ts_ns);
+		flows_after_x(m, flows, n, hold, s.pid, s.tid);
 	}
 }
 
@@ -782,15 +782,16 @@ static const struct flow_end *flows_before_x(struct trace_model *m, uint32_t tgi
 	return ends;
 }
 
+/* The flow phases at the X's begin as written (nest_ties.h may move it by a nanosecond or so). */
 static void flows_after_x(struct trace_model *m, const struct flow_end *ends, size_t n, bool hold,
-			  uint32_t pid, uint32_t tid, uint64_t ts_ns)
+			  uint32_t pid, uint32_t tid)
 {
 	char *json = NULL;
 	size_t len = 0;
 
 	if (!n)
 		return;
-	trace_flows_phases(&m->flows, ends, n, pid, tid, ts_ns);
+	trace_flows_phases(&m->flows, ends, n, pid, tid, m->out->last_x_ts);
 	if (hold && !(json = chrome_trace_capture_end(m->out, &len)))
 		m->flows.counts.out_of_order++; /* no room to keep it aside: cannot be (chrome_trace.h) */
 	trace_flows_written(&m->flows, ends, n, json, len);

@@ -112,6 +112,59 @@ static void check_inside(struct nesting *n, const struct slot *child, const stru
 			      tr_str(parent->ev, "name"), ps, pe, cs - ps, pe - ce);
 }
 
+struct x_span {
+	long long begin, end; /* ns */
+	size_t place;         /* in the file */
+};
+
+static int by_begin_then_place(const void *a, const void *b)
+{
+	const struct x_span *x = a, *y = b;
+
+	if (x->begin != y->begin)
+		return x->begin < y->begin ? -1 : 1;
+	return x->place < y->place ? -1 : x->place > y->place;
+}
+
+/*
+ * The X's of one thread as a viewer reads them: in order of their begin,
+ * ties in the file's order (chrome://tracing says so; Perfetto's sort
+ * keeps the file's order), each slice opened inside the ones still open.
+ * Returns how many end after the slice they were opened in (drawn
+ * overlapping it, or on a track of their own). Within-ness alone
+ * (check_inside) lets a child that begins at its parent's very nanosecond
+ * pass, though its X is written first: that is read as the parent inside
+ * the child.
+ */
+static int improperly_nested(cJSON *const *xs, size_t count)
+{
+	struct x_span *v = calloc(count, sizeof(*v));
+	long long *open = calloc(count, sizeof(*open));
+	size_t n_open = 0;
+	int bad = 0;
+
+	assert_non_null(v);
+	assert_non_null(open);
+	for (size_t i = 0; i < count; i++) {
+		v[i].begin = llround(tr_num(xs[i], "ts") * 1000);
+		v[i].end = v[i].begin + llround(tr_num(xs[i], "dur") * 1000);
+		v[i].place = i;
+	}
+	qsort(v, count, sizeof(*v), by_begin_then_place);
+	for (size_t i = 0; i < count; i++) {
+		while (n_open && open[n_open - 1] <= v[i].begin)
+			n_open--;
+		if (n_open && v[i].end > open[n_open - 1] && bad++ < 5)
+			print_message("%s at %lld ns (%lld ns long) read as begun inside a slice that ends %lld ns before it\n",
+				      tr_str(xs[v[i].place], "name"), v[i].begin, v[i].end - v[i].begin,
+				      v[i].end - open[n_open - 1]);
+		open[n_open++] = v[i].end;
+	}
+	free(v);
+	free(open);
+	return bad;
+}
+
 static void nested_exactly(const char *const *tracer_args)
 {
 	static cJSON *xs[MAX_EVENTS];
@@ -159,6 +212,10 @@ static void nested_exactly(const char *const *tracer_args)
 	if (n.outside)
 		fail_msg("%d of %d child scopes not within their parent (%.0f%%)", n.outside, n.pairs,
 			 100.0 * n.outside / n.pairs);
+	bad = improperly_nested(xs, count);
+	if (bad)
+		fail_msg("%d of %zu scopes improperly nested as viewers order them (begin, then place in the file)",
+			 bad, count);
 	free(sc);
 	tr_free(&r);
 }
