@@ -28,41 +28,35 @@ static struct nest_thread *thread_of(struct nest_ties *t, uint32_t pid, uint32_t
 	return th;
 }
 
-static void remember(struct nest_thread *th, uint64_t begin, uint64_t shown, uint64_t end)
+/* The i-th latest X kept (0: the latest). */
+static struct nest_x *latest(struct nest_thread *th, uint32_t i)
 {
-	if (th->n == NEST_TIES_DEPTH) { /* the oldest goes: a parent of all these is rare */
-		memmove(th->begin, th->begin + 1, sizeof(th->begin[0]) * (NEST_TIES_DEPTH - 1));
-		memmove(th->shown, th->shown + 1, sizeof(th->shown[0]) * (NEST_TIES_DEPTH - 1));
-		memmove(th->end, th->end + 1, sizeof(th->end[0]) * (NEST_TIES_DEPTH - 1));
-		th->n--;
-	}
-	th->begin[th->n] = begin;
-	th->shown[th->n] = shown;
-	th->end[th->n] = end;
-	th->n++;
+	return &th->x[(th->top + NEST_TIES_DEPTH - i) % NEST_TIES_DEPTH];
 }
 
 static uint64_t place(struct nest_ties *t, uint32_t pid, uint32_t tid, uint64_t begin, uint64_t end, bool keep)
 {
 	struct nest_thread *th = thread_of(t, pid, tid);
 	uint64_t first_child = UINT64_MAX, lo = 0, hi = end, shown = begin;
-	uint32_t n = th->n;
-	bool children = false;
+	uint32_t popped = 0;
 
 	/* Its children, written before it (the X's it encloses, latest first): forgotten once it is kept, it stands for them. */
-	while (n && th->begin[n - 1] >= begin && th->end[n - 1] <= end) {
-		n--;
-		children = true;
-		if (th->shown[n] < first_child)
-			first_child = th->shown[n];
+	while (popped < th->n) {
+		const struct nest_x *c = latest(th, popped);
+
+		if (c->begin < begin || c->end > end)
+			break;
+		if (c->shown < first_child)
+			first_child = c->shown;
+		popped++;
 	}
 	/* What is left on top: its parent, written first (it encloses this one), or an X before it. */
-	if (n) {
-		size_t k = n - 1;
+	if (popped < th->n) {
+		const struct nest_x *p = latest(th, popped);
 
-		lo = th->begin[k] <= begin && th->end[k] >= end ? th->shown[k] + 1 : th->end[k];
+		lo = p->begin <= begin && p->end >= end ? p->shown + 1 : p->end;
 	}
-	if (children)
+	if (popped)
 		hi = first_child ? first_child - 1 : 0;
 	/* Begin where the clock says unless that is not strictly between its parent's and its first child's begins. */
 	if (shown < lo)
@@ -70,15 +64,19 @@ static uint64_t place(struct nest_ties *t, uint32_t pid, uint32_t tid, uint64_t 
 	if (shown > hi)
 		shown = hi;
 	if (shown < lo || (shown > begin ? shown - begin : begin - shown) > MOVE_MAX_NS) {
-		if ((children && first_child <= begin) || (lo > begin && lo <= begin + 1))
+		if ((popped && first_child <= begin) || (lo > begin && lo <= begin + 1))
 			t->unresolved++; /* a tie with no room around it */
 		shown = begin;
 	} else if (shown != begin) {
 		t->moved++;
 	}
 	if (keep) {
-		th->n = n;
-		remember(th, begin, shown, end);
+		/* Its children go, it goes on top (over the oldest when all are taken: a parent of all these is rare). */
+		th->n -= popped;
+		th->top = (th->top + NEST_TIES_DEPTH - popped + 1) % NEST_TIES_DEPTH;
+		*latest(th, 0) = (struct nest_x){ begin, shown, end };
+		if (th->n < NEST_TIES_DEPTH)
+			th->n++;
 	}
 	return shown;
 }

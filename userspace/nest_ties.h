@@ -34,10 +34,12 @@
 struct nest_ties {
 	struct nest_thread {
 		uint32_t pid, tid;
-		uint32_t n;
-		uint64_t begin[NEST_TIES_DEPTH]; /* as the program's clock said */
-		uint64_t shown[NEST_TIES_DEPTH]; /* as written */
-		uint64_t end[NEST_TIES_DEPTH];
+		uint32_t n, top; /* kept, and where the latest is: a ring, the oldest overwritten */
+		struct nest_x {
+			uint64_t begin; /* as the program's clock said */
+			uint64_t shown; /* as written */
+			uint64_t end;
+		} x[NEST_TIES_DEPTH];
 	} threads[NEST_TIES_THREADS];
 	uint64_t moved;      /* X's written 1 ns off their clock's begin */
 	uint64_t unresolved; /* ties left as they were */
