@@ -782,9 +782,12 @@ void attachment_free(struct attachment *a)
 	key_map_free_with_values(&a->seen);
 	{
 		bool global = a->global, fast = a->fast, cookies = a->cookies, no_batch = a->no_batch;
+		bool looked_in_full = a->looked_in_full;
 		const struct category_filter *categories = a->categories;
 		struct usdt_specs *usdt = a->usdt;
+		char looked_in[sizeof(a->looked_in)];
 
+		memcpy(looked_in, a->looked_in, sizeof(looked_in)); /* said at the end of a trace that found none */
 		attachment_init(a, a->multi, a->verbose);
 		a->categories = categories;
 		a->global = global;
@@ -792,6 +795,8 @@ void attachment_free(struct attachment *a)
 		a->cookies = cookies;
 		a->no_batch = no_batch;
 		a->usdt = usdt;
+		memcpy(a->looked_in, looked_in, sizeof(looked_in));
+		a->looked_in_full = looked_in_full;
 	}
 }
 

@@ -48,6 +48,20 @@ static void say_written(const struct session *s, const struct trace_output *out)
 		s->o->perfetto ? "" : " or chrome://tracing"); /* chrome://tracing reads JSON only */
 }
 
+/*
+ * A trace that never had a probe (a program without ctrace's macros, an
+ * interpreter built without USDT probes, a plugin host that never loaded
+ * the plugin): said at the end too, with every object looked in, as the
+ * start's "waiting" line was said before the program exec()d or loaded
+ * what it ran.
+ */
+static void say_nothing_attached(const struct session *s)
+{
+	fprintf(stderr, "ctrace-bpf: no probe was attached in the whole trace (looked in: %s): the file names the processes and threads, nothing they did. `ctrace-bpf list PROGRAM` shows a program's probes: ctrace's come from include/ctrace.h's CTRACE_* macros%s\n",
+		s->att.looked_in[0] ? s->att.looked_in : "no mapped files",
+		s->o->usdt ? ", --usdt's from its USDT notes (a Python, JVM or PostgreSQL built without dtrace probes has none)" : "");
+}
+
 /* The summary of what was written (trace_summary.h), as `ctrace-bpf report FILE` prints it. */
 static void say_summary(const struct session *s, const struct trace_output *out,
 			const struct trace_summary *sum)
@@ -111,6 +125,8 @@ int cmd_trace(int argc, char **argv)
 					otlp_export_report(&otlp, o.quiet);
 				if (!o.quiet)
 					say_summary(&s, &out, &summary);
+				if (!o.quiet && !out.facts.probes_attached)
+					say_nothing_attached(&s);
 				code = 0;
 			}
 		}

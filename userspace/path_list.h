@@ -11,12 +11,23 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Appends ", path" to buf (cap bytes, a string); once one does not fit, ", ..." and then nothing. */
+/* Whether buf's list names path already (an object looked in again: another process, or after an exec). */
+static inline bool path_list_has(const char *buf, const char *path)
+{
+	size_t n = strlen(path);
+
+	for (const char *p = buf; (p = strstr(p, path)); p += n)
+		if ((p == buf || (p >= buf + 2 && p[-2] == ',' && p[-1] == ' ')) && (p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
+
+/* Appends ", path" to buf (cap bytes, a string) unless it is there; once one does not fit, ", ..." and then nothing. */
 static inline void path_list_add(char *buf, size_t cap, bool *full, const char *path)
 {
 	size_t len = strlen(buf);
 
-	if (*full)
+	if (*full || path_list_has(buf, path))
 		return;
 	if (len + strlen(path) + 8 >= cap) {
 		snprintf(buf + len, cap - len, ", ...");

@@ -116,6 +116,41 @@ static void test_no_probes(void **state)
 	}
 }
 
+/*
+ * A program started through a script that exec()s it (as pyenv's python3
+ * shim does), none of them with probes: the end of the trace says so, in
+ * one line naming every object looked in, the exec()d program too (the
+ * start's "waiting" line could only name the shell). A traced program's
+ * end does not say it.
+ */
+static void test_no_probes_said_at_the_end(void **state)
+{
+	const char *const args[] = { "-o", "/dev/null", "--", "/bin/sh", "-c", "exec /bin/sleep 0.3", NULL };
+	char prog[4096], sleep_path[4096];
+	const char *line;
+
+	(void)state;
+	tr_require_root();
+	assert_non_null(realpath("/bin/sleep", sleep_path));
+	cli_run_tracer(&c, NULL, NULL, args, 20000);
+	assert_int_equal(c.exit, 0);
+	line = strstr(c.err, "no probe was attached in the whole trace (looked in: ");
+	if (!line)
+		fail_msg("the end does not say no probe was ever attached: %s", c.err);
+	if (!strstr(line, sleep_path) || strchr(line, '\n') < strstr(line, sleep_path))
+		fail_msg("the end's line does not name %s, the program the script exec()d: %s", sleep_path, line);
+	assert_true(strchr(line, '\n') && !strchr(line, '\n')[1]); /* the last line, whole */
+	{
+		const char *const traced[] = { "-o", "/dev/null", "--",
+					       tr_program_path("armed_hello", prog, sizeof(prog)), NULL };
+
+		cli_run_tracer(&c, NULL, NULL, traced, 20000);
+		assert_int_equal(c.exit, 0);
+		if (strstr(c.err, "no probe was attached"))
+			fail_msg("said of a traced program: %s", c.err);
+	}
+}
+
 static void test_unwritable_output(void **state)
 {
 	const char *const prog_args[] = { "20", NULL };
@@ -232,6 +267,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_no_such_pid, free_all),
 		cmocka_unit_test_teardown(test_non_numeric_pid, free_all),
 		cmocka_unit_test_teardown(test_no_probes, free_all),
+		cmocka_unit_test_teardown(test_no_probes_said_at_the_end, free_all),
 		cmocka_unit_test_teardown(test_unwritable_output, free_all),
 		cmocka_unit_test_teardown(test_duration, free_all),
 		cmocka_unit_test_teardown(test_sigint, free_all),
