@@ -9,7 +9,7 @@
  * is not a tie but X's the program itself made overlap (spans ended out
  * of order): those are written as they are.
  */
-#define MOVE_MAX_NS NEST_TIES_DEPTH
+#define MOVE_MAX_NS 16
 
 void nest_ties_init(struct nest_ties *t)
 {

@@ -26,8 +26,12 @@
 
 #include <stdint.h>
 
-/* X's remembered a thread: a parent with more direct children than this may find its tie forgotten. */
-#define NEST_TIES_DEPTH 16
+/*
+ * X's remembered a thread: a parent with more direct children than this
+ * may find its tie forgotten (a request's scope with a loop of scoped
+ * items in it has as many children as items).
+ */
+#define NEST_TIES_DEPTH 64
 /* Threads remembered (by pid and tid, one slot each: a thread taking another's slot starts afresh). */
 #define NEST_TIES_THREADS 64
 

@@ -111,6 +111,11 @@ static void test_many_children(void **state)
 	for (int i = 0; i < NEST_TIES_DEPTH - 1; i++)
 		assert_int_equal(x(7, 100 + 10 * (uint64_t)i, 105 + 10 * (uint64_t)i), 100 + 10 * (uint64_t)i);
 	assert_int_equal(x(7, 100, 1000), 99); /* its first child still remembered */
+	/* A request's scope, its first child tied, then a loop of 40 scoped items: still found. */
+	assert_int_equal(x(8, 2000, 2005), 2000);
+	for (uint64_t i = 0; i < 40; i++)
+		assert_int_equal(x(8, 2010 + 10 * i, 2015 + 10 * i), 2010 + 10 * i);
+	assert_int_equal(x(8, 2000, 3000), 1999);
 	for (int i = 0; i < 3 * NEST_TIES_DEPTH; i++)
 		x(9, 100 + 10 * (uint64_t)i, 105 + 10 * (uint64_t)i);
 	b = x(9, 100, 5000);
