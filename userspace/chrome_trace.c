@@ -125,6 +125,7 @@ void chrome_trace_begin(struct chrome_trace *tf, struct json_writer *w,
 	tf->sf = tf->sf_end = 0;
 	tf->cat = 0;
 	tf->bind.id = 0;
+	tf->writing_open_spans = false;
 	tf->aside_ready = false;
 	tf->rot = NULL;     /* --max-size: the session sets it after */
 	tf->summary = NULL; /* the end's summary: the caller sets it after (fuzz_records read it unset) */
@@ -165,6 +166,7 @@ void chrome_trace_begin_ring(struct chrome_trace *tf, struct json_writer *w,
 	tf->sf = tf->sf_end = 0;
 	tf->cat = 0;
 	tf->bind.id = 0;
+	tf->writing_open_spans = false;
 	tf->aside_ready = false;
 	memset(tf->ids, 0, sizeof(tf->ids));
 	nest_ties_init(&tf->ties);
@@ -1016,7 +1018,7 @@ void chrome_trace_unfinished(struct chrome_trace *ct, uint32_t pid, uint32_t tid
 {
 	cJSON *o = args_of(args);
 
-	untie(ct, pid, tid, &ts_ns, &dur_ns, true);
+	untie(ct, pid, tid, &ts_ns, &dur_ns, ct->writing_open_spans);
 	if (ct->obs && ct->obs->span)
 		ct->obs->span(ct->obs->ctx, pid, tid, ts_ns, dur_ns, name, args, NULL, why);
 	summarize_span(ct, name, dur_ns, true);

@@ -169,6 +169,12 @@ struct chrome_trace {
 	/* Each thread's last X's: a parent that begins with its first child is written 1 ns before it. */
 	struct nest_ties ties;
 	uint64_t last_x_ts; /* the begin the last X was written with (its flow phases go there) */
+	/*
+	 * Spans still open written at a --ring dump (trace_model_write_open):
+	 * placed among the X's written, not remembered (written again later).
+	 * Unfinished X's at the stop are remembered as any X.
+	 */
+	bool writing_open_spans;
 };
 
 /* The JSON text of CTRACE_TRIGGER's args (include/ctrace.h). */

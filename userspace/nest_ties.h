@@ -58,10 +58,9 @@ void nest_ties_init(struct nest_ties *t);
 uint64_t nest_ties_begin(struct nest_ties *t, uint32_t pid, uint32_t tid, uint64_t begin, uint64_t end);
 
 /*
- * The same for a span still open (written "unfinished" at the stop, or at
- * every --ring dump): placed among the X's written, not remembered, so
- * that each dump writes it with the same begin (it is no child of itself
- * as dumped before).
+ * The same for a span still open at a --ring dump: placed among the X's
+ * written, not remembered, so that each dump writes it with the same
+ * begin (it is no child of itself as dumped before).
  */
 uint64_t nest_ties_begin_open(struct nest_ties *t, uint32_t pid, uint32_t tid, uint64_t begin, uint64_t end);
 

@@ -1014,7 +1014,9 @@ uint64_t trace_model_write_open(struct trace_model *m, uint64_t now_ns)
 	unsigned cat = m->out->cat;
 
 	m->out->summary = NULL; /* summed once, when it ends */
+	m->out->writing_open_spans = true; /* and placed among X's for good then (nest_ties.h) */
 	key_map_each(&m->spans, write_open_span, &o);
+	m->out->writing_open_spans = false;
 	m->out->summary = summary;
 	m->out->cat = cat;
 	return o.n;

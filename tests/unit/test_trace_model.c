@@ -231,6 +231,45 @@ static void test_same_thread_span_is_complete_event(void **state)
 	assert_int_equal(h->stats.unfinished_spans, 0);
 }
 
+/*
+ * Two spans of a thread begun at the same nanosecond (the TSC's 10 ns
+ * steps on AMD hosts): the X's are written inner first, and the outer one
+ * begins 1 ns before the inner (nest_ties.h), whether it ended or was
+ * still open at the stop; counted in metadata.
+ */
+static void test_tied_begins_written_nested(void **state)
+{
+	struct harness *h = *state;
+	cJSON *events, *outer, *inner, *md;
+
+	begin(h, 2000, h->pid, 0, 0x10, "outer", NULL);
+	begin(h, 2000, h->pid, 0, 0x20, "inner", NULL);
+	end(h, 3000, h->pid, 0x20, NULL);
+	end(h, 4000, h->pid, 0x10, NULL);
+	begin(h, 5000, h->pid, 0, 0x30, "open outer", NULL);
+	begin(h, 5000, h->pid, 0, 0x40, "open inner", NULL);
+	end(h, 6000, h->pid, 0x40, NULL);
+	events = finish(h, 7000);
+
+	inner = find(events, "X", "inner", 0);
+	outer = find(events, "X", "outer", 0);
+	assert_non_null(inner);
+	assert_non_null(outer);
+	assert_near(num(inner, "ts"), 2.0, 1e-9);
+	assert_near(num(outer, "ts"), 1.999, 1e-9);
+	assert_near(num(outer, "ts") + num(outer, "dur"), 4.0, 1e-9); /* its end kept */
+	inner = find(events, "X", "open inner", 0);
+	outer = find(events, "X", "open outer", 0);
+	assert_non_null(inner);
+	assert_non_null(outer);
+	assert_near(num(inner, "ts"), 5.0, 1e-9);
+	assert_near(num(outer, "ts"), 4.999, 1e-9);
+	assert_near(num(outer, "ts") + num(outer, "dur"), 7.0, 1e-9);
+	md = cJSON_GetObjectItem(h->doc, "metadata");
+	assert_int_equal((int)num(md, "slice_begin_ties_moved"), 2);
+	assert_int_equal((int)num(md, "slice_begin_ties_left"), 0);
+}
+
 static void test_cross_thread_span_is_async_pair(void **state)
 {
 	struct harness *h = *state;
@@ -635,6 +674,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_same_thread_span_is_complete_event, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tied_begins_written_nested, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cross_thread_span_is_async_pair, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unfinished_and_unmatched_spans, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_counters_per_context, setup, teardown),
