@@ -54,7 +54,10 @@ static uint64_t place(struct nest_ties *t, uint32_t pid, uint32_t tid, uint64_t 
 	if (popped < th->n) {
 		const struct nest_x *p = latest(th, popped);
 
-		lo = p->begin <= begin && p->end >= end ? p->shown + 1 : p->end;
+		if (p->begin <= begin && p->end >= end)
+			lo = p->shown + 1; /* inside its parent */
+		else
+			lo = p->end <= begin ? p->end : begin; /* after an X, or one ending inside it: the program's overlap, no tie */
 	}
 	if (popped)
 		hi = first_child ? first_child - 1 : 0;

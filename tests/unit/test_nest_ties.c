@@ -98,6 +98,8 @@ static void test_no_tie_untouched(void **state)
 	/* X's that overlap (spans ended out of order): written as they are */
 	assert_int_equal(x(7, 300, 400), 300);
 	assert_int_equal(x(7, 350, 450), 350);
+	assert_int_equal(x(7, 500, 600), 500);
+	assert_int_equal(x(7, 590, 700), 590); /* even by a few ns */
 	assert_int_equal(t.moved, 0);
 	assert_int_equal(t.unresolved, 0);
 }
