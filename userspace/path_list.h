@@ -25,16 +25,21 @@ static inline bool path_list_has(const char *buf, const char *path)
 /* Appends ", path" to buf (cap bytes, a string) unless it is there; once one does not fit, ", ..." and then nothing. */
 static inline void path_list_add(char *buf, size_t cap, bool *full, const char *path)
 {
-	size_t len = strlen(buf);
+	size_t len = strlen(buf), n = strlen(path);
 
 	if (*full || path_list_has(buf, path))
 		return;
-	if (len + strlen(path) + 8 >= cap) {
+	if (len + n + 8 >= cap) {
 		snprintf(buf + len, cap - len, ", ...");
 		*full = true;
 		return;
 	}
-	snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", path);
+	/* Copied, not printed: the room is checked above, which gcc's -Wformat-truncation cannot follow. */
+	if (len) {
+		memcpy(buf + len, ", ", 2);
+		len += 2;
+	}
+	memcpy(buf + len, path, n + 1);
 }
 
 #endif
