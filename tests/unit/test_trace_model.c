@@ -237,10 +237,23 @@ static void test_same_thread_span_is_complete_event(void **state)
  * begins 1 ns before the inner (nest_ties.h), whether it ended or was
  * still open at the stop; counted in metadata.
  */
+/* The X's outer and inner: inner at begin_us, outer 1 ns before it and ending at end_us. */
+static void assert_outer_just_before(cJSON *events, const char *outer_name, const char *inner_name,
+				     double begin_us, double end_us)
+{
+	cJSON *outer = find(events, "X", outer_name, 0), *inner = find(events, "X", inner_name, 0);
+
+	assert_non_null(inner);
+	assert_non_null(outer);
+	assert_near(num(inner, "ts"), begin_us, 1e-9);
+	assert_near(num(outer, "ts"), begin_us - 0.001, 1e-9);
+	assert_near(num(outer, "ts") + num(outer, "dur"), end_us, 1e-9); /* its end kept */
+}
+
 static void test_tied_begins_written_nested(void **state)
 {
 	struct harness *h = *state;
-	cJSON *events, *outer, *inner, *md;
+	cJSON *events, *md;
 
 	begin(h, 2000, h->pid, 0, 0x10, "outer", NULL);
 	begin(h, 2000, h->pid, 0, 0x20, "inner", NULL);
@@ -251,20 +264,8 @@ static void test_tied_begins_written_nested(void **state)
 	end(h, 6000, h->pid, 0x40, NULL);
 	events = finish(h, 7000);
 
-	inner = find(events, "X", "inner", 0);
-	outer = find(events, "X", "outer", 0);
-	assert_non_null(inner);
-	assert_non_null(outer);
-	assert_near(num(inner, "ts"), 2.0, 1e-9);
-	assert_near(num(outer, "ts"), 1.999, 1e-9);
-	assert_near(num(outer, "ts") + num(outer, "dur"), 4.0, 1e-9); /* its end kept */
-	inner = find(events, "X", "open inner", 0);
-	outer = find(events, "X", "open outer", 0);
-	assert_non_null(inner);
-	assert_non_null(outer);
-	assert_near(num(inner, "ts"), 5.0, 1e-9);
-	assert_near(num(outer, "ts"), 4.999, 1e-9);
-	assert_near(num(outer, "ts") + num(outer, "dur"), 7.0, 1e-9);
+	assert_outer_just_before(events, "outer", "inner", 2.0, 4.0);
+	assert_outer_just_before(events, "open outer", "open inner", 5.0, 7.0);
 	md = cJSON_GetObjectItem(h->doc, "metadata");
 	assert_int_equal((int)num(md, "slice_begin_ties_moved"), 2);
 	assert_int_equal((int)num(md, "slice_begin_ties_left"), 0);
