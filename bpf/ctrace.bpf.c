@@ -266,6 +266,35 @@ static __always_inline void literal_epoch_bump(__u32 tgid)
 	__sync_fetch_and_add(&literal_epochs[tgid & (LITERAL_EPOCH_SLOTS - 1)], 1);
 }
 
+/*
+ * An exec under way. The epoch moves on at sched_process_exec, once the
+ * new image is mapped, but the old mappings are gone before that
+ * (exec_mmap(), then the ELF loader maps the new program piece by piece):
+ * a look at /proc/PID/maps, or a read of the process's memory, in between
+ * sees the new image under the old epoch. The exec watch calls
+ * exec_begins() at the start of every exec (sched_prepare_exec, or the
+ * execve syscall tracepoints), before the old mappings go: the low half
+ * is the epoch the exec began in plus one, the high half counts the execs
+ * begun, so that a look spanning a whole exec (and the start of the next,
+ * which writes the low half again) is told too. The loader trusts no look
+ * or read during which it changed or that ends while it names the current
+ * epoch (userspace/process_epoch.h). Per slot, as the epochs: a shared
+ * slot only means a look taken again. A failed execve (only the syscall
+ * tracepoints see those) leaves its note until the epoch moves on.
+ */
+__u64 exec_began[LITERAL_EPOCH_SLOTS] = {};
+
+static __always_inline void exec_begins(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 *note = &exec_began[tgid & (LITERAL_EPOCH_SLOTS - 1)];
+
+	if (filter_by_map && !current_traced(tgid))
+		return;
+	/* One 8-byte store (the loader reads both halves at once), before the old mappings go. */
+	*note = ((*note >> 32) + 1) << 32 | (__u32)(literal_epoch(tgid) + 1);
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 65536);
@@ -1419,6 +1448,7 @@ int BPF_PROG(ctrace_batch_signal, int sig, struct kernel_siginfo *info, struct k
 SEC("tp_btf/sched_prepare_exec")
 int BPF_PROG(ctrace_batch_prepare_exec, struct task_struct *task, struct linux_binprm *bprm)
 {
+	exec_begins();
 	batch_rescue(CTRACE_BATCH_WHY_EXEC);
 	return 0;
 }
@@ -1440,6 +1470,7 @@ int ctrace_batch_exit_group(void *ctx)
 SEC("tracepoint/syscalls/sys_enter_execve")
 int ctrace_batch_execve(void *ctx)
 {
+	exec_begins();
 	batch_rescue(CTRACE_BATCH_WHY_EXEC);
 	return 0;
 }
@@ -1447,6 +1478,7 @@ int ctrace_batch_execve(void *ctx)
 SEC("tracepoint/syscalls/sys_enter_execveat")
 int ctrace_batch_execveat(void *ctx)
 {
+	exec_begins();
 	batch_rescue(CTRACE_BATCH_WHY_EXEC);
 	return 0;
 }
@@ -1465,8 +1497,10 @@ int ctrace_batch_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 
 	if (id == 60 || id == 231) /* exit, exit_group */
 		batch_rescue(CTRACE_BATCH_WHY_EXITING);
-	else if (id == 59 || id == 322) /* execve, execveat */
+	else if (id == 59 || id == 322) { /* execve, execveat */
+		exec_begins();
 		batch_rescue(CTRACE_BATCH_WHY_EXEC);
+	}
 	return 0;
 }
 

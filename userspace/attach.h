@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "key_map.h"
+#include "process_epoch.h"
 
 struct ctrace_bpf;
 struct bpf_link;
@@ -32,6 +33,12 @@ struct attachment {
 	 */
 	void (*objects_seen)(void *ctx, int pid, const struct mapped_object_list *objs);
 	void *objects_ctx;
+	/*
+	 * The BPF side's epochs (process_epoch.h): a look at a process's
+	 * maps that an exec or a dlopen may have cut short detaches nothing.
+	 * NULL: every look is whole.
+	 */
+	const struct process_epochs *epochs;
 	/*
 	 * multi: the programs were loaded for uprobe_multi links (kernel >= 6.6):
 	 * one link per probe kind and object, attached and detached in one step

@@ -120,6 +120,14 @@ int batch_watch_deaths(struct ctrace_bpf *skel, bool verbose)
 	return missing + 1;
 }
 
+bool batch_watch_execs(struct ctrace_bpf *skel, bool verbose)
+{
+	if (!bpf_program__autoload(skel->progs.ctrace_batch_prepare_exec))
+		return false;
+	skel->links.ctrace_batch_prepare_exec = attach_one(skel->progs.ctrace_batch_prepare_exec, verbose);
+	return skel->links.ctrace_batch_prepare_exec != NULL;
+}
+
 const char *batch_watch_mode(void)
 {
 	return watch_mode;

@@ -25,6 +25,18 @@ struct ctrace_bpf;
 int batch_watch_deaths(struct ctrace_bpf *skel, bool verbose);
 
 /*
+ * Without batches: the start of each exec alone, where the kernel has
+ * tp_btf/sched_prepare_exec (6.10; it runs at execs only), for the exec
+ * note the loader's looks at a process need (process_epoch.h): a look
+ * inside an exec would otherwise take the new image, half mapped, for the
+ * process's objects, and detach the probes of those it does not show yet.
+ * False where there is none (the syscall tracepoints are not attached for
+ * this alone: on the kernels without it that keep one probe per event,
+ * attaching them locked a 6.1 guest; bpf_load.c).
+ */
+bool batch_watch_execs(struct ctrace_bpf *skel, bool verbose);
+
+/*
  * How exits and execs are watched: "sched_tracepoints", "syscall_tracepoints",
  * "raw_sys_enter", "none"; NULL before.
  */

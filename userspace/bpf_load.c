@@ -270,6 +270,8 @@ static int load_set(const struct trace_options *o, const struct stat *exe,
 		no_batch = o->no_batch || !multi;
 		if (!no_batch)
 			batch_watch_deaths(*t->skel, o->verbose);
+		else
+			batch_watch_execs(*t->skel, o->verbose);
 		attachment_init(t->att, multi, o->verbose);
 		t->att->global = global;
 		t->att->fast = c->fast;

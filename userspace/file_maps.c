@@ -247,10 +247,6 @@ static int read_ranges(struct file_maps *fm, int pid, struct file_maps_snap *sna
 	return 0;
 }
 
-static uint32_t read_epoch(const volatile uint32_t *epoch)
-{
-	return epoch ? *epoch : 0;
-}
 
 /* The process's entry, made if it has none; NULL without memory. */
 static struct file_maps_proc *proc_entry(struct file_maps *fm, uint64_t key)
@@ -268,6 +264,14 @@ static struct file_maps_proc *proc_entry(struct file_maps *fm, uint64_t key)
 	return p;
 }
 
+/* p grew: counted again, and the processes looked at longest ago forgotten while over budget. */
+static void budget_kept(struct file_maps *fm, struct file_maps_proc *p)
+{
+	recount(fm, p);
+	while (tb_over(&fm->bound))
+		free_proc(NULL, 0, tb_evict(&fm->bound, &fm->procs), NULL);
+}
+
 /* snap as the newest of p, then the budget kept. */
 static void push_snap(struct file_maps *fm, struct file_maps_proc *p, struct file_maps_snap snap)
 {
@@ -279,21 +283,53 @@ static void push_snap(struct file_maps *fm, struct file_maps_proc *p, struct fil
 	if (p->n_snaps == FILE_MAPS_SNAPSHOTS)
 		drop_snaps(p, 1, 1);
 	p->snaps[p->n_snaps++] = snap;
-	recount(fm, p);
-	while (tb_over(&fm->bound))
-		free_proc(NULL, 0, tb_evict(&fm->bound, &fm->procs), NULL);
 	key_map_del(&fm->parents, &p->key, sizeof(p->key));
+	budget_kept(fm, p);
 }
 
-int file_maps_snapshot(struct file_maps *fm, int pid, const volatile uint32_t *epoch)
+/*
+ * snap in its epoch's place: before the looks of later epochs (taken
+ * already, the records of the exec it is of read only now). Full: the
+ * newest goes (a live process is looked at again).
+ */
+static void insert_snap(struct file_maps *fm, struct file_maps_proc *p, struct file_maps_snap snap)
 {
-	struct file_maps_snap snap = { .epoch = read_epoch(epoch) };
+	size_t at = p->n_snaps;
+
+	while (at && epoch_before(snap.epoch, p->snaps[at - 1].epoch))
+		at--;
+	if (at == p->n_snaps) {
+		push_snap(fm, p, snap);
+		return;
+	}
+	if (p->n_snaps == FILE_MAPS_SNAPSHOTS)
+		drop_snaps(p, p->n_snaps - 1, 1);
+	memmove(&p->snaps[at + 1], &p->snaps[at], (p->n_snaps - at) * sizeof(p->snaps[0]));
+	p->snaps[at] = snap;
+	p->n_snaps++;
+	budget_kept(fm, p);
+}
+
+int file_maps_snapshot(struct file_maps *fm, int pid, const struct process_epochs *pe)
+{
+	struct process_look look = process_look_begin(pe, (uint32_t)pid);
+	struct file_maps_snap snap = { .epoch = look.epoch };
 	struct file_maps_proc *p;
 	int err = read_ranges(fm, pid, &snap);
 
 	if (err < 0)
 		return err;
-	snap.exact = read_epoch(epoch) == snap.epoch;
+	/*
+	 * An exec touched the look: it may have seen the new image, which
+	 * under this epoch would stand for the old one (its events' literals
+	 * read from the wrong file, or unreadable). The next look, in the
+	 * exec's own epoch, sees it as it is.
+	 */
+	if (!process_look_whole(pe, (uint32_t)pid, &look)) {
+		free(snap.v);
+		return -EAGAIN;
+	}
+	snap.exact = process_look_exact(pe, (uint32_t)pid, &look);
 	p = proc_entry(fm, (uint32_t)pid);
 	if (!p) {
 		free(snap.v);
@@ -380,9 +416,15 @@ int file_maps_exec_image(struct file_maps *fm, uint32_t tgid, uint32_t epoch, co
 	void *have;
 	int fd, n;
 
-	/* A look at the process in this epoch, or a later one: it saw more than the program. */
-	if (p && p->n_snaps && !epoch_before(p->snaps[p->n_snaps - 1].epoch, epoch))
-		return 0;
+	/*
+	 * A look at the process in this very epoch saw more than the program.
+	 * One in a later epoch may be of a later exec (a loader behind a
+	 * process that execs again at once): the events of this one's epochs
+	 * are read from this image, set before it.
+	 */
+	for (size_t i = 0; p && i < p->n_snaps; i++)
+		if (p->snaps[i].epoch == epoch)
+			return 0;
 	file_key(key, kdev >> 20, kdev & 0xfffff, ino);
 	have = key_map_get(&fm->files, key, sizeof(key));
 	fd = have ? (int)(uintptr_t)have - 1 : -1;
@@ -409,7 +451,7 @@ int file_maps_exec_image(struct file_maps *fm, uint32_t tgid, uint32_t epoch, co
 						  { 0 }, true };
 		file_ident(fd, snap.v[i].ident);
 	}
-	push_snap(fm, p, snap); /* not exact: a real look at this epoch replaces it */
+	insert_snap(fm, p, snap); /* not exact: a real look at this epoch replaces it */
 	return 0;
 }
 

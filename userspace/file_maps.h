@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "key_map.h"
+#include "process_epoch.h"
 #include "table_bound.h"
 
 struct file_maps {
@@ -49,11 +50,12 @@ void file_maps_init(struct file_maps *fm);
 void file_maps_free(struct file_maps *fm);
 
 /*
- * Takes a snapshot of process `pid`, of the epoch *epoch (the BPF side's
- * counter for it, read before and after: NULL reads 0), exact if it did
- * not move meanwhile. One of the same epoch is replaced. 0 or -errno.
+ * Takes a snapshot of process `pid`, of its epoch (process_epoch.h: read
+ * before and after), exact if it did not move meanwhile. One of the same
+ * epoch is replaced. 0 or -errno: -EAGAIN when an exec touched the look
+ * (it may have seen the new image: no snapshot is kept).
  */
-int file_maps_snapshot(struct file_maps *fm, int pid, const volatile uint32_t *epoch);
+int file_maps_snapshot(struct file_maps *fm, int pid, const struct process_epochs *pe);
 /* Whether the newest snapshot of tgid is an exact one of `epoch` (no need to look again). */
 bool file_maps_has_exact(const struct file_maps *fm, uint32_t tgid, uint32_t epoch);
 /* The records of tgid are read up to `epoch`: the snapshots of older epochs are not needed. */
@@ -73,9 +75,10 @@ int file_maps_hold_program(struct file_maps *fm, const char *path);
  * The exec of `epoch` mapped the program at `path` (its inode and the
  * kernel's device number, checked) so that its code begins at start_code
  * (the EXEC record): its read-only ranges become the process's snapshot of
- * that epoch, unless one was taken (a real look, which also has its
- * libraries, replaces it). For a process gone before it was looked at.
- * 0 or -errno.
+ * that epoch, unless a look was taken in that very epoch (a real look,
+ * which also has its libraries, replaces it). Set before the looks of
+ * later epochs, which may be of a later exec. For a process gone, or
+ * exec()d again, before it was looked at. 0 or -errno.
  */
 int file_maps_exec_image(struct file_maps *fm, uint32_t tgid, uint32_t epoch, const char *path,
 			 uint64_t ino, uint32_t kdev, uint64_t start_code);

@@ -19,20 +19,9 @@ void record_strings_free(struct record_strings *rs)
 	file_maps_free(&rs->files);
 }
 
-void record_strings_watch_epochs(struct record_strings *rs, const volatile uint32_t *epochs)
+void record_strings_watch_epochs(struct record_strings *rs, const struct process_epochs *pe)
 {
-	rs->live_epochs = epochs;
-}
-
-static uint32_t epoch_slot(uint32_t tgid)
-{
-	return tgid % RECORD_STRINGS_EPOCH_SLOTS;
-}
-
-/* The epoch the BPF side is at now (ahead of known_epoch while records are on their way). */
-static uint32_t live_epoch(const struct record_strings *rs, uint32_t tgid)
-{
-	return rs->live_epochs ? rs->live_epochs[epoch_slot(tgid)] : 0;
+	rs->epochs = *pe;
 }
 
 /*
@@ -43,15 +32,13 @@ static uint32_t live_epoch(const struct record_strings *rs, uint32_t tgid)
  */
 void record_strings_snapshot_again(struct record_strings *rs, int pid)
 {
-	uint32_t slot = epoch_slot((uint32_t)pid);
-
-	file_maps_snapshot(&rs->files, pid, rs->live_epochs ? &rs->live_epochs[slot] : NULL);
+	file_maps_snapshot(&rs->files, pid, &rs->epochs);
 }
 
 void record_strings_snapshot(struct record_strings *rs, int pid)
 {
 	/* One snapshot an epoch: its objects are the same. */
-	if (!file_maps_has_exact(&rs->files, (uint32_t)pid, live_epoch(rs, (uint32_t)pid)))
+	if (!file_maps_has_exact(&rs->files, (uint32_t)pid, process_epoch_now(&rs->epochs, (uint32_t)pid)))
 		record_strings_snapshot_again(rs, pid);
 }
 
@@ -63,7 +50,8 @@ static void late_read(struct record_strings *rs, struct ctrace_event *ev, int ar
 	bool truncated;
 	ssize_t n;
 
-	uint32_t epoch = rs->known_epoch[epoch_slot(ev->tgid)];
+	uint32_t epoch = rs->known_epoch[process_epoch_slot(ev->tgid)];
+	struct process_look look;
 	bool unchanged;
 
 	if (arg < 0 || !(*flags & CTRACE_STR_FAULT))
@@ -71,12 +59,17 @@ static void late_read(struct record_strings *rs, struct ctrace_event *ev, int ar
 	/*
 	 * The process's memory now is what the probe saw only if no object
 	 * was mapped or unmapped since (a library dlclose()d, another mapped
-	 * at its address). Else the file it was mapped from says, if
-	 * file_maps looked at the process in the event's epoch; else nothing
-	 * does: unreadable, rather than another object's string.
+	 * at its address) and no exec is under way (its new image is mapped
+	 * before the epoch moves on): asked again once the read is done.
+	 * Else the file it was mapped from says, if file_maps looked at the
+	 * process in the event's epoch; else nothing does: unreadable, rather
+	 * than another object's string.
 	 */
-	unchanged = live_epoch(rs, ev->tgid) == epoch;
+	look = process_look_begin(&rs->epochs, ev->tgid);
+	unchanged = look.epoch == epoch && process_look_exact(&rs->epochs, ev->tgid, &look);
 	n = unchanged ? proc_read_str((int)ev->tgid, ev->arg[arg], buf, max, &truncated) : -1;
+	if (n >= 0 && !process_look_exact(&rs->epochs, ev->tgid, &look))
+		n = -1, unchanged = false;
 	if (n >= 0) {
 		rs->stats->late_string_reads++;
 	} else {
@@ -162,7 +155,7 @@ void record_strings_resolve(struct record_strings *rs, struct ctrace_event *ev)
 		uint32_t tgid = (uint32_t)(ev->kind == CTRACE_KIND_FORK ? ev->arg[1] : ev->arg[0]);
 		uint32_t epoch = (uint32_t)ev->arg[2];
 
-		rs->known_epoch[epoch_slot(tgid)] = epoch;
+		rs->known_epoch[process_epoch_slot(tgid)] = epoch;
 		if (ev->kind == CTRACE_KIND_EXEC) { /* a new image: the old one's mappings are no longer its */
 			file_maps_exec(&rs->files, tgid, epoch);
 			exec_image(rs, ev, tgid, epoch);

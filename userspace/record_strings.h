@@ -19,20 +19,18 @@
 #include "ctrace_record.h"
 #include "file_maps.h"
 #include "literal_cache.h"
+#include "process_epoch.h"
 #include "record_decode.h"
 
 struct trace_stats;
 
-/* As many as the BPF side's literal_epochs (bpf/ctrace.bpf.c: LITERAL_EPOCH_SLOTS). */
-#define RECORD_STRINGS_EPOCH_SLOTS 4096
 
 struct record_strings {
 	struct literal_cache literals;
 	struct file_maps files;  /* for strings of processes gone or changed */
-	/* The BPF side's literal_epochs, read live (NULL until the programs are loaded). */
-	const volatile uint32_t *live_epochs;
+	struct process_epochs epochs; /* the BPF side's, read live (none until the programs are loaded) */
 	/* The epoch at the point of the ring being read (from the records). */
-	uint32_t known_epoch[RECORD_STRINGS_EPOCH_SLOTS];
+	uint32_t known_epoch[PROCESS_EPOCH_SLOTS];
 	struct trace_stats *stats; /* late, file and unreadable strings counted here */
 	/* Where strings read late are put: an event's name and args point here until the next. */
 	char name_buf[CTRACE_NAME_MAX], args_buf[CTRACE_ARGS_MAX];
@@ -41,7 +39,7 @@ struct record_strings {
 void record_strings_init(struct record_strings *rs, struct trace_stats *stats);
 void record_strings_free(struct record_strings *rs);
 /* The BPF side's epochs, once its programs are loaded (again after a fallback). */
-void record_strings_watch_epochs(struct record_strings *rs, const volatile uint32_t *epochs);
+void record_strings_watch_epochs(struct record_strings *rs, const struct process_epochs *pe);
 
 /*
  * Looks at a process's file mappings, to be called right before its
