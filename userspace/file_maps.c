@@ -247,7 +247,6 @@ static int read_ranges(struct file_maps *fm, int pid, struct file_maps_snap *sna
 	return 0;
 }
 
-
 /* The process's entry, made if it has none; NULL without memory. */
 static struct file_maps_proc *proc_entry(struct file_maps *fm, uint64_t key)
 {
