@@ -632,11 +632,9 @@ int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a)
 {
 	struct mapped_object_list objs = { 0 };
 	unsigned before = a->sites;
-	struct process_look look = { 0, 0 };
+	struct process_look look = process_look_begin(&a->epochs, (uint32_t)pid);
 	int ret;
 
-	if (a->epochs)
-		look = process_look_begin(a->epochs, (uint32_t)pid);
 	ret = proc_maps_objects(pid, &objs);
 	if (ret < 0)
 		return ret;
@@ -649,7 +647,7 @@ int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a)
 	 * would lower their semaphores in the image that is starting, its
 	 * events gone uncounted until the next look. The next look decides.
 	 */
-	if (!a->global && (!a->epochs || process_look_exact(a->epochs, (uint32_t)pid, &look)))
+	if (!a->global && process_look_exact(&a->epochs, (uint32_t)pid, &look))
 		detach_unmapped(pid, &objs, a);
 	for (size_t i = 0; i < objs.n; i++) {
 		int n = attach_once(skel, pid, &objs.v[i], a);

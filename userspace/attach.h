@@ -36,9 +36,9 @@ struct attachment {
 	/*
 	 * The BPF side's epochs (process_epoch.h): a look at a process's
 	 * maps that an exec or a dlopen may have cut short detaches nothing.
-	 * NULL: every look is whole.
+	 * Zeroed (no arrays): every look is exact.
 	 */
-	const struct process_epochs *epochs;
+	struct process_epochs epochs;
 	/*
 	 * multi: the programs were loaded for uprobe_multi links (kernel >= 6.6):
 	 * one link per probe kind and object, attached and detached in one step

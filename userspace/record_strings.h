@@ -24,7 +24,6 @@
 
 struct trace_stats;
 
-
 struct record_strings {
 	struct literal_cache literals;
 	struct file_maps files;  /* for strings of processes gone or changed */

@@ -212,7 +212,7 @@ int session_attach_targets(void *session)
 	targets_free(&s->targets);
 	record_strings_watch_epochs(&s->strings, &(struct process_epochs){ s->skel->bss->literal_epochs,
 								      (const volatile uint64_t *)s->skel->bss->exec_began });
-	s->att.epochs = &s->strings.epochs;
+	s->att.epochs = s->strings.epochs;
 	if (o->exe)
 		err = trace_exe(s, o->exe, s->exe);
 	for (int i = 0; i < o->n_pids && err >= 0; i++) {
