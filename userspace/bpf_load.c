@@ -216,7 +216,6 @@ static int load_set(const struct trace_options *o, const struct stat *exe,
 	int first = env_on("CTRACE_NO_MULTI") || !c->feat.uprobe_multi ? 0 : 1;
 
 	for (int multi = first; multi >= 0; multi--) {
-		bool no_batch;
 		int err;
 
 		*t->skel = load_programs(o, set, multi, global, exe, c->cookies, load_err);
@@ -259,16 +258,10 @@ static int load_set(const struct trace_options *o, const struct stat *exe,
 			return err;
 		}
 		/*
-		 * Batches only with uprobe_multi links: on the kernels before 6.6
-		 * (perf uprobes) attaching and detaching the death watches, which
-		 * are syscall tracepoints, locked a Debian 6.1 guest under qemu
-		 * TCG in the kernel's text patching (both CPUs at an int3 in
-		 * syscall_trace_enter) about once in ten boots; those kernels keep
-		 * one probe per event. The watches come before any probe: a
-		 * thread may crash or exec with events in its buffer at once.
+		 * The watches come before any probe: a thread may crash or exec
+		 * with events in its buffer at once.
 		 */
-		no_batch = o->no_batch || !multi;
-		if (!no_batch)
+		if (!o->no_batch)
 			batch_watch_deaths(*t->skel, o->verbose);
 		else
 			batch_watch_execs(*t->skel, o->verbose);
@@ -276,7 +269,7 @@ static int load_set(const struct trace_options *o, const struct stat *exe,
 		t->att->global = global;
 		t->att->fast = c->fast;
 		t->att->cookies = c->cookies;
-		t->att->no_batch = no_batch;
+		t->att->no_batch = o->no_batch;
 		t->att->categories = &o->categories;
 		t->att->usdt = o->usdt;
 		err = t->attach_targets(t->ctx);

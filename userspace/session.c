@@ -254,10 +254,6 @@ int session_start(struct session *s, struct trace_output *out)
 	err = load_and_attach(s);
 	if (err < 0)
 		return err;
-	if (!s->programs.multi && s->bpath.on) { /* perf uprobes: no batches (bpf_load.c) */
-		s->bpath.on = false;
-		facts->event_path = "per_event";
-	}
 	/*
 	 * -d counts from when the probes rose: the first semaphore up (the
 	 * rest of the attach and the load's end come after it), else now (in

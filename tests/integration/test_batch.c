@@ -60,11 +60,9 @@ static size_t count_named(const struct trace_run *r, const char *ph, const char 
 }
 
 /* The suite's per-event run (CI: CTRACE_NO_BATCH=1): the same guarantees, one probe per event. */
-/* --no-batch, or perf uprobes (forced here: CTRACE_NO_MULTI), with which the tracer does not batch. */
 static bool per_event_run(void)
 {
-	return (getenv("CTRACE_NO_BATCH") && !strcmp(getenv("CTRACE_NO_BATCH"), "1")) ||
-	       (getenv("CTRACE_NO_MULTI") && !strcmp(getenv("CTRACE_NO_MULTI"), "1"));
+	return getenv("CTRACE_NO_BATCH") && !strcmp(getenv("CTRACE_NO_BATCH"), "1");
 }
 
 /* The events of a thread that returned with its buffer not full: batched, on that thread. */

@@ -197,23 +197,28 @@ static bool arg_str_is(const cJSON *ev, const char *key, const char *want)
 }
 
 
+static bool meta_str_is(struct gcase *c, const char *key, const char *want)
+{
+	const cJSON *v = cJSON_GetObjectItem(tr_meta(&c->r), key);
+
+	return cJSON_IsString(v) && !strcmp(v->valuestring, want);
+}
+
 /*
  * uprobe_multi links are probed before any program set is loaded: on a
- * kernel without them no set is loaded for them and unloaded again (that
- * attached and detached the batches' syscall tracepoints, and Debian's 6.1
- * under TCG locked up in the kernel's text patching about once in ten
- * boots); on a kernel with them, they are used.
+ * kernel without them no set is loaded for them and unloaded again (a
+ * load, and an attach and detach of the batches' death watches, for
+ * nothing); on a kernel with them, they are used. Batched either way.
  */
 static void check_links_probed(struct gcase *c)
 {
 	const cJSON *feat = cJSON_GetObjectItem(tr_meta(&c->r), "kernel_features");
 	const cJSON *multi = cJSON_GetObjectItem(feat, "uprobe_multi_links");
 
+	NEED(c, meta_str_is(c, "event_path", "batched"), "metadata.event_path is not \"batched\"");
 	NEED(c, cJSON_IsBool(multi), "metadata.kernel_features.uprobe_multi_links is missing");
 	if (cJSON_IsTrue(multi))
-		NEED(c, cJSON_IsString(cJSON_GetObjectItem(tr_meta(&c->r), "probe_links")) &&
-				!strcmp(cJSON_GetObjectItem(tr_meta(&c->r), "probe_links")->valuestring,
-					"uprobe_multi"),
+		NEED(c, meta_str_is(c, "probe_links", "uprobe_multi"),
 		     "the kernel has uprobe_multi links, the trace says probe_links is not uprobe_multi");
 	else
 		NEED(c, !has_text(c->tracer_err, "for uprobe_multi links") &&
