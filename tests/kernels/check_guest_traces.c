@@ -196,12 +196,11 @@ static bool arg_str_is(const cJSON *ev, const char *key, const char *want)
 	return cJSON_IsString(v) && !strcmp(v->valuestring, want);
 }
 
-
 static bool meta_str_is(struct gcase *c, const char *key, const char *want)
 {
-	const cJSON *v = cJSON_GetObjectItem(tr_meta(&c->r), key);
+	const char *v = tr_str(tr_meta(&c->r), key);
 
-	return cJSON_IsString(v) && !strcmp(v->valuestring, want);
+	return v && !strcmp(v, want);
 }
 
 /*
