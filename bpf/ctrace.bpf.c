@@ -1148,7 +1148,13 @@ int BPF_PROG(ctrace_fork, struct task_struct *parent, struct task_struct *child)
 	if (!trace_process(child_tgid, child))
 		return 0; /* counted: the loader says so */
 	literal_epoch_bump(child_tgid); /* its pid may have been another's */
-	batch_fork(child_tgid, BPF_CORE_READ(child, pid));
+	/*
+	 * vfork() and clone(CLONE_VM): the child appends to its parent's very
+	 * buffers (one memory, one TLS), which the parent flushes; a copy of
+	 * its own would send them twice.
+	 */
+	if (BPF_CORE_READ(child, mm) != BPF_CORE_READ(parent, mm))
+		batch_fork(child_tgid, BPF_CORE_READ(child, pid));
 	/* Its name, for a child that may exit before the loader reads /proc. */
 	process_record(CTRACE_KIND_FORK, parent_tgid, child_tgid, child->comm, 0, NULL);
 	return 0;
@@ -1317,7 +1323,7 @@ static __always_inline void batch_fill(struct ctrace_record *r, __u64 pid_tgid, 
  * for a hello, else the largest (a reservation's size is a constant). Two
  * paths written apart, so that the verifier sees each copy's bound.
  */
-static __always_inline void batch_send(__u64 pid_tgid, __u64 buf, __u64 bytes, __u64 why,
+static __always_inline bool batch_send(__u64 pid_tgid, __u64 buf, __u64 bytes, __u64 why,
 				       __u64 seq_end, __u64 tsc, bool may_sleep)
 {
 	struct ctrace_record *r;
@@ -1343,7 +1349,7 @@ static __always_inline void batch_send(__u64 pid_tgid, __u64 buf, __u64 bytes, _
 			n = 0;
 		r->arg[1] = n; /* 0: unreadable */
 		bpf_ringbuf_submit(r, wake);
-		return;
+		return n != 0;
 	}
 	r = bpf_ringbuf_reserve(&events, sizeof(*r) + CTRACE_BATCH_BYTES, 0);
 	if (!r)
@@ -1354,9 +1360,10 @@ static __always_inline void batch_send(__u64 pid_tgid, __u64 buf, __u64 bytes, _
 		n = 0;
 	r->arg[1] = n;
 	bpf_ringbuf_submit(r, wake);
-	return;
+	return n != 0;
 full:
 	__sync_fetch_and_add(&batch_dropped, 1);
+	return false;
 }
 
 /* Notes where a thread's buffer is (one lookup per flush, not per event). */
@@ -1385,12 +1392,33 @@ static __always_inline void batch_note(__u32 tid, __u32 tgid, __u64 buf, __u64 s
 	t->seq_end[slot & (BATCH_SLOTS - 1)] = seq_end;
 }
 
+/*
+ * Whose buffer a flush is: the current thread's, but for a child of
+ * vfork() or clone(CLONE_VM) (another process on its parent's memory and
+ * TLS) its parent thread's, whose buffers it appends to and which goes on
+ * with them after it. 0 if that process is not traced.
+ */
+static __always_inline __u64 batch_owner(void)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	struct task_struct *parent = BPF_CORE_READ(t, real_parent);
+	__u32 tgid = BPF_CORE_READ(t, tgid), parent_tgid = BPF_CORE_READ(parent, tgid);
+	__u64 *start;
+
+	if (tgid == parent_tgid || BPF_CORE_READ(t, mm) != BPF_CORE_READ(parent, mm))
+		return !filter_by_map || current_traced(tgid) ? bpf_get_current_pid_tgid() : 0;
+	start = bpf_map_lookup_elem(&traced_tgids, &parent_tgid);
+	if (filter_by_map && !(start && start_matches(start, task_start_ns(parent))))
+		return 0;
+	return (__u64)parent_tgid << 32 | (__u32)BPF_CORE_READ(parent, pid);
+}
+
 SEC(PROBE_SEC)
 int BPF_KPROBE(ctrace_batch, __u64 buf, __u64 bytes, __u64 why, __u64 seq_end)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 pid_tgid = batch_owner();
 
-	if (filter_by_map && !current_traced(pid_tgid >> 32))
+	if (!pid_tgid)
 		return 0;
 	batch_note((__u32)pid_tgid, pid_tgid >> 32, buf, seq_end);
 	batch_send(pid_tgid, buf, bytes, why, seq_end, PT_REGS_RC(ctx), true);
@@ -1411,12 +1439,20 @@ static __always_inline void batch_rescue(__u64 why)
 		struct batch_header h;
 		__u64 buf = t->buf[i];
 
+		/* An empty buffer too at a death: its copy tells the loader the stream is over. */
 		if (!buf || bpf_probe_read_user(&h, sizeof(h), (const void *)buf) ||
-		    h.magic != 0x43544231 || !h.len)
+		    h.magic != 0x43544231 || (!h.len && why == CTRACE_BATCH_WHY_LINK_MAP))
 			continue;
-		/* Kept (not deleted): at the stop the loader counts what it never got by seq_end. */
 		t->seq_end[i] = h.first_seq + h.count;
-		batch_send(pid_tgid, buf, 64 + (__u64)h.len, why, h.first_seq + h.count, 0, false);
+		/*
+		 * Its last copy, when the thread dies or execs, sent: nothing of
+		 * it is left to count (the loader forgets the stream too). Not
+		 * sent: kept, and at the stop the loader counts what it never
+		 * got by seq_end.
+		 */
+		if (batch_send(pid_tgid, buf, 64 + (__u64)h.len, why, h.first_seq + h.count, 0, false) &&
+		    why != CTRACE_BATCH_WHY_LINK_MAP)
+			t->buf[i] = 0;
 	}
 }
 

@@ -92,7 +92,7 @@ struct ctrace_span {
  */
 #define CTRACE__ARGS_LEN_DESC(alen) (CTRACE__CAST(unsigned int, (alen) != 0) * CTRACE__BD_ARGS_LEN)
 #define CTRACE__BATCHED(desc, a0, a1, a2, a3, tsc)                             \
-	(ctrace_batch_semaphore != 0 &&                                        \
+	(ctrace_batch_semaphore.semaphore != 0 &&                              \
 	 ctrace__batch_append(desc, a0, a1, a2, a3, tsc) == 0)
 /*
  * A batched event carries no category: sites of the default category

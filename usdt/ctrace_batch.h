@@ -54,11 +54,29 @@
 extern "C" {
 #endif
 
-extern volatile unsigned short ctrace_batch_semaphore;
-__attribute__((weak, used, visibility("hidden"), section(".probes")))
-volatile unsigned short ctrace_batch_semaphore;
-
 #define CTRACE__BATCH_MAGIC 0x43544231u /* "1BTC" */
+#define CTRACE__BATCH_ANCHOR_MAGIC 0x41544243u /* "CBTA" */
+#define CTRACE__BATCH_ANCHOR_VERSION 1
+
+struct ctrace__batch;
+
+/*
+ * The batch probe's semaphore, and beside it the list of every buffer of
+ * this object, so that a tracer finds the buffers an earlier trace left
+ * (their threads announce a buffer only once, when they take it): the
+ * note gives the semaphore's address, the list is 8 bytes further, and
+ * the magic says this layout is there (an older header has a bare
+ * semaphore).
+ */
+struct ctrace__batch_anchor {
+	volatile unsigned short semaphore;  /* raised by the kernel while ctrace:batch is attached */
+	unsigned short version;             /* CTRACE__BATCH_ANCHOR_VERSION */
+	unsigned int magic;                 /* CTRACE__BATCH_ANCHOR_MAGIC */
+	struct ctrace__batch *volatile all; /* every buffer of this object in this process */
+};
+extern struct ctrace__batch_anchor ctrace_batch_semaphore;
+__attribute__((weak, used, visibility("hidden"), section(".probes"))) struct ctrace__batch_anchor
+	ctrace_batch_semaphore = { 0, CTRACE__BATCH_ANCHOR_VERSION, CTRACE__BATCH_ANCHOR_MAGIC, 0 };
 #define CTRACE__BATCH_BYTES 16384       /* the buffer, header included */
 #define CTRACE__BATCH_HEADER 64
 /* Longest non-literal string copied inline; a longer one takes the per-event path. */
@@ -93,7 +111,13 @@ struct ctrace__batch {
 	unsigned int version;            /* 1 */
 	unsigned int pid;                /* the process that allocated it (a fork copies it) */
 	struct ctrace__batch *next;      /* every buffer of this object, for reuse */
-	unsigned long long reserved[2];
+	/*
+	 * The TSC when its thread took it: a buffer taken over by a later
+	 * thread (whose tid may be the old one's, reused) or mapped at the
+	 * same address by a new image is another stream of events.
+	 */
+	unsigned long long born;
+	unsigned long long reserved;
 	unsigned char data[CTRACE__BATCH_BYTES - CTRACE__BATCH_HEADER];
 };
 
@@ -102,14 +126,13 @@ extern __thread struct ctrace__batch *ctrace__batch_tls;
 __attribute__((weak, visibility("hidden"))) __thread struct ctrace__batch *ctrace__batch_tls;
 
 /*
- * Every buffer of this object in this process. A thread's buffer is not
- * freed when the thread exits (a thread-exit destructor would keep a
- * dlclose()d library mapped, and the kernel side copies the buffer at the
- * exit anyway): the next thread to start takes over one whose thread is
- * gone, so the memory is bounded by the most threads alive at once.
+ * Every buffer of this object in this process: ctrace_batch_semaphore.all.
+ * A thread's buffer is not freed when the thread exits (a thread-exit
+ * destructor would keep a dlclose()d library mapped, and the kernel side
+ * copies the buffer at the exit anyway): the next thread to start takes
+ * over one whose thread is gone, so the memory is bounded by the most
+ * threads alive at once.
  */
-extern struct ctrace__batch *volatile ctrace__batch_all;
-__attribute__((weak, visibility("hidden"))) struct ctrace__batch *volatile ctrace__batch_all;
 
 /*
  * nothrow: in C++ a call that may throw would make the compiler copy a
@@ -169,7 +192,7 @@ static CTRACE__NOINLINE struct ctrace__batch *ctrace__batch_start(void)
 	long p;
 
 	/* A buffer of this process whose thread has exited (tgkill: ESRCH), taken over atomically. */
-	for (b = ctrace__batch_all; b; b = b->next) {
+	for (b = ctrace_batch_semaphore.all; b; b = b->next) {
 		unsigned int owner = b->tid;
 
 		if (b->pid == pid && owner != tid &&
@@ -184,8 +207,9 @@ static CTRACE__NOINLINE struct ctrace__batch *ctrace__batch_start(void)
 	b = CTRACE__PCAST(struct ctrace__batch *, p);
 	b->tid = tid;
 	b->pid = pid;
-	b->next = ctrace__batch_all;
-	while (!__atomic_compare_exchange_n(&ctrace__batch_all, &b->next, b, 0, __ATOMIC_ACQ_REL,
+	b->magic = CTRACE__BATCH_MAGIC;
+	b->next = ctrace_batch_semaphore.all;
+	while (!__atomic_compare_exchange_n(&ctrace_batch_semaphore.all, &b->next, b, 0, __ATOMIC_ACQ_REL,
 					    __ATOMIC_RELAXED))
 		;
 take:
@@ -195,6 +219,7 @@ take:
 	b->len = 0;
 	b->count = 0;
 	b->first_seq = 0;
+	b->born = ctrace__batch_rdtsc();
 	ctrace__batch_tls = b;
 	ctrace__batch_flush(b, CTRACE__BATCH_HELLO);
 	b->busy = 0;

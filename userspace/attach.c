@@ -69,6 +69,13 @@ void attachment_init(struct attachment *a, bool multi, bool verbose)
 	a->multi = multi;
 	a->verbose = verbose;
 	key_map_init(&a->seen);
+	key_map_init(&a->batch_semas);
+}
+
+static void batch_sema_key(const struct mapped_object *o, uint64_t key[2])
+{
+	key[0] = (uint64_t)o->dev_major << 32 | o->dev_minor;
+	key[1] = o->inode;
 }
 
 /* One category's semaphore in an object, and the site that carries it (attached last). */
@@ -432,6 +439,12 @@ static int attach_object(struct ctrace_bpf *skel, int pid,
 			a->sites -= (unsigned)set.n[k];
 			a->batch_sites += (unsigned)set.n[k];
 		}
+		if (!err && batch && set.n[k]) {
+			uint64_t key[2];
+
+			batch_sema_key(obj, key);
+			key_map_put(&a->batch_semas, key, sizeof(key), (void *)(uintptr_t)set.batch_sema);
+		}
 	}
 	/*
 	 * The default category's semaphore last: once CTRACE_ENABLED() of the
@@ -657,6 +670,14 @@ int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a)
 			return n;
 		}
 	}
+	for (size_t i = 0; i < objs.n && a->batch_object; i++) {
+		uint64_t key[2];
+		void *sema;
+
+		batch_sema_key(&objs.v[i], key);
+		if ((sema = key_map_get(&a->batch_semas, key, sizeof(key))))
+			a->batch_object(a->batch_ctx, pid, &objs.v[i], (uint64_t)(uintptr_t)sema);
+	}
 	mapped_object_list_free(&objs);
 	return (int)(a->sites - before);
 }
@@ -788,8 +809,11 @@ void attachment_free(struct attachment *a)
 	free(a->links);
 	free(a->link_fds);
 	key_map_free_with_values(&a->seen);
+	key_map_free(&a->batch_semas);
 	{
 		bool global = a->global, fast = a->fast, cookies = a->cookies, no_batch = a->no_batch;
+		void (*batch_object)(void *, int, const struct mapped_object *, uint64_t) = a->batch_object;
+		void *batch_ctx = a->batch_ctx;
 		bool looked_in_full = a->looked_in_full;
 		const struct category_filter *categories = a->categories;
 		struct usdt_specs *usdt = a->usdt;
@@ -803,6 +827,8 @@ void attachment_free(struct attachment *a)
 		a->cookies = cookies;
 		a->no_batch = no_batch;
 		a->usdt = usdt;
+		a->batch_object = batch_object;
+		a->batch_ctx = batch_ctx;
 		memcpy(a->looked_in, looked_in, sizeof(looked_in));
 		a->looked_in_full = looked_in_full;
 	}

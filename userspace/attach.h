@@ -21,6 +21,7 @@ struct bpf_link;
 struct bpf_program;
 struct category_filter;
 
+struct mapped_object;
 struct mapped_object_list;
 struct usdt_specs;
 
@@ -33,6 +34,15 @@ struct attachment {
 	 */
 	void (*objects_seen)(void *ctx, int pid, const struct mapped_object_list *objs);
 	void *objects_ctx;
+	/*
+	 * Told, at each look at a process, of every object of it whose batch
+	 * probe is attached (and so its semaphore raised), with the
+	 * semaphore's file offset: the buffers the process had before are
+	 * found from there (batch_discover.c). NULL: nobody asked.
+	 */
+	void (*batch_object)(void *ctx, int pid, const struct mapped_object *obj, uint64_t sema_offset);
+	void *batch_ctx;
+	struct key_map batch_semas; /* {dev, inode} of objects with ctrace:batch attached -> its semaphore's file offset */
 	/*
 	 * The BPF side's epochs (process_epoch.h): a look at a process's
 	 * maps that an exec or a dlopen may have cut short detaches nothing.

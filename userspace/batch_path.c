@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
+#include "batch_discover.h"
 #include "batch_split.h"
 #include "ctrace_record.h"
 
@@ -18,6 +20,7 @@
 struct batch_stream {
 	uint32_t tgid, tid;
 	uint64_t buf;
+	uint64_t born;        /* the buffer's header: which thread's taking of it (0: an older header) */
 	uint64_t next_seq;    /* every event numbered below was taken or counted lost */
 	uint64_t complete_ns; /* every event of this stream stamped before it is known */
 	bool retired;         /* the thread is gone (or its buffer): it holds nobody back */
@@ -53,9 +56,15 @@ struct batch_literal {
 /* Copies kept at most: past it, all are forgotten (read again). */
 #define LITERAL_COPIES_MAX 65536
 
+/*
+ * A stream is one thread's taking of one buffer: a later thread takes
+ * over the buffer of one that exited (its tid maybe the old one's,
+ * reused), a new image maps its buffer where the old one's was (exec with
+ * address randomization off), each with `born` of its own.
+ */
 struct stream_key {
 	uint32_t tgid, tid;
-	uint64_t buf;
+	uint64_t buf, born;
 };
 
 void batch_path_init(struct batch_path *bp, bool on, const struct tsc_clock *tsc,
@@ -71,15 +80,16 @@ void batch_path_init(struct batch_path *bp, bool on, const struct tsc_clock *tsc
 	bp->start_ns = start_ns;
 	key_map_init(&bp->streams);
 	key_map_init(&bp->forks);
+	key_map_init(&bp->anchors);
 	key_map_init(&bp->literal_copies);
 	bp->literal_gen = 1; /* the hot entries, zeroed, are of none */
 	event_merge_init(&bp->merge, MERGE_MAX_BYTES, model, ctx);
 }
 
 static struct batch_stream *stream_get(struct batch_path *bp, uint32_t tgid, uint32_t tid,
-				       uint64_t buf, bool create)
+				       uint64_t buf, uint64_t born, bool create)
 {
-	struct stream_key k = { tgid, tid, buf };
+	struct stream_key k = { tgid, tid, buf, born };
 	struct batch_stream *st = key_map_get(&bp->streams, &k, sizeof(k));
 
 	if (st || !create)
@@ -90,10 +100,26 @@ static struct batch_stream *stream_get(struct batch_path *bp, uint32_t tgid, uin
 	st->tgid = tgid;
 	st->tid = tid;
 	st->buf = buf;
+	st->born = born;
 	st->run = event_merge_run(&bp->merge); /* NULL: its events go in the merge's heap */
 	key_map_put(&bp->streams, &k, sizeof(k), st);
 	bp->stats->batch_threads++;
 	return st;
+}
+
+/*
+ * A stream that can hold nothing more (its thread died or exec()ed, and
+ * its last copy is in): forgotten, so that a process whose threads come
+ * and go keeps only its live threads' streams. Its events stay in the
+ * merge until handed on.
+ */
+static void stream_end(struct batch_path *bp, struct batch_stream *st)
+{
+	struct stream_key k = { st->tgid, st->tid, st->buf, st->born };
+
+	key_map_del(&bp->streams, &k, sizeof(k));
+	event_merge_run_done(&bp->merge, st->run);
+	free(st);
 }
 
 /* What one event of a buffer needs before the merge: its time and its literals. */
@@ -287,8 +313,9 @@ static void on_event(void *ctx, struct batch_event *e)
  * (in ring order: an earlier flush of this thread is in or lost); else the
  * loader's read at read_ns.
  */
-static bool take_copy(struct batch_path *bp, uint32_t tgid, uint32_t tid, uint64_t buf,
-		      const void *bytes, size_t n, bool from_ring, uint64_t read_ns, bool final)
+static struct batch_stream *take_copy(struct batch_path *bp, uint32_t tgid, uint32_t tid, uint64_t buf,
+				      const void *bytes, size_t n, bool from_ring, uint64_t read_ns, bool final,
+				      uint64_t why)
 {
 	struct batch_header h;
 	struct batch_stream *st;
@@ -297,11 +324,18 @@ static bool take_copy(struct batch_path *bp, uint32_t tgid, uint32_t tid, uint64
 
 	if (!batch_header_parse(bytes, n, &h)) {
 		bp->stats->bad_records++;
-		return false;
+		return NULL;
 	}
-	st = stream_get(bp, tgid, tid, buf, true);
+	st = stream_get(bp, tgid, tid, buf, h.born, false);
+	/*
+	 * A header with no `born` (an older one): a thread announcing its
+	 * buffer starts numbering from 0, whoever had it before.
+	 */
+	if (st && !h.born && from_ring && why == CTRACE_BATCH_WHY_HELLO)
+		stream_end(bp, st);
+	st = stream_get(bp, tgid, tid, buf, h.born, true);
 	if (!st)
-		return false;
+		return NULL;
 	if (!st->next_seq && !st->complete_ns) { /* new */
 		st->next_seq = h.first_seq;
 		st->inherited = h.tid != tid;
@@ -309,7 +343,7 @@ static bool take_copy(struct batch_path *bp, uint32_t tgid, uint32_t tid, uint64
 	}
 	if (h.first_seq > st->next_seq) {
 		if (!from_ring && !final && (bp->stopping || ++st->stuck < STUCK_READS))
-			return false; /* the flush of the events before may still be on its way */
+			return NULL; /* the flush of the events before may still be on its way */
 		count_gap(bp, st, h.first_seq - st->next_seq);
 		st->next_seq = h.first_seq;
 	}
@@ -324,7 +358,7 @@ static bool take_copy(struct batch_path *bp, uint32_t tgid, uint32_t tid, uint64
 		st->complete_ns = c.last_ns;
 	if (!from_ring && read_ns > st->complete_ns)
 		st->complete_ns = read_ns;
-	return true;
+	return st;
 }
 
 bool batch_path_record_kind(const void *data, size_t size)
@@ -339,6 +373,7 @@ bool batch_path_record_kind(const void *data, size_t size)
 
 bool batch_path_record(struct batch_path *bp, const void *data, size_t size)
 {
+	struct batch_stream *st;
 	struct ctrace_record r;
 
 	if (size < sizeof(r))
@@ -350,15 +385,96 @@ bool batch_path_record(struct batch_path *bp, const void *data, size_t size)
 		/* Unreadable for the kernel side: its events are counted lost by number. */
 		return true;
 	}
-	take_copy(bp, r.tgid, r.tid, r.arg[0], (const char *)data + sizeof(r), r.arg[1], true,
-		  r.ts_ns, false);
-	if (r.arg[2] == CTRACE_BATCH_WHY_SIGNAL || r.arg[2] == CTRACE_BATCH_WHY_EXITING) {
-		struct batch_stream *st = stream_get(bp, r.tgid, r.tid, r.arg[0], false);
-
-		if (st)
-			st->retired = true; /* its thread is dying: it will not hold the merge back */
-	}
+	st = take_copy(bp, r.tgid, r.tid, r.arg[0], (const char *)data + sizeof(r), r.arg[1], true,
+		       r.ts_ns, false, r.arg[2]);
+	/* Its thread dies or execs: this copy was its last. */
+	if (st && (r.arg[2] == CTRACE_BATCH_WHY_SIGNAL || r.arg[2] == CTRACE_BATCH_WHY_EXITING ||
+		   r.arg[2] == CTRACE_BATCH_WHY_EXEC))
+		stream_end(bp, st);
 	return true;
+}
+
+/* An object's list of buffers in one process (batch_discover.c). */
+struct batch_anchor {
+	uint32_t tgid;
+	uint64_t addr;
+};
+
+static void adopt_found(void *ctx, uint64_t buf, const unsigned char *header)
+{
+	struct batch_anchor *a = ((void **)ctx)[1];
+
+	batch_path_adopt(((void **)ctx)[0], a->tgid, buf, header, *(uint64_t *)((void **)ctx)[2]);
+}
+
+static void walk_anchor(struct batch_path *bp, struct batch_anchor *a, uint64_t now)
+{
+	void *ctx[3] = { bp, a, &now };
+
+	batch_discover((int)a->tgid, a->addr, adopt_found, ctx);
+}
+
+bool batch_path_has_anchor(const struct batch_path *bp, uint32_t tgid, uint64_t dev, uint64_t inode)
+{
+	uint64_t key[3] = { tgid, dev, inode };
+
+	return key_map_get(&bp->anchors, key, sizeof(key)) != NULL;
+}
+
+void batch_path_add_anchor(struct batch_path *bp, uint32_t tgid, uint64_t dev, uint64_t inode, uint64_t addr,
+			   uint64_t now)
+{
+	uint64_t key[3] = { tgid, dev, inode };
+	struct batch_anchor *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return;
+	*a = (struct batch_anchor){ tgid, addr };
+	free(key_map_put(&bp->anchors, key, sizeof(key), a));
+	walk_anchor(bp, a, now);
+}
+
+struct rewalk_ctx {
+	struct batch_path *bp;
+	uint64_t now;
+};
+
+static void rewalk(const void *key, size_t len, void *value, void *ctx)
+{
+	struct rewalk_ctx *c = ctx;
+
+	(void)key;
+	(void)len;
+	walk_anchor(c->bp, value, c->now);
+}
+
+void batch_path_rediscover(struct batch_path *bp, uint64_t batches_dropped, bool all, uint64_t now)
+{
+	struct rewalk_ctx c = { bp, now };
+
+	if (!bp->on || (!all && batches_dropped == bp->dropped_walked))
+		return;
+	bp->dropped_walked = batches_dropped;
+	key_map_each(&bp->anchors, rewalk, &c);
+}
+
+/* A new image (exec): its objects' lists are elsewhere, found when it is attached. */
+static void forget_anchors(struct batch_path *bp, uint32_t tgid)
+{
+	uint64_t (*keys)[3] = calloc(bp->anchors.count + 1, sizeof(*keys));
+	size_t n = 0;
+
+	if (!keys)
+		return;
+	for (size_t i = 0; i < bp->anchors.cap; i++) {
+		const struct key_map_slot *sl = &bp->anchors.slots[i];
+
+		if (sl->hash && ((const struct batch_anchor *)sl->value)->tgid == tgid)
+			memcpy(keys[n++], sl->k.inline_key, sizeof(keys[0]));
+	}
+	for (size_t i = 0; i < n; i++)
+		free(key_map_del(&bp->anchors, keys[i], sizeof(keys[i])));
+	free(keys);
 }
 
 void batch_path_push(struct batch_path *bp, const struct ctrace_event *ev)
@@ -373,10 +489,46 @@ void batch_path_push(struct batch_path *bp, const struct ctrace_event *ev)
 	 */
 	if (ev->kind == CTRACE_KIND_EXEC || ev->kind == CTRACE_KIND_LINK_MAP)
 		forget_literals(bp, (uint32_t)ev->arg[0]);
+	if (ev->kind == CTRACE_KIND_EXEC)
+		forget_anchors(bp, (uint32_t)ev->arg[0]);
 	if (ev->kind == CTRACE_KIND_FORK || ev->kind == CTRACE_KIND_EXEC || ev->kind == CTRACE_KIND_LINK_MAP)
 		bp->merge.release(bp->merge.ctx, ev);
 	else
 		event_merge_push(&bp->merge, ev);
+}
+
+void batch_path_adopt(struct batch_path *bp, uint32_t tgid, uint64_t buf, const void *header, uint64_t now)
+{
+	struct batch_header h;
+	struct batch_stream *st;
+	bool inherited;
+	uint32_t tid;
+	char task[64];
+
+	/* The header of a whole buffer: its len may be anything up to the buffer's room. */
+	if (!bp->on || !batch_header_parse(header, CTRACE_BATCH_BYTES, &h))
+		return;
+	/*
+	 * A buffer of this process is its thread's, if that thread lives (one
+	 * that exited leaves it for the next thread to take, which announces
+	 * it). A forked child's copy of its parent's buffer is appended to by
+	 * the one thread the child has, the one that forked: its leader.
+	 */
+	inherited = h.pid != tgid;
+	tid = inherited ? tgid : h.tid;
+	snprintf(task, sizeof(task), "/proc/%u/task/%u", tgid, tid);
+	if (!inherited && access(task, F_OK) != 0)
+		return;
+	if (stream_get(bp, tgid, tid, buf, h.born, false))
+		return;
+	st = stream_get(bp, tgid, tid, buf, h.born, true);
+	if (!st)
+		return;
+	/* Read from the next look on, from its first event: an older trace's are dropped by their time. */
+	st->next_seq = h.first_seq;
+	st->inherited = inherited;
+	st->complete_ns = now;
+	bp->stats->batch_adopted++;
 }
 
 enum read_result { READ_TAKEN, READ_AGAIN, READ_GONE };
@@ -416,7 +568,8 @@ static enum read_result read_stream(struct batch_path *bp, struct batch_stream *
 	memcpy(&h.magic, copy, 4);
 	memcpy(&h.tid, copy + 4, 4);
 	memcpy(&h.len, copy + 16, 4);
-	if (h.magic != BATCH_MAGIC || (h.tid != st->tid && !st->inherited) ||
+	memcpy(&h.born, copy + 48, 8);
+	if (h.magic != BATCH_MAGIC || (h.tid != st->tid && !st->inherited) || h.born != st->born ||
 	    h.len > CTRACE_BATCH_BYTES - BATCH_HEADER_BYTES) {
 		st->retired = true; /* unmapped and mapped again for something else */
 		return READ_GONE;
@@ -427,7 +580,7 @@ static enum read_result read_stream(struct batch_path *bp, struct batch_stream *
 	if (!read_remote(st->tgid, &again, st->buf + 8, 8) || memcmp(&again, copy + 8, 8))
 		return READ_AGAIN;
 	return take_copy(bp, st->tgid, st->tid, st->buf, copy, BATCH_HEADER_BYTES + h.len, false, now,
-			 final) ? READ_TAKEN : READ_AGAIN;
+			 final, 0) ? READ_TAKEN : READ_AGAIN;
 }
 
 struct each_ctx {
@@ -505,23 +658,46 @@ void batch_path_tick(struct batch_path *bp, uint64_t now, uint64_t ring_drained_
 	event_merge_release(&bp->merge, c.watermark);
 }
 
-/* The kernel side's count of each thread's events against what came (bpf/ctrace.bpf.c: batch_thread). */
+/* {tgid, tid, buffer} -> its latest stream: what the kernel side's slots name (they know no `born`). */
+static void index_latest(const void *key, size_t len, void *value, void *ctx)
+{
+	struct key_map *latest = ctx;
+	struct batch_stream *st = value, *seen;
+	uint64_t k[2] = { (uint64_t)st->tgid << 32 | st->tid, st->buf };
+
+	(void)key;
+	(void)len;
+	seen = key_map_get(latest, k, sizeof(k));
+	if (!seen || seen->born < st->born)
+		key_map_put(latest, k, sizeof(k), st);
+}
+
+/*
+ * The kernel side's count of each thread's events against what came
+ * (bpf/ctrace.bpf.c: batch_thread): a slot still set is a buffer whose
+ * last copy did not come (a dying thread's, when the ring was full; a
+ * live thread's last flushes).
+ */
 static void count_unseen(struct batch_path *bp, int fd)
 {
 	uint32_t key, next;
 	bool first = true;
+	struct key_map latest;
 	struct {
 		uint64_t buf[4], seq_end[4];
 		uint32_t tgid, pad;
 	} t;
 
+	key_map_init(&latest);
+	key_map_each(&bp->streams, index_latest, &latest);
 	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
 		first = false;
 		key = next;
 		if (bpf_map_lookup_elem(fd, &key, &t))
 			continue;
 		for (int i = 0; i < 4; i++) {
-			struct batch_stream *st = t.buf[i] ? stream_get(bp, t.tgid, key, t.buf[i], false) : NULL;
+			uint64_t k[2] = { (uint64_t)t.tgid << 32 | key, t.buf[i] };
+			struct batch_stream *st = t.buf[i] ? key_map_get(&latest, k, sizeof(k)) : NULL;
 
 			if (st && t.seq_end[i] > st->next_seq)
 				count_gap(bp, st, t.seq_end[i] - st->next_seq);
@@ -529,6 +705,7 @@ static void count_unseen(struct batch_path *bp, int fd)
 				bp->lost += t.seq_end[i]; /* not one of its batches came */
 		}
 	}
+	key_map_free(&latest);
 }
 
 void batch_path_finish(struct batch_path *bp, int batch_threads_fd)
@@ -558,6 +735,7 @@ void batch_path_free(struct batch_path *bp)
 	key_map_each(&bp->streams, free_stream, NULL);
 	key_map_free(&bp->streams);
 	key_map_free(&bp->forks);
+	key_map_free_with_values(&bp->anchors);
 	key_map_each(&bp->literal_copies, free_literal, NULL);
 	key_map_free(&bp->literal_copies);
 	event_merge_free(&bp->merge);

@@ -32,6 +32,8 @@ struct batch_path {
 	bool on;                      /* --no-batch: off, every record goes straight on */
 	struct key_map streams;       /* {tgid, tid, buffer} -> struct batch_stream * */
 	struct key_map forks;         /* child tgid -> CLOCK_MONOTONIC ns of its fork */
+	struct key_map anchors;       /* {tgid, dev, inode} -> struct batch_anchor *: each object's list of buffers */
+	uint64_t dropped_walked;      /* the kernel side's dropped batches when the lists were last walked */
 	/*
 	 * Literals of batched events, {tgid, address} -> struct batch_literal *,
 	 * read from the mapped file first (the snapshot of file_maps.c: still
@@ -77,6 +79,27 @@ void batch_path_init(struct batch_path *bp, bool on, const struct tsc_clock *tsc
 		     struct trace_stats *stats,
 		     const uint64_t *stop_ns, uint64_t start_ns,
 		     void (*model)(void *ctx, const struct ctrace_event *ev), void *ctx);
+/*
+ * A buffer the process had before this trace (batch_discover.c), 64 bytes
+ * of its header read at `now`: its stream is read from the next look on.
+ */
+/*
+ * The buffers a process had before this trace (usdt/ctrace_batch.h: a
+ * thread announces its buffer once, when it takes it): each object's list
+ * of them is at `addr` (batch_discover.c), walked now, again when the
+ * kernel side dropped batches since the last walk (`batches_dropped`, its
+ * count: an announcement may have been one of them), and all of them
+ * before the last read at the stop.
+ */
+bool batch_path_has_anchor(const struct batch_path *bp, uint32_t tgid, uint64_t dev, uint64_t inode);
+void batch_path_add_anchor(struct batch_path *bp, uint32_t tgid, uint64_t dev, uint64_t inode, uint64_t addr,
+			   uint64_t now);
+void batch_path_rediscover(struct batch_path *bp, uint64_t batches_dropped, bool all, uint64_t now);
+/*
+ * A buffer of the process (the walk's), 64 bytes of its header read at
+ * `now`: its stream is read from the next look on.
+ */
+void batch_path_adopt(struct batch_path *bp, uint32_t tgid, uint64_t buf, const void *header, uint64_t now);
 /* A ring record: true if it was a BATCH record (taken here), false for any other. */
 bool batch_path_record(struct batch_path *bp, const void *data, size_t size);
 /* Is this ring record a BATCH record? */

@@ -39,6 +39,8 @@ bool batch_header_parse(const void *bytes, size_t n, struct batch_header *h)
 	memcpy(&h->first_seq, (const char *)bytes + 8, 8);
 	memcpy(&h->len, (const char *)bytes + 16, 4);
 	memcpy(&h->count, (const char *)bytes + 20, 4);
+	memcpy(&h->pid, (const char *)bytes + 36, 4);
+	memcpy(&h->born, (const char *)bytes + 48, 8);
 	return h->magic == BATCH_MAGIC && h->len <= n - BATCH_HEADER_BYTES;
 }
 

@@ -29,6 +29,8 @@ struct batch_header {
 	uint64_t first_seq;  /* the thread's number of the first event */
 	uint32_t len;        /* bytes of events after the header */
 	uint32_t count;
+	uint32_t pid;        /* the process that allocated it (a forked child has its parent's copy) */
+	uint64_t born;       /* the TSC when its thread took it; 0 from a header before it was kept */
 };
 
 /* The header of a buffer copy of n bytes: false if it is not one (or len does not fit). */

@@ -79,7 +79,9 @@ struct merge_run {
 	uint64_t last_ts;                /* the newest held: a later push must not be older */
 	size_t pos;                      /* in m->runs while it holds events */
 	size_t held;
+	bool done;                       /* its source is over: reused once it is empty */
 	struct merge_run *next_all;
+	struct merge_run *next_free;     /* in m->free_runs */
 };
 
 void event_merge_init(struct event_merge *m, size_t max_bytes,
@@ -244,13 +246,37 @@ static void runs_sift_down(struct event_merge *m, size_t i)
 
 struct merge_run *event_merge_run(struct event_merge *m)
 {
-	struct merge_run *run = calloc(1, sizeof(*run));
+	struct merge_run *run = m->free_runs;
 
+	if (run) {
+		m->free_runs = run->next_free;
+		run->done = false;
+		run->last_ts = 0;
+		return run;
+	}
+	run = calloc(1, sizeof(*run));
 	if (!run)
 		return NULL;
 	run->next_all = m->all_runs;
 	m->all_runs = run;
 	return run;
+}
+
+/* An empty run whose source is over, kept for the next source. */
+static void run_recycle(struct event_merge *m, struct merge_run *run)
+{
+	run->next_free = m->free_runs;
+	m->free_runs = run;
+}
+
+void event_merge_run_done(struct event_merge *m, struct merge_run *run)
+{
+	if (!run)
+		return;
+	if (run->held)
+		run->done = true;
+	else
+		run_recycle(m, run);
 }
 
 static struct merge_chunk *chunk_new(struct event_merge *m)
@@ -368,6 +394,8 @@ static void run_hand_on(struct event_merge *m)
 	m->runs[0]->pos = 0;
 	if (m->n_runs)
 		runs_sift_down(m, 0);
+	if (run->done)
+		run_recycle(m, run);
 }
 
 void event_merge_release(struct event_merge *m, uint64_t watermark)

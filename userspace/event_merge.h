@@ -50,6 +50,7 @@ struct event_merge {
 	struct merge_run **runs;  /* a binary min-heap of the runs holding events, by their heads */
 	size_t n_runs, cap_runs;
 	struct merge_run *all_runs;    /* every run, to free them */
+	struct merge_run *free_runs;   /* emptied runs whose source is over, for new sources */
 	struct merge_chunk *free_chunks; /* emptied, kept for reuse (a few) */
 	size_t n_free_chunks;
 };
@@ -60,6 +61,8 @@ void event_merge_init(struct event_merge *m, size_t max_bytes,
 void event_merge_push(struct event_merge *m, const struct ctrace_event *ev);
 /* A run for one source whose events come in time order (freed with the merge). */
 struct merge_run *event_merge_run(struct event_merge *m);
+/* Its source is over: once what it holds is handed on, the run serves another source. */
+void event_merge_run_done(struct event_merge *m, struct merge_run *run);
 /*
  * Holds a copy of ev (and of its strings) in its run: ev no earlier than
  * the run's last (else it goes in the heap of events, in order all the same).

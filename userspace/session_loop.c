@@ -168,6 +168,7 @@ static int take_records(struct session *s)
 		err = ring_buffer__consume(s->rb);
 	s->ring_behind = err == END_OF_ROUND;
 	/* Idle buffers read, and what is behind the watermark handed on. */
+	batch_path_rediscover(&s->bpath, s->skel->bss->batch_dropped, false, session_now_ns(CLOCK_MONOTONIC));
 	batch_path_tick(&s->bpath, session_now_ns(CLOCK_MONOTONIC), err == END_OF_ROUND ? 0 : round_start);
 	if (err == END_OF_ROUND)
 		err = 0; /* more may be waiting: the next round takes it */
@@ -442,6 +443,8 @@ void session_stop(struct session *s)
 	status_line_end(&s->status);
 	s->skel->bss->stopping = true;
 	stop_at_high_priority(s);
+	/* Buffers whose announcement never came (dropped, or a vfork() child's the kernel did not show us) too. */
+	batch_path_rediscover(&s->bpath, s->skel->bss->batch_dropped, true, session_now_ns(CLOCK_MONOTONIC));
 	batch_path_stop(&s->bpath, consume_ring, s->rb); /* every buffer up to the stop, before the detach */
 	/* Every probe attached in the course of the trace (libraries loaded later too). */
 	facts->probes_attached = s->att.sites;

@@ -9,6 +9,8 @@
 #include "session.h"
 
 #include <dirent.h>
+#include <linux/kcmp.h>
+#include <sys/syscall.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,8 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "ctrace.skel.h"
+#include "batch_discover.h"
+#include "proc_maps.h"
 #include "preflight.h"
 #include "traced_set.h"
 #include "usdt_notes.h"
@@ -198,6 +202,48 @@ static void stack_objects_seen(void *session, int pid, const struct mapped_objec
 	stack_unwind_objects(&s->stacks.unwind, (uint32_t)pid, objs);
 }
 
+/*
+ * A child of vfork() or clone(CLONE_VM) runs on its parent's memory: the
+ * buffers there are its parent's (the kernel side gives its flushes to
+ * the parent too), read as the parent's streams, not a second time.
+ */
+static bool shares_parents_memory(int pid)
+{
+	char path[48], *line = NULL;
+	size_t cap = 0;
+	long ppid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (getline(&line, &cap, f) > 0)
+		if (!strncmp(line, "PPid:", 5)) {
+			ppid = strtol(line + 5, NULL, 10);
+			break;
+		}
+	free(line);
+	fclose(f);
+	return ppid > 0 && syscall(SYS_kcmp, pid, (pid_t)ppid, KCMP_VM, 0, 0) == 0;
+}
+
+/*
+ * An object whose batch probe is attached (its semaphore raised): the
+ * buffers its threads took before, in an earlier trace or before this one
+ * attached, are read from now on like the ones announced later.
+ */
+static void batch_object_attached(void *session, int pid, const struct mapped_object *obj, uint64_t sema_offset)
+{
+	struct session *s = session;
+	uint64_t dev = (uint64_t)obj->dev_major << 32 | obj->dev_minor, anchor;
+
+	if (!batch_path_has_anchor(&s->bpath, (uint32_t)pid, dev, obj->inode) && !shares_parents_memory(pid) &&
+	    batch_anchor_address(pid, obj->dev_major, obj->dev_minor, obj->inode, sema_offset, &anchor) == 0)
+		batch_path_add_anchor(&s->bpath, (uint32_t)pid, dev, obj->inode, anchor,
+				      session_now_ns(CLOCK_MONOTONIC));
+}
+
 /* Called again after a fallback to other programs: the targets start over. */
 int session_attach_targets(void *session)
 {
@@ -209,6 +255,8 @@ int session_attach_targets(void *session)
 		s->att.objects_seen = stack_objects_seen;
 		s->att.objects_ctx = s;
 	}
+	s->att.batch_object = batch_object_attached;
+	s->att.batch_ctx = s;
 	targets_free(&s->targets);
 	record_strings_watch_epochs(&s->strings, &(struct process_epochs){ s->skel->bss->literal_epochs,
 								      (const volatile uint64_t *)s->skel->bss->exec_began });

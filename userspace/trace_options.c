@@ -151,10 +151,14 @@ static unsigned long long parse_bytes(const char *s, unsigned long long min,
 	return v << shift;
 }
 
-/* A ring buffer size: 4K to 1G, rounded up to a power of two; 0 if invalid. */
+/*
+ * A ring buffer size: 64K to 1G, rounded up to a power of two; 0 if
+ * invalid. A batch (16 KiB and its record's head) must fit, with room for
+ * the per-event records that come meanwhile.
+ */
 static unsigned long parse_size(const char *s)
 {
-	unsigned long long v = parse_bytes(s, 4096, 1ull << 30), p = 4096;
+	unsigned long long v = parse_bytes(s, 65536, 1ull << 30), p = 65536;
 
 	if (!v)
 		return 0;
@@ -440,7 +444,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		case 'b':
 			o->buffer_size = parse_size(optarg);
 			if (!o->buffer_size) {
-				fprintf(stderr, "ctrace-bpf: -b needs a size from 4K to 1G, like 64K or 16M, not '%s'\n", optarg);
+				fprintf(stderr, "ctrace-bpf: -b needs a size from 64K to 1G, like 64K or 16M, not '%s'\n", optarg);
 				exit(2);
 			}
 			break;

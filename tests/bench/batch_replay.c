@@ -160,13 +160,13 @@ int main(int argc, char **argv)
 
 		pthread_barrier_init(&both, NULL, 2);
 		ctrace_semaphore = 1; /* as if a batching tracer were attached */
-		ctrace_batch_semaphore = 1;
+		ctrace_batch_semaphore.semaphore = 1;
 		for (int t = 0; t < 2; t++)
 			if (pthread_create(&th[t], NULL, fill, &cap[t]))
 				return 1;
 		for (int t = 0; t < 2; t++)
 			pthread_join(th[t], NULL);
-		ctrace_batch_semaphore = 0;
+		ctrace_batch_semaphore.semaphore = 0;
 		ctrace_semaphore = 0;
 	}
 	bench_pin(cpu);

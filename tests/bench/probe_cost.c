@@ -220,7 +220,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--arm"))
 			ctrace_semaphore = 1; /* as if a tracer were attached */
 		else if (!strcmp(argv[i], "--arm-batch"))
-			ctrace_semaphore = ctrace_batch_semaphore = 1; /* the append and its flush site, no probe */
+			ctrace_semaphore = ctrace_batch_semaphore.semaphore = 1; /* the append and its flush site, no probe */
 		else if (!strcmp(argv[i], "--breakdown"))
 			breakdown = 1;
 		else if (!strcmp(argv[i], "--cpu") && i + 1 < argc)

@@ -91,6 +91,11 @@ static void test_bad_options(void **state)
 	expect_error(args, 0, "-b");
 	snprintf(args, sizeof(args), "-p %d -b 2G -o {OUT}", (int)getpid());
 	expect_error(args, 0, "-b");
+	/* Smaller than one batch of events (16 KiB) and what comes meanwhile. */
+	snprintf(args, sizeof(args), "-p %d -b 4K -o {OUT}", (int)getpid());
+	expect_error(args, 0, "-b");
+	snprintf(args, sizeof(args), "-p %d -b 32K -o {OUT}", (int)getpid());
+	expect_error(args, 0, "-b");
 	snprintf(args, sizeof(args), "-p %d -o {OUT} extra", (int)getpid());
 	expect_error(args, 0, "ctrace-bpf");
 }

@@ -41,7 +41,7 @@ static void collect(void *ctx, struct batch_event *e)
 static struct ctrace__batch *armed(void)
 {
 	ctrace_semaphore = 1;
-	ctrace_batch_semaphore = 1;
+	ctrace_batch_semaphore.semaphore = 1;
 	if (ctrace__batch_tls) {
 		ctrace__batch_tls->len = 0;
 		ctrace__batch_tls->count = 0;

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+#include "batch_discover.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include "batch_split.h"
+#include "proc_maps.h"
+
+/* usdt/ctrace_batch.h: struct ctrace__batch_anchor and the header's `next`. */
+#define ANCHOR_MAGIC 0x41544243u
+#define ANCHOR_BYTES 16
+#define ANCHOR_LIST_AT 8
+#define HEADER_NEXT_AT 40
+
+int batch_anchor_address(int pid, unsigned dev_major, unsigned dev_minor, unsigned long long inode,
+			 uint64_t file_offset, uint64_t *addr)
+{
+	char fname[48], *line = NULL;
+	size_t cap = 0;
+	int rc = -ENOENT;
+	FILE *fp;
+
+	snprintf(fname, sizeof(fname), "/proc/%d/maps", pid);
+	fp = fopen(fname, "re");
+	if (!fp)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (rc == -ENOENT && getline(&line, &cap, fp) > 0) {
+		struct proc_maps_entry e;
+
+		if (proc_maps_parse_line(line, &e) || e.inode != inode || e.dev_major != dev_major ||
+		    e.dev_minor != dev_minor || file_offset < e.offset ||
+		    file_offset - e.offset >= e.end - e.start)
+			continue;
+		*addr = e.start + (file_offset - e.offset);
+		rc = 0;
+	}
+	free(line);
+	fclose(fp);
+	return rc;
+}
+
+static int read_remote(int pid, void *to, uint64_t at, size_t n)
+{
+	struct iovec local = { to, n }, remote = { (void *)(uintptr_t)at, n };
+
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
+long batch_discover(int pid, uint64_t anchor_addr,
+		    void (*found)(void *ctx, uint64_t buf, const unsigned char *header), void *ctx)
+{
+	unsigned char anchor[ANCHOR_BYTES], header[BATCH_HEADER_BYTES];
+	uint32_t magic, hmagic;
+	uint64_t buf;
+	long n = 0;
+
+	if (read_remote(pid, anchor, anchor_addr, sizeof(anchor)))
+		return -1;
+	memcpy(&magic, anchor + 4, 4);
+	if (magic != ANCHOR_MAGIC)
+		return -1;
+	memcpy(&buf, anchor + ANCHOR_LIST_AT, 8);
+	while (buf && n < BATCH_DISCOVER_MAX && !read_remote(pid, header, buf, sizeof(header))) {
+		memcpy(&hmagic, header, 4);
+		if (hmagic != BATCH_MAGIC)
+			break; /* not a buffer: the list ends here */
+		found(ctx, buf, header);
+		n++;
+		memcpy(&buf, header + HEADER_NEXT_AT, 8);
+	}
+	return n;
+}
