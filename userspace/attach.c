@@ -422,6 +422,13 @@ static int attach_object(struct ctrace_bpf *skel, int pid,
 	int err;
 
 	err = collect_sites(obj, a, &set);
+	/*
+	 * The buffers the process has are found before its batch probe rises:
+	 * no flush of this trace can come before the look, so every event
+	 * numbered after it is this trace's, read or counted lost.
+	 */
+	if (!err && pid >= 0 && set.n[kind_of("batch")] && a->batch_object)
+		a->batch_object(a->batch_ctx, pid, obj, set.batch_sema);
 	for (int k = 0; k < KIND_COUNT && !err; k++) {
 		bool batch = k == kind_of("batch");
 

@@ -35,10 +35,11 @@ struct attachment {
 	void (*objects_seen)(void *ctx, int pid, const struct mapped_object_list *objs);
 	void *objects_ctx;
 	/*
-	 * Told, at each look at a process, of every object of it whose batch
-	 * probe is attached (and so its semaphore raised), with the
+	 * Told of each object of a process with a batch probe, with its
 	 * semaphore's file offset: the buffers the process had before are
-	 * found from there (batch_discover.c). NULL: nobody asked.
+	 * found from there (batch_discover.c). Before the probe is attached
+	 * for a process of its own; for one attached in global mode (-f,
+	 * --exe), at each look at the process after. NULL: nobody asked.
 	 */
 	void (*batch_object)(void *ctx, int pid, const struct mapped_object *obj, uint64_t sema_offset);
 	void *batch_ctx;

@@ -14,14 +14,33 @@
 
 /* Every 20 ms: also how far the watermark lags behind an idle thread (what the merge holds). */
 #define IDLE_READ_NS (20 * 1000000ull)
+/* Buffers read by one round of the loader at most (read_some). */
+#define READS_PER_ROUND 1024
 /* Idle reads that found a flush on its way before it counts as lost (the ring drained each time). */
 #define STUCK_READS 3
 
-struct batch_stream {
+/*
+ * A stream is one thread's taking of one buffer: a later thread takes
+ * over the buffer of one that exited (its tid maybe the old one's,
+ * reused), a new image maps its buffer where the old one's was (exec with
+ * address randomization off), each with `born` of its own.
+ */
+struct stream_key {
 	uint32_t tgid, tid;
-	uint64_t buf;
-	uint64_t born;        /* the buffer's header: which thread's taking of it (0: an older header) */
+	uint64_t buf, born;
+};
+
+struct batch_stream {
+	struct bound_entry be; /* in bp->bound, by its key */
+	struct stream_key key; /* born: the buffer's header's (0: an older header's, which has none) */
 	uint64_t next_seq;    /* every event numbered below was taken or counted lost */
+	/*
+	 * Of an adopted buffer (batch_path_adopt): the number of its first
+	 * event when it was found, below which the loader never read it. A
+	 * flush made before that comes later in the ring, with events below
+	 * it not yet taken. 0 for the others.
+	 */
+	uint64_t read_from;
 	uint64_t complete_ns; /* every event of this stream stamped before it is known */
 	bool retired;         /* the thread is gone (or its buffer): it holds nobody back */
 	bool inherited;       /* a forked child's copy of its parent's buffer */
@@ -30,6 +49,11 @@ struct batch_stream {
 	bool past_stop;       /* read whole after the stop: what it numbers later is after it */
 	struct merge_run *run; /* its events, in their order, in the merge */
 };
+
+/* What a stream takes: itself, its slots in the map, its run in the merge. */
+#define STREAM_COST \
+	(tb_alloc_cost(sizeof(struct batch_stream)) + tb_slot_cost(sizeof(struct stream_key)) + \
+	 tb_alloc_cost(event_merge_run_bytes))
 
 /*
  * Events numbered and never seen: lost, unless the stream had already
@@ -56,17 +80,6 @@ struct batch_literal {
 /* Copies kept at most: past it, all are forgotten (read again). */
 #define LITERAL_COPIES_MAX 65536
 
-/*
- * A stream is one thread's taking of one buffer: a later thread takes
- * over the buffer of one that exited (its tid maybe the old one's,
- * reused), a new image maps its buffer where the old one's was (exec with
- * address randomization off), each with `born` of its own.
- */
-struct stream_key {
-	uint32_t tgid, tid;
-	uint64_t buf, born;
-};
-
 void batch_path_init(struct batch_path *bp, bool on, const struct tsc_clock *tsc,
 		     struct trace_stats *stats,
 		     const uint64_t *stop_ns, uint64_t start_ns,
@@ -79,6 +92,8 @@ void batch_path_init(struct batch_path *bp, bool on, const struct tsc_clock *tsc
 	bp->stop_ns = stop_ns;
 	bp->start_ns = start_ns;
 	key_map_init(&bp->streams);
+	tb_init(&bp->bound, "batch_streams", "a buffer announced past it is not read: its events are counted dropped",
+		SIZE_MAX);
 	key_map_init(&bp->forks);
 	key_map_init(&bp->anchors);
 	key_map_init(&bp->literal_copies);
@@ -94,15 +109,22 @@ static struct batch_stream *stream_get(struct batch_path *bp, uint32_t tgid, uin
 
 	if (st || !create)
 		return st;
+	/*
+	 * A process that announces buffers without end (its own calls of the
+	 * flush, forged) must not grow the loader: past the table's share of
+	 * --max-memory, a new buffer is not read, its events counted dropped.
+	 */
+	if (bp->bound.bytes + STREAM_COST > bp->bound.limit) {
+		tb_count_evicted(&bp->bound, 1);
+		return NULL;
+	}
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return NULL;
-	st->tgid = tgid;
-	st->tid = tid;
-	st->buf = buf;
-	st->born = born;
+	st->key = k;
 	st->run = event_merge_run(&bp->merge); /* NULL: its events go in the merge's heap */
-	key_map_put(&bp->streams, &k, sizeof(k), st);
+	key_map_put(&bp->streams, &st->key, sizeof(st->key), st);
+	tb_add(&bp->bound, &st->be, &st->key, sizeof(st->key), STREAM_COST);
 	bp->stats->batch_threads++;
 	return st;
 }
@@ -115,9 +137,8 @@ static struct batch_stream *stream_get(struct batch_path *bp, uint32_t tgid, uin
  */
 static void stream_end(struct batch_path *bp, struct batch_stream *st)
 {
-	struct stream_key k = { st->tgid, st->tid, st->buf, st->born };
-
-	key_map_del(&bp->streams, &k, sizeof(k));
+	key_map_del(&bp->streams, &st->key, sizeof(st->key));
+	tb_remove(&bp->bound, &st->be);
 	event_merge_run_done(&bp->merge, st->run);
 	free(st);
 }
@@ -128,6 +149,7 @@ struct split_ctx {
 	struct batch_stream *st;
 	uint64_t last_ns;
 	uint64_t until; /* no event of a copy is later than the copy */
+	uint64_t taken_from, taken_to; /* numbers taken before, skipped (see read_from) */
 };
 
 /*
@@ -278,13 +300,17 @@ static void on_event(void *ctx, struct batch_event *e)
 	struct batch_path *bp = c->bp;
 	uint64_t *fork_ns;
 
+	if (e->seq >= c->taken_from && e->seq < c->taken_to)
+		return;
 	e->ev.ts_ns = event_ns(c, e->tsc); /* CTRACE_SCOPE: its end (the model converts both edges itself) */
 	/* A thread's events are in order (the mapping is monotonic): kept so whatever a hostile TSC says. */
-	if (e->ev.ts_ns < c->st->last_ns)
-		e->ev.ts_ns = c->st->last_ns;
+	if (e->seq >= c->st->read_from) {
+		if (e->ev.ts_ns < c->st->last_ns)
+			e->ev.ts_ns = c->st->last_ns;
+		c->st->last_ns = e->ev.ts_ns;
+	}
 	if (e->ev.ts_ns > c->last_ns)
 		c->last_ns = e->ev.ts_ns;
-	c->st->last_ns = e->ev.ts_ns;
 	if (e->ev.ts_ns < bp->start_ns) {
 		bp->stats->batch_before_tracing++; /* left in the buffer by an earlier trace */
 		return;
@@ -319,7 +345,8 @@ static struct batch_stream *take_copy(struct batch_path *bp, uint32_t tgid, uint
 {
 	struct batch_header h;
 	struct batch_stream *st;
-	struct split_ctx c = { bp, NULL, 0, from_ring ? read_ns : 0 };
+	struct split_ctx c = { bp, NULL, 0, from_ring ? read_ns : 0, 0, 0 };
+	uint64_t from;
 	int64_t end;
 
 	if (!batch_header_parse(bytes, n, &h)) {
@@ -334,8 +361,11 @@ static struct batch_stream *take_copy(struct batch_path *bp, uint32_t tgid, uint
 	if (st && !h.born && from_ring && why == CTRACE_BATCH_WHY_HELLO)
 		stream_end(bp, st);
 	st = stream_get(bp, tgid, tid, buf, h.born, true);
-	if (!st)
+	if (!st) {
+		if (from_ring)
+			bp->lost += h.count; /* a flush's events are its own: counted once */
 		return NULL;
+	}
 	if (!st->next_seq && !st->complete_ns) { /* new */
 		st->next_seq = h.first_seq;
 		st->inherited = h.tid != tid;
@@ -349,7 +379,18 @@ static struct batch_stream *take_copy(struct batch_path *bp, uint32_t tgid, uint
 	}
 	st->stuck = 0;
 	c.st = st;
-	end = batch_split(bytes, n, st->next_seq, tgid, tid, on_event, &c);
+	from = st->next_seq;
+	/*
+	 * A flush from before the buffer was adopted, come after: its events
+	 * below read_from were never read here; those from there on were.
+	 */
+	if (from_ring && h.first_seq < st->read_from) {
+		c.taken_from = st->read_from;
+		c.taken_to = st->next_seq;
+		from = h.first_seq;
+		st->read_from = h.first_seq;
+	}
+	end = batch_split(bytes, n, from, tgid, tid, on_event, &c);
 	if (end < 0)
 		bp->stats->bad_records++;
 	else if ((uint64_t)end > st->next_seq)
@@ -526,6 +567,7 @@ void batch_path_adopt(struct batch_path *bp, uint32_t tgid, uint64_t buf, const 
 		return;
 	/* Read from the next look on, from its first event: an older trace's are dropped by their time. */
 	st->next_seq = h.first_seq;
+	st->read_from = h.first_seq;
 	st->inherited = inherited;
 	st->complete_ns = now;
 	bp->stats->batch_adopted++;
@@ -557,10 +599,10 @@ static enum read_result read_stream(struct batch_path *bp, struct batch_stream *
 	struct batch_header h;
 	uint64_t seq, again;
 	struct iovec local[2] = { { &seq, 8 }, { copy, BATCH_HEADER_BYTES } };
-	struct iovec remote[2] = { { (void *)(uintptr_t)(st->buf + 8), 8 },
-				   { (void *)(uintptr_t)st->buf, BATCH_HEADER_BYTES } };
+	struct iovec remote[2] = { { (void *)(uintptr_t)(st->key.buf + 8), 8 },
+				   { (void *)(uintptr_t)st->key.buf, BATCH_HEADER_BYTES } };
 
-	if (process_vm_readv((pid_t)st->tgid, local, 2, remote, 2, 0) != 8 + BATCH_HEADER_BYTES) {
+	if (process_vm_readv((pid_t)st->key.tgid, local, 2, remote, 2, 0) != 8 + BATCH_HEADER_BYTES) {
 		st->retired = true; /* the process, or the buffer (its thread's exit), is gone */
 		return READ_GONE;
 	}
@@ -569,17 +611,17 @@ static enum read_result read_stream(struct batch_path *bp, struct batch_stream *
 	memcpy(&h.tid, copy + 4, 4);
 	memcpy(&h.len, copy + 16, 4);
 	memcpy(&h.born, copy + 48, 8);
-	if (h.magic != BATCH_MAGIC || (h.tid != st->tid && !st->inherited) || h.born != st->born ||
+	if (h.magic != BATCH_MAGIC || (h.tid != st->key.tid && !st->inherited) || h.born != st->key.born ||
 	    h.len > CTRACE_BATCH_BYTES - BATCH_HEADER_BYTES) {
 		st->retired = true; /* unmapped and mapped again for something else */
 		return READ_GONE;
 	}
-	if (h.len && !read_remote(st->tgid, copy + BATCH_HEADER_BYTES, st->buf + BATCH_HEADER_BYTES, h.len))
+	if (h.len && !read_remote(st->key.tgid, copy + BATCH_HEADER_BYTES, st->key.buf + BATCH_HEADER_BYTES, h.len))
 		return READ_AGAIN;
 	/* A flush in between moved first_seq on: this copy may mix two batches. */
-	if (!read_remote(st->tgid, &again, st->buf + 8, 8) || memcmp(&again, copy + 8, 8))
+	if (!read_remote(st->key.tgid, &again, st->key.buf + 8, 8) || memcmp(&again, copy + 8, 8))
 		return READ_AGAIN;
-	return take_copy(bp, st->tgid, st->tid, st->buf, copy, BATCH_HEADER_BYTES + h.len, false, now,
+	return take_copy(bp, st->key.tgid, st->key.tid, st->key.buf, copy, BATCH_HEADER_BYTES + h.len, false, now,
 			 final, 0) ? READ_TAKEN : READ_AGAIN;
 }
 
@@ -618,9 +660,14 @@ void batch_path_stop(struct batch_path *bp, void (*consume)(void *ctx), void *ct
 	if (!bp->on)
 		return;
 	bp->stopping = true;
-	/* A few tries: under a flood a buffer may be flushed between any consume and its read. */
+	/*
+	 * A few tries: under a flood a buffer may be flushed between any
+	 * consume and its read. The last takes what it finds and counts what
+	 * is missing before it as lost: once the probes go, the process may
+	 * exit and its buffers with it.
+	 */
 	for (int tries = 0; tries < 3; tries++) {
-		struct each_ctx c = { bp, UINT64_MAX, false, 0, 0 };
+		struct each_ctx c = { bp, UINT64_MAX, tries == 2, 0, 0 };
 
 		consume(ctx); /* the flushes on their way first: then a buffer's numbers follow on */
 		key_map_each(&bp->streams, read_one, &c);
@@ -641,6 +688,31 @@ static void lowest(const void *key, size_t len, void *value, void *ctx)
 		c->watermark = st->complete_ns;
 }
 
+/*
+ * The idle reads of one round: at most READS_PER_ROUND buffers, the next
+ * round going on from there, so that a process with a great many buffers
+ * (or forged ones) costs each round of the loader a bounded time; a pass
+ * over all of them every IDLE_READ_NS at most.
+ */
+static void read_some(struct batch_path *bp, struct each_ctx *c)
+{
+	unsigned read = 0;
+
+	while (read < READS_PER_ROUND && bp->read_cursor < bp->streams.cap) {
+		const struct key_map_slot *sl = &bp->streams.slots[bp->read_cursor++];
+		const struct batch_stream *st = sl->value;
+
+		if (!sl->hash || st->retired)
+			continue;
+		read_one(sl->k.inline_key, sl->key_len, sl->value, c);
+		read++;
+	}
+	if (bp->read_cursor >= bp->streams.cap) {
+		bp->read_cursor = 0;
+		bp->next_read_ns = c->now + IDLE_READ_NS;
+	}
+}
+
 void batch_path_tick(struct batch_path *bp, uint64_t now, uint64_t ring_drained_at)
 {
 	struct each_ctx c = { bp, now, false, 0, 0 };
@@ -649,10 +721,8 @@ void batch_path_tick(struct batch_path *bp, uint64_t now, uint64_t ring_drained_
 		return;
 	if (ring_drained_at > bp->ring_ns)
 		bp->ring_ns = ring_drained_at;
-	if (now >= bp->next_read_ns) {
-		key_map_each(&bp->streams, read_one, &c);
-		bp->next_read_ns = now + IDLE_READ_NS;
-	}
+	if (now >= bp->next_read_ns)
+		read_some(bp, &c);
 	c.watermark = bp->ring_ns;
 	key_map_each(&bp->streams, lowest, &c);
 	event_merge_release(&bp->merge, c.watermark);
@@ -663,12 +733,12 @@ static void index_latest(const void *key, size_t len, void *value, void *ctx)
 {
 	struct key_map *latest = ctx;
 	struct batch_stream *st = value, *seen;
-	uint64_t k[2] = { (uint64_t)st->tgid << 32 | st->tid, st->buf };
+	uint64_t k[2] = { (uint64_t)st->key.tgid << 32 | st->key.tid, st->key.buf };
 
 	(void)key;
 	(void)len;
 	seen = key_map_get(latest, k, sizeof(k));
-	if (!seen || seen->born < st->born)
+	if (!seen || seen->key.born < st->key.born)
 		key_map_put(latest, k, sizeof(k), st);
 }
 

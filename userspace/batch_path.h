@@ -26,11 +26,13 @@
 #include "event_merge.h"
 #include "key_map.h"
 #include "chrome_trace.h"
+#include "table_bound.h"
 #include "tsc_clock.h"
 
 struct batch_path {
 	bool on;                      /* --no-batch: off, every record goes straight on */
-	struct key_map streams;       /* {tgid, tid, buffer} -> struct batch_stream * */
+	struct key_map streams;       /* {tgid, tid, buffer, born} -> struct batch_stream * */
+	struct table_bound bound;     /* the streams' share of --max-memory */
 	struct key_map forks;         /* child tgid -> CLOCK_MONOTONIC ns of its fork */
 	struct key_map anchors;       /* {tgid, dev, inode} -> struct batch_anchor *: each object's list of buffers */
 	uint64_t dropped_walked;      /* the kernel side's dropped batches when the lists were last walked */
@@ -71,6 +73,7 @@ struct batch_path {
 	uint64_t start_ns;            /* the trace's start: older events are an earlier trace's */
 	uint64_t ring_ns;             /* per-event records stamped before it are all in */
 	uint64_t next_read_ns;        /* the next look at idle buffers */
+	size_t read_cursor;           /* where in `streams` this look goes on */
 	uint64_t lost;                /* events numbered but never seen: in dropped_events */
 	bool stopping;                /* batch_path_stop() under way */
 };

@@ -84,6 +84,8 @@ struct merge_run {
 	struct merge_run *next_free;     /* in m->free_runs */
 };
 
+const size_t event_merge_run_bytes = sizeof(struct merge_run);
+
 void event_merge_init(struct event_merge *m, size_t max_bytes,
 		      void (*release)(void *ctx, const struct ctrace_event *ev), void *ctx)
 {

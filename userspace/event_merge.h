@@ -59,6 +59,8 @@ void event_merge_init(struct event_merge *m, size_t max_bytes,
 		      void (*release)(void *ctx, const struct ctrace_event *ev), void *ctx);
 /* Holds a copy of ev (and of its strings). */
 void event_merge_push(struct event_merge *m, const struct ctrace_event *ev);
+/* What one run takes (its events' chunks aside). */
+extern const size_t event_merge_run_bytes;
 /* A run for one source whose events come in time order (freed with the merge). */
 struct merge_run *event_merge_run(struct event_merge *m);
 /* Its source is over: once what it holds is handed on, the run serves another source. */

@@ -85,7 +85,6 @@ static void begin_model(struct session *s)
 
 	trace_model_init(&s->model, &s->out->tf, &s->stats);
 	s->model_live = true;
-	trace_model_limit_memory(&s->model, o->max_memory, &s->strings.literals, &s->strings.files);
 	if (o->command) /* held before its first instruction: nothing began untraced */
 		trace_model_traced_from_start(&s->model, (uint32_t)s->launched.pid);
 	tsc_clock_init(&s->tsc);
@@ -96,6 +95,8 @@ static void begin_model(struct session *s)
 		s->stats.usdt = &s->usdt;
 	}
 	session_begin_batches(s);
+	trace_model_limit_memory(&s->model, o->max_memory, &s->strings.literals, &s->strings.files,
+				 &s->bpath.bound);
 	/* Thread names now: a short-lived program may be gone before its events are read. */
 	for (int i = 0; i < o->n_pids; i++)
 		model_facts_threads(&s->model, (uint32_t)o->pids[i]);

@@ -119,7 +119,7 @@ void trace_model_init(struct trace_model *m, struct chrome_trace *out,
 		"the oldest process is forgotten: an END without BEGIN in it is then counted as begun before tracing", 0);
 	tb_init(&m->b_ended, "ended_spans",
 		"every remembered END is forgotten at once: an END after one of them is then counted as begun before tracing", 0);
-	trace_model_limit_memory(m, TRACE_MEMORY_DEFAULT, NULL, NULL);
+	trace_model_limit_memory(m, TRACE_MEMORY_DEFAULT, NULL, NULL, NULL);
 }
 
 /*
@@ -147,7 +147,7 @@ static const struct {
 	size_t off;
 	unsigned per_mille;
 } shares[] = {
-	{ offsetof(struct trace_model, b_spans), 325 },
+	{ offsetof(struct trace_model, b_spans), 250 },
 	{ offsetof(struct trace_model, b_counters), 150 },
 	{ offsetof(struct trace_model, b_contexts), 100 },
 	{ offsetof(struct trace_model, b_threads), 100 },
@@ -159,6 +159,7 @@ static const struct {
 /* and the session's tables: */
 #define LITERALS_PER_MILLE 125
 #define FILE_MAPS_PER_MILLE 50
+#define BATCH_STREAMS_PER_MILLE 75
 
 /* Hooks a table of the session's to the model: its limit, its notice, metadata. */
 static void bound_outside(struct trace_model *m, struct table_bound *tb, uint64_t limit)
@@ -170,7 +171,8 @@ static void bound_outside(struct trace_model *m, struct table_bound *tb, uint64_
 }
 
 void trace_model_limit_memory(struct trace_model *m, uint64_t max_memory,
-			      struct literal_cache *literals, struct file_maps *files)
+			      struct literal_cache *literals, struct file_maps *files,
+			      struct table_bound *batch_streams)
 {
 	uint64_t tables = max_memory > TRACE_MEMORY_RESERVE ? max_memory - TRACE_MEMORY_RESERVE : 0;
 
@@ -188,6 +190,8 @@ void trace_model_limit_memory(struct trace_model *m, uint64_t max_memory,
 		bound_outside(m, &literals->bound, tables / 1000 * LITERALS_PER_MILLE);
 	if (files)
 		bound_outside(m, &files->bound, tables / 1000 * FILE_MAPS_PER_MILLE);
+	if (batch_streams)
+		bound_outside(m, batch_streams, tables / 1000 * BATCH_STREAMS_PER_MILLE);
 }
 
 /* A process in a set of processes (procs, from_start); true if it was there. */

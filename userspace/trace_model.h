@@ -103,11 +103,13 @@ void trace_model_init(struct trace_model *m, struct chrome_trace *out,
 /*
  * Splits max_memory (bytes, the ring buffer aside) between the tables the
  * traced process can grow: the model's and, when given, the literal
- * cache's and the file maps'; their evictions are shown in the trace and counted in metadata.
+ * cache's, the file maps' and the batched path's streams (batch_path.h);
+ * their evictions are shown in the trace and counted in metadata.
  * Without this call the model keeps to TRACE_MEMORY_DEFAULT.
  */
 void trace_model_limit_memory(struct trace_model *m, uint64_t max_memory,
-			      struct literal_cache *literals, struct file_maps *files);
+			      struct literal_cache *literals, struct file_maps *files,
+			      struct table_bound *batch_streams);
 /*
  * Facts about processes, pushed in by the caller (process_facts.c reads
  * them through proc_info.c) before the events that need them.

@@ -14,6 +14,7 @@
  * Batched by default; CI runs it again with CTRACE_NO_BATCH=1.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -364,6 +365,77 @@ static void test_vfork_children_once(void **state)
 	tr_free(&r);
 }
 
+/*
+ * The tracer's peak RSS (VmHWM) in KiB while it runs; 0 before its exec
+ * (the forked child still holds the test's memory), -1 once it has exited.
+ */
+static long vm_hwm_kib(pid_t pid)
+{
+	char path[64], line[256];
+	long kib = -1;
+	bool tracer = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Name:", 5))
+			tracer = strstr(line, "ctrace-bpf") != NULL;
+		if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
+			break;
+	}
+	fclose(f);
+	return tracer || kib < 0 ? kib : 0;
+}
+
+/*
+ * A program announcing 300,000 buffers that are not (its own calls of the
+ * flush) under --max-memory 32M: the tracer keeps within it and the ring,
+ * stops at its -d, and still has the program's real events; the streams
+ * it would not keep are counted in metadata.memory.
+ */
+static void test_forged_announcements_bounded(void **state)
+{
+	const char *const args[] = { "forge", "300000", NULL };
+	struct tr_child t = { 0 };
+	struct trace_run r;
+	char pid[16], out[300];
+	long peak = 0, kib;
+	double evicted;
+
+	(void)state;
+	start_program(&r, args);
+	snprintf(pid, sizeof(pid), "%ld", r.pid);
+	snprintf(out, sizeof(out), "%s/forged.json", r.dir);
+	{
+		const char *argv[] = { tr_tracer(), "-p", pid, "--max-memory", "32M", "-d", "4", "-o", out, NULL };
+
+		if (tr_spawn(&t, r.dir, "tracer", argv) < 0)
+			fail_msg("cannot start the tracer");
+	}
+	for (int waited = 0; waited < TR_TIMEOUT_MS && (kib = vm_hwm_kib(t.pid)) >= 0; waited += 20) {
+		if (kib > peak)
+			peak = kib;
+		usleep(20 * 1000);
+	}
+	if (tr_reap(&t, TR_TIMEOUT_MS) < 0 || tr_exit_code(&t) != 0)
+		fail_msg("the tracer exited %d", tr_exit_code(&t));
+	load_trace(&r, out);
+	print_message("forged: tracer peak RSS %ld KiB\n", peak);
+	if (peak > (32 + 8) * 1024)
+		fail_msg("the tracer's peak RSS was %ld KiB, over --max-memory 32M and the 8 MiB ring", peak);
+	assert_int_equal((int)count_named(&r, "before"), 1);
+	assert_int_equal((int)count_named(&r, "after"), 1);
+	evicted = tr_num(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(tr_meta(&r), "memory"), "tables"),
+					     "batch_streams"),
+			 "evicted");
+	if (!per_event_run() && !(evicted > 0))
+		fail_msg("300,000 announcements kept within --max-memory 32M, none refused: the test proves nothing");
+	tr_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -376,6 +448,7 @@ int main(void)
 		cmocka_unit_test(test_thread_churn_exact),
 		cmocka_unit_test(test_reexec_same_addresses_exact),
 		cmocka_unit_test(test_vfork_children_once),
+		cmocka_unit_test(test_forged_announcements_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,6 +18,11 @@
  *   lifecycle vfork K            waits for a tracer, then K times: vfork(), the
  *                                child emits one instant "child" and _exit()s;
  *                                the parent emits "parent" after each
+ *   lifecycle forge N            waits for a tracer, emits "before", then
+ *                                announces N buffers that are not (its own
+ *                                calls of the batch flush, a hostile
+ *                                program's), prints "forged", emits "after"
+ *                                1 s later, prints "done" and lives 4 s more
  *   lifecycle bursts MS ROUNDS   ROUNDS times: waits for a tracer, a thread
  *                                fires instants "b" flat out for MS ms while
  *                                another fires 1000 in the middle, prints
@@ -127,6 +132,9 @@ static int vforks(int k)
 }
 
 static atomic_int round_on, round_no, done_no;
+#ifndef LINGER
+#define LINGER 0
+#endif
 
 struct burster {
 	pthread_t thread;
@@ -188,6 +196,35 @@ static int bursts(int ms, int rounds)
 		while (CTRACE_ENABLED())
 			usleep(1000);
 	}
+	sleep(LINGER);
+	return 0;
+}
+
+/* Announcements of 1024 places in one region, each time as another thread's taking (born). */
+static int forge(long n)
+{
+	unsigned char *region = calloc(1024, CTRACE__BATCH_HEADER);
+
+	if (!region || !ready_and_wait())
+		return 1;
+	CTRACE_INSTANT(NULL, "before", CTRACE_SCOPE_THREAD, NULL);
+	for (long i = 0; i < n; i++) {
+		struct ctrace__batch *b = (struct ctrace__batch *)(void *)(region + (i % 1024) * CTRACE__BATCH_HEADER);
+
+		b->magic = CTRACE__BATCH_MAGIC;
+		b->tid = (unsigned)syscall(SYS_gettid);
+		b->pid = (unsigned)getpid();
+		b->born = (unsigned long long)i + 1;
+		ctrace__batch_flush(b, CTRACE__BATCH_HELLO);
+	}
+	puts("forged");
+	fflush(stdout);
+	sleep(1);
+	CTRACE_INSTANT(NULL, "after", CTRACE_SCOPE_THREAD, NULL);
+	puts("done");
+	fflush(stdout);
+	sleep(4);
+	free(region);
 	return 0;
 }
 
@@ -203,8 +240,10 @@ int main(int argc, char **argv)
 		return reexec(argv[0], atoi(argv[2]), atoi(argv[3]));
 	if (argc == 3 && !strcmp(argv[1], "vfork"))
 		return vforks(atoi(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "forge"))
+		return forge(atol(argv[2]));
 	if (argc == 4 && !strcmp(argv[1], "bursts"))
 		return bursts(atoi(argv[2]), atoi(argv[3]));
-	fprintf(stderr, "usage: lifecycle paced MS SECONDS | churn N ALIVE | reexec K E | vfork K | bursts MS ROUNDS\n");
+	fprintf(stderr, "usage: lifecycle paced MS SECONDS | churn N ALIVE | reexec K E | vfork K | forge N | bursts MS ROUNDS\n");
 	return 2;
 }

@@ -660,7 +660,7 @@ static void test_bounds_derived_from_max_memory(void **state)
 	struct harness *h = *state;
 	size_t total = 0;
 
-	trace_model_limit_memory(&h->m, 64ull << 20, NULL, NULL);
+	trace_model_limit_memory(&h->m, 64ull << 20, NULL, NULL, NULL);
 	for (unsigned i = 0; i < h->stats.n_bounds; i++)
 		total += h->stats.bounds[i]->limit;
 	assert_true(total <= (64ull << 20) - TRACE_MEMORY_RESERVE);
