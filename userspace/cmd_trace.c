@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "commands.h"
+#include "output_file.h"
 #include "session.h"
 #include "trace_summary.h"
 
@@ -91,6 +92,7 @@ int cmd_trace(int argc, char **argv)
 	int code;
 
 	trace_options_parse(argc, argv, &o);
+	output_file_set_mode(o.output_mode);
 	session_init(&s, &o);
 	if (session_check(&s) < 0)
 		return 1;

@@ -26,24 +26,19 @@ static bool on_stdout(const struct trace_output *out)
 
 /*
  * Perfetto's format, with $CTRACE_PFTRACE_JSON set: the JSON kept there
- * too (for JSON tools, or to compare). Its fd, -1 when not asked, or
- * -errno having said why.
+ * too (for JSON tools, or to compare), opened as the trace is. Its fd, -1
+ * when not asked, or -errno having said why.
  */
 static int json_kept(void)
 {
 	const char *keep = getenv("CTRACE_PFTRACE_JSON");
+	bool created;
 	int fd;
 
 	if (!keep || !*keep)
 		return -1;
-	fd = open(keep, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		int err = -errno;
-
-		fprintf(stderr, "ctrace-bpf: cannot write CTRACE_PFTRACE_JSON=%s: %s\n", keep, strerror(errno));
-		return err;
-	}
-	return fd;
+	fd = output_open(keep, &created);
+	return fd == -1 ? -EBADF : fd;
 }
 
 int output_begin(struct trace_output *out, const char *path, const struct output_limits *limits,

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "kernel_features.h"
 #include "otlp_export.h"
+#include "output_file.h"
 #include "trace_sink.h"
 #include "trace_model.h"
 
@@ -48,6 +49,9 @@ static const char usage_text[] =
 	"                       one is full, each a whole trace; else tracing stops\n"
 	"                       when the file is full\n"
 	"  --max-files N        with %n, keep the newest N files (older are removed)\n"
+	"  --mode OCTAL         the mode of every file written (default 0600: the\n"
+	"                       trace holds what the target sent; 0640 lets the\n"
+	"                       file's group read it); read and write bits only\n"
 	"  -d, --duration SECS  stop after this many seconds of tracing, counted from\n"
 	"                       when every probe is attached (decimals allowed)\n"
 	"  -b, --buffer-size SIZE  ring buffer between kernel and tracer, e.g. 64K,\n"
@@ -186,6 +190,24 @@ static double parse_seconds(const char *s)
 	double v = strtod(s, NULL);
 
 	return v > 0 && v <= 1e9 ? v : 0;
+}
+
+/*
+ * --mode: octal digits, read and write bits only (a trace is no program),
+ * the owner's among them (a trace its owner cannot read is a mistake).
+ */
+static unsigned parse_mode(const char *s)
+{
+	size_t n = strlen(s);
+	unsigned long v;
+
+	if (!n || n > 6 || strspn(s, "01234567") != n ||
+	    (v = strtoul(s, NULL, 8)) > 0777 || (v & 0111) || (v & 0600) != 0600) {
+		fprintf(stderr, "ctrace-bpf: --mode takes an octal file mode of read and write bits with the owner's, like 0600 or 0640, not '%s'\n",
+			s);
+		exit(2);
+	}
+	return (unsigned)v;
 }
 
 static void parse_pids(const char *arg, struct trace_options *o)
@@ -405,6 +427,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		{ "ring", required_argument, NULL, 'R' },
 		{ "format", required_argument, NULL, 'T' },
 		{ "otlp", required_argument, NULL, 'O' },
+		{ "mode", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
@@ -414,6 +437,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 
 	memset(o, 0, sizeof(*o));
 	o->max_memory = TRACE_MEMORY_DEFAULT;
+	o->output_mode = OUTPUT_MODE_DEFAULT;
 	opterr = 0; /* one line of our own instead of getopt's and ours */
 	/* "+": stop at the first non-option, the command of launch mode. */
 	while ((c = getopt_long(argc, argv, "+p:e:fo:d:b:vqhV", longopts, NULL)) != -1) {
@@ -477,6 +501,9 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 			}
 			fprintf(stderr, "ctrace-bpf: --format takes json or perfetto, not '%s'\n", optarg);
 			exit(2);
+		case 'm':
+			o->output_mode = parse_mode(optarg);
+			break;
 		case 'R':
 			o->ring_size = parse_bytes(optarg, TRACE_RING_MIN, TRACE_RING_MAX);
 			if (!o->ring_size) {

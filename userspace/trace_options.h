@@ -43,6 +43,7 @@ struct trace_options {
 	const char *otlp_url;
 	/* -o FILE.otlp.json: OTLP JSON lines there instead of the Chrome trace (NULL: not asked) */
 	const char *otlp_file;
+	unsigned output_mode;     /* --mode: of every file written (default OUTPUT_MODE_DEFAULT) */
 };
 
 /* Parses argv; on a usage error prints one line and exits 2; --help, --version exit 0. */
