@@ -116,6 +116,10 @@ int cmd_trace(int argc, char **argv)
 			out.tf.obs = &otlp.obs;
 			out.otlp = &otlp;
 		}
+		if (o.command) /* a failing output ends the trace, never the command */
+			snprintf(out.failure_note, sizeof(out.failure_note),
+				 "; tracing stopped, %.60s (pid %d) goes on untraced to its end", o.command[0],
+				 s.launched.pid);
 		if (session_start(&s, &out) == 0) {
 			session_run(&s);
 			session_stop(&s);

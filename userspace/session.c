@@ -286,6 +286,31 @@ int session_start(struct session *s, struct trace_output *out)
 	return 0;
 }
 
+/*
+ * Launch mode, the tracer failed (its output) once the command ran: the
+ * command is the user's, and runs on, untraced, to its own end. Then the
+ * exit status is the command's if it failed, else `code`: never 0, the
+ * trace is cut. A signal to the tracer while it waits ends the wait.
+ */
+static int outlived_by_command(struct session *s, int code)
+{
+	int command_code;
+
+	if (!s->out || !s->out->failure_said)
+		fprintf(stderr, "ctrace-bpf: tracing stopped; %s (pid %d) goes on untraced to its end\n",
+			s->o->command[0], s->launched.pid);
+	session_stop_signal = 0;
+	for (;;) {
+		if (launch_wait(&s->launched, &command_code))
+			return command_code ? command_code : code;
+		if (session_stop_signal) {
+			fprintf(stderr, "ctrace-bpf: stopped waiting; %s (pid %d) goes on running\n",
+				s->o->command[0], s->launched.pid);
+			return code;
+		}
+	}
+}
+
 int session_end(struct session *s, int code)
 {
 	const struct trace_options *o = s->o;
@@ -310,10 +335,13 @@ int session_end(struct session *s, int code)
 	proc_facts_free(&s->target);
 	if (!o->command)
 		return code;
-	if (code) {
+	if (code && s->launched.held) {
+		/* Still at its entry point: not a line of its own has run, none is cut short. */
 		launch_abort(&s->launched);
 		return code;
 	}
+	if (code)
+		return outlived_by_command(s, code);
 	/* Launch mode ends with the command's own exit code. */
 	if (!launch_reap(&s->launched, &command_code)) {
 		fprintf(stderr, "ctrace-bpf: stopped tracing; %s (pid %d) goes on running\n",

@@ -41,6 +41,14 @@ static int json_kept(void)
 	return fd == -1 ? -EBADF : fd;
 }
 
+/* The one line that says the output failed, and (launch mode) what becomes of the command. */
+static void say_write_failed(struct trace_output *out, const char *path, int err)
+{
+	fprintf(stderr, "ctrace-bpf: writing %s failed: %s%s\n", strcmp(path, "-") ? path : "standard output",
+		strerror(err), out->failure_note);
+	out->failure_said = true;
+}
+
 int output_begin(struct trace_output *out, const char *path, const struct output_limits *limits,
 		 const struct proc_facts *target)
 {
@@ -167,7 +175,7 @@ int output_dump(struct trace_output *out, const struct trace_stats *stats, const
 	chrome_trace_write_end(&out->tf, &fw, events, &out->facts, &st);
 	if (jw_flush(&fw) < 0 || fw.err || (fsync(fd) != 0 && errno != EINVAL)) {
 		err = fw.err ? -fw.err : -errno;
-		fprintf(stderr, "ctrace-bpf: writing %s failed: %s\n", out->dump_path, strerror(-err));
+		say_write_failed(out, out->dump_path, -err);
 	}
 	jw_free(&fw);
 	close(fd);
@@ -229,13 +237,13 @@ int output_end(struct trace_output *out, struct trace_stats *stats)
 	chrome_trace_end(&out->tf, &out->facts, stats);
 	stats->events_written = out->tf.events;
 	if (jw_finish(&out->w) < 0 || out->w.err) {
-		fprintf(stderr, "ctrace-bpf: writing %s failed: %s\n", out->path, strerror(out->w.err));
+		say_write_failed(out, out->path, out->w.err ? out->w.err : EIO);
 		return out->w.err ? -out->w.err : -EIO;
 	}
 	if (!on_stdout(out) && fsync(out->fd) != 0 && errno != EINVAL) {
 		int err = -errno;
 
-		fprintf(stderr, "ctrace-bpf: writing %s failed: %s\n", out->path, strerror(-err));
+		say_write_failed(out, out->path, -err);
 		return err;
 	}
 	return 0;
