@@ -203,6 +203,47 @@ static void name_and_hook_targets(struct session *s)
 	}
 }
 
+/*
+ * --exe: whose processes are traced, for the start's line: "of nobody
+ * (uid 65534) alone (1 now)", or "of every user (2 now: uid 0, 1000)".
+ * Run via sudo, every user's is the default: said, with the way to one's own.
+ */
+static void exe_users(const struct session *s, char *buf, size_t len)
+{
+	const struct trace_options *o = s->o;
+	unsigned uids[8];
+	size_t n_uids = 0, used;
+	bool more = false;
+	char user[96];
+
+	if (o->user_set) {
+		snprintf(buf, len, " of %s alone (%zu now)", trace_options_user(o, user, sizeof(user)),
+			 s->targets.n);
+		return;
+	}
+	for (size_t i = 0; i < s->targets.n; i++) {
+		unsigned uid;
+		size_t k = 0;
+
+		if (!proc_real_uid(s->targets.v[i].pid, &uid))
+			continue;
+		while (k < n_uids && uids[k] != uid)
+			k++;
+		if (k < n_uids)
+			continue;
+		if (n_uids == sizeof(uids) / sizeof(uids[0]))
+			more = true;
+		else
+			uids[n_uids++] = uid;
+	}
+	used = (size_t)snprintf(buf, len, ", of every user (%zu now%s", s->targets.n, n_uids ? ": uid " : "");
+	for (size_t k = 0; k < n_uids && used < len; k++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%u", k ? ", " : "", uids[k]);
+	if (used < len)
+		snprintf(buf + used, len - used, "%s%s)", more ? ", ..." : "",
+			 getenv("SUDO_UID") ? "; --user USER for one user's" : "");
+}
+
 static void say_what_is_traced(const struct session *s)
 {
 	const struct trace_options *o = s->o;
@@ -216,10 +257,13 @@ static void say_what_is_traced(const struct session *s)
 			 o->ring_size >> 10, s->out->dump_path, (int)getpid());
 		where = ring;
 	}
-	if (o->exe)
-		fprintf(stderr, "ctrace-bpf: tracing every process running %s (%zu now): %u probes; writing %s; Ctrl-C to stop\n",
-			o->exe, s->targets.n, s->att.sites, where);
-	else if (!s->att.sites && s->att.filtered_sites)
+	if (o->exe) {
+		char users[256];
+
+		exe_users(s, users, sizeof(users));
+		fprintf(stderr, "ctrace-bpf: tracing every process running %s%s: %u probes; writing %s; Ctrl-C to stop\n",
+			o->exe, users, s->att.sites, where);
+	} else if (!s->att.sites && s->att.filtered_sites)
 		/* A misspelt --categories must not look like a process without probes. */
 		fprintf(stderr, "ctrace-bpf: process %d (%s) has %u ctrace probes, none of the categories --categories names (see ctrace-bpf list -p %d): waiting for a library with some; writing %s; Ctrl-C to stop\n",
 			s->first_pid, s->target.comm, s->att.filtered_sites, s->first_pid, where);

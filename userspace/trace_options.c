@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,9 @@ static const char usage_text[] =
 	"                       also libraries they load later)\n"
 	"  -e, --exe PATH       every process running the program PATH, now or later\n"
 	"  -f, --follow         also the processes traced processes fork or exec\n"
+	"  --user USER          only processes whose real user is USER (a name or a\n"
+	"                       uid): with --exe, of the processes running PATH;\n"
+	"                       with -p, a process of another user is refused\n"
 	"  -o, --output FILE    where to write the trace (default ctrace-PID.json;\n"
 	"                       - for standard output); FILE.json.gz: gzip;\n"
 	"                       FILE.pftrace: Perfetto's protobuf trace\n"
@@ -210,6 +214,48 @@ static unsigned parse_mode(const char *s)
 		exit(2);
 	}
 	return (unsigned)v;
+}
+
+/* --user: a name, or a uid (digits) with or without a name. */
+static void parse_user(const char *arg, struct trace_options *o)
+{
+	size_t n = strlen(arg);
+	struct passwd *pw;
+
+	if (n && strspn(arg, "0123456789") == n) {
+		unsigned long long v = n <= 10 ? strtoull(arg, NULL, 10) : ~0ull;
+
+		if (v >= 0xffffffffull) { /* (uid_t)-1 is no user */
+			fprintf(stderr, "ctrace-bpf: --user takes a user name or a uid below 4294967295, not '%s'\n", arg);
+			exit(2);
+		}
+		o->user_uid = (unsigned)v;
+		pw = getpwuid((uid_t)v);
+	} else {
+		pw = n ? getpwnam(arg) : NULL;
+		if (!pw) {
+			fprintf(stderr, "ctrace-bpf: --user takes a user name or uid, and there is no user '%s' (see getent passwd)\n",
+				arg);
+			exit(2);
+		}
+		o->user_uid = (unsigned)pw->pw_uid;
+	}
+	o->user_set = true;
+	if (pw) { /* copied: getpw* reuse their buffer */
+		static char name[64];
+
+		snprintf(name, sizeof(name), "%s", pw->pw_name);
+		o->user_name = name;
+	}
+}
+
+const char *trace_options_user(const struct trace_options *o, char *buf, size_t len)
+{
+	if (o->user_name)
+		snprintf(buf, len, "%s (uid %u)", o->user_name, o->user_uid);
+	else
+		snprintf(buf, len, "uid %u", o->user_uid);
+	return buf;
 }
 
 static void parse_pids(const char *arg, struct trace_options *o)
@@ -430,6 +476,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		{ "format", required_argument, NULL, 'T' },
 		{ "otlp", required_argument, NULL, 'O' },
 		{ "mode", required_argument, NULL, 'm' },
+		{ "user", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
@@ -505,6 +552,9 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 			exit(2);
 		case 'm':
 			o->output_mode = parse_mode(optarg);
+			break;
+		case 'u':
+			parse_user(optarg, o);
 			break;
 		case 'R':
 			o->ring_size = parse_bytes(optarg, TRACE_RING_MIN, TRACE_RING_MAX);
@@ -588,6 +638,11 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 	}
 	if (modes > 1) {
 		fputs("ctrace-bpf: give one of -p PID, --exe PATH or -- COMMAND, not several\n", stderr);
+		exit(2);
+	}
+	if (o->user_set && o->command) {
+		fputs("ctrace-bpf: --user picks whose processes -p and --exe trace; a launched command runs as you: drop --user\n",
+		      stderr);
 		exit(2);
 	}
 	check_fast(o);
