@@ -7,7 +7,8 @@
  * dumps of --ring, a file written over) is created 0600, or with the mode
  * --mode gives, whatever the umask; run via sudo (SUDO_UID/SUDO_GID set while
  * root), each belongs to the user who ran sudo. A bad --mode is one line
- * and exit 2.
+ * and exit 2; $CTRACE_PFTRACE_JSON is refused through a symbolic link, as
+ * -o is.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -195,6 +196,45 @@ static void test_every_output_is_the_sudo_users(void **state)
 	every_output(NULL, 0600);
 }
 
+/*
+ * $CTRACE_PFTRACE_JSON names a symbolic link planted there: refused as -o
+ * is, the file it points to untouched.
+ */
+static void test_kept_json_not_through_a_link(void **state)
+{
+	char pid[24], out[400], kept[400], victim[400];
+	const char *const args[] = { "-p", pid, "-o", out, "-d", "0.3", NULL };
+	char *text;
+
+	(void)state;
+	tr_require_root();
+	if (tr_init(&r) < 0 || tr_start_program(&r, "ticker", (const char *const[]){ "20", NULL }) < 0 ||
+	    tr_wait_line(&r, "ready", 10000) < 0)
+		fail_msg("%s", r.error);
+	snprintf(pid, sizeof(pid), "%d", (int)r.prog.pid);
+	in_dir(out, sizeof(out), "t.pftrace");
+	in_dir(kept, sizeof(kept), "kept.json");
+	in_dir(victim, sizeof(victim), "victim");
+	{
+		FILE *f = fopen(victim, "w");
+
+		assert_non_null(f);
+		fputs("precious\n", f);
+		fclose(f);
+	}
+	assert_int_equal(symlink(victim, kept), 0);
+	setenv("CTRACE_PFTRACE_JSON", kept, 1);
+	cli_run_tracer(&c, NULL, NULL, args, 20000);
+	unsetenv("CTRACE_PFTRACE_JSON");
+	if (c.exit == 0)
+		fail_msg("CTRACE_PFTRACE_JSON through a symbolic link was written: %s", c.err);
+	cli_assert_one_line(c.err, "symbolic link");
+	text = tr_read_file(victim, NULL);
+	assert_non_null(text);
+	assert_string_equal(text, "precious\n");
+	free(text);
+}
+
 /* A bad --mode: one line saying what --mode takes, exit 2, before anything is traced. */
 static void test_bad_mode(void **state)
 {
@@ -219,6 +259,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_every_output_is_private, free_all),
 		cmocka_unit_test_teardown(test_mode_option, free_all),
 		cmocka_unit_test_teardown(test_every_output_is_the_sudo_users, free_all),
+		cmocka_unit_test_teardown(test_kept_json_not_through_a_link, free_all),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
