@@ -231,6 +231,14 @@ const volatile bool filter_by_map = false;
 const volatile bool follow_forks = false;
 const volatile __u64 exe_ino = 0; /* --exe: the program's inode and device */
 const volatile __u32 exe_dev = 0;
+/* --user: only processes of this real uid enter the traced set (a fork, an exec of --exe's program). */
+const volatile bool filter_user = false;
+const volatile __u32 user_uid = 0;
+
+static __always_inline bool user_wanted(struct task_struct *task)
+{
+	return !filter_user || BPF_CORE_READ(task, real_cred, uid.val) == user_uid;
+}
 
 /*
  * Literals already sent, by process, epoch and address: a literal is copied
@@ -1143,7 +1151,7 @@ int BPF_PROG(ctrace_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 child_tgid = BPF_CORE_READ(child, tgid);
 
 	/* A new thread is not a new process; only followed parents count. */
-	if (child_tgid == parent_tgid || !follow_forks || !current_traced(parent_tgid))
+	if (child_tgid == parent_tgid || !follow_forks || !current_traced(parent_tgid) || !user_wanted(child))
 		return 0;
 	if (!trace_process(child_tgid, child))
 		return 0; /* counted: the loader says so */
@@ -1171,7 +1179,7 @@ int BPF_PROG(ctrace_exec, struct task_struct *p, pid_t old_pid,
 	img.ino = BPF_CORE_READ(ino, i_ino);
 	img.dev = BPF_CORE_READ(ino, i_sb, s_dev);
 	if (!current_traced(tgid)) {
-		if (!exe_ino || img.ino != exe_ino || img.dev != exe_dev)
+		if (!exe_ino || img.ino != exe_ino || img.dev != exe_dev || !user_wanted(p))
 			return 0;
 		if (!trace_process(tgid, p))
 			return 0;

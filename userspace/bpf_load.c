@@ -176,6 +176,8 @@ static struct ctrace_bpf *load_programs(const struct trace_options *o, enum prog
 		skel->rodata->exe_ino = exe->st_ino;
 		skel->rodata->exe_dev = (__u32)((major(exe->st_dev) << 20) | minor(exe->st_dev));
 	}
+	skel->rodata->filter_user = o->user_set;
+	skel->rodata->user_uid = o->user_uid;
 	if (multi)
 		attach_prepare_multi(skel);
 	/* A kernel without the task_rename tracepoint still traces: renames are seen in /proc. */

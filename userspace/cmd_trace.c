@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "commands.h"
+#include "output_file.h"
 #include "session.h"
 #include "trace_summary.h"
 
@@ -91,6 +92,7 @@ int cmd_trace(int argc, char **argv)
 	int code;
 
 	trace_options_parse(argc, argv, &o);
+	output_file_set_mode(o.output_mode);
 	session_init(&s, &o);
 	if (session_check(&s) < 0)
 		return 1;
@@ -114,6 +116,10 @@ int cmd_trace(int argc, char **argv)
 			out.tf.obs = &otlp.obs;
 			out.otlp = &otlp;
 		}
+		if (o.command) /* a failing output ends the trace, never the command */
+			snprintf(out.failure_note, sizeof(out.failure_note),
+				 "; tracing stopped, %.60s (pid %d) goes on untraced to its end", o.command[0],
+				 s.launched.pid);
 		if (session_start(&s, &out) == 0) {
 			session_run(&s);
 			session_stop(&s);

@@ -532,6 +532,22 @@ bool launch_reap(struct launch *l, int *exit_code)
 	return true;
 }
 
+bool launch_wait(struct launch *l, int *exit_code)
+{
+	int status;
+	pid_t r;
+
+	if (!l->pid || l->reaped)
+		return launch_reap(l, exit_code);
+	r = waitpid(l->pid, &status, 0);
+	if (r < 0 && errno == EINTR)
+		return false;
+	l->reaped = true;
+	/* Reaped by someone else (SIGCHLD ignored): status lost. */
+	l->status = r < 0 ? W_EXITCODE(255, 0) : status;
+	return launch_reap(l, exit_code);
+}
+
 void launch_abort(struct launch *l)
 {
 	int status;

@@ -83,6 +83,12 @@ int launch_resume(struct launch *l);
  */
 bool launch_reap(struct launch *l, int *exit_code);
 
+/*
+ * Blocks until the child exits: true with *exit_code as launch_reap()
+ * gives it; false if a signal interrupted the wait (the child runs on).
+ */
+bool launch_wait(struct launch *l, int *exit_code);
+
 /* Kills the child (SIGKILL), held or not, and reaps it: for error paths.
  * Does nothing once it is reaped. */
 void launch_abort(struct launch *l);

@@ -15,6 +15,26 @@
 #include <unistd.h>
 #include "sudo_user.h"
 
+static mode_t output_mode = OUTPUT_MODE_DEFAULT;
+
+void output_file_set_mode(mode_t mode)
+{
+	output_mode = mode;
+}
+
+/*
+ * The mode asked for, exactly: creating with it leaves what the umask
+ * takes away (--mode 0640 under umask 077 would be 0600), and a file
+ * written over keeps the mode it had (0644: anyone reads the new trace).
+ * Not fatal: the trace is written either way, and the line says so.
+ */
+static void set_mode(int fd, const char *path)
+{
+	if (fchmod(fd, output_mode) != 0)
+		fprintf(stderr, "ctrace-bpf: note: cannot make %s mode %04o: %s\n", path,
+			(unsigned)output_mode, strerror(errno));
+}
+
 /* -EPERM: a refusal of ours, whatever the cause the line gives. */
 static int refuse(int fd, const char *path, const char *why)
 {
@@ -97,10 +117,11 @@ int output_open(const char *path, bool *created_out)
 	if (sudo_user_get(&su) < 0)
 		return -EINVAL; /* sudo_user_get said why */
 	/* O_EXCL tells a file we create from one that was there. */
-	fd = open(path, flags | O_CREAT | O_EXCL, 0644);
+	fd = open(path, flags | O_CREAT | O_EXCL, output_mode);
 	if (fd >= 0) {
 		if (su.set && fchown(fd, su.uid, su.gid) != 0) /* not fatal: the trace is written either way */
 			fprintf(stderr, "ctrace-bpf: note: %s stays owned by root: %s\n", path, strerror(errno));
+		set_mode(fd, path);
 		*created_out = true;
 		return lock_output(fd, path);
 	}
@@ -128,5 +149,7 @@ int output_open(const char *path, bool *created_out)
 	/* Truncate only now that it is known to be ours and no one else's output. */
 	if (fd >= 0 && ftruncate(fd, 0) != 0)
 		return refuse(fd, path, strerror(errno));
+	if (fd >= 0)
+		set_mode(fd, path);
 	return fd;
 }

@@ -63,6 +63,22 @@ static void trim_newline(char *s)
 		s[n - 1] = '\0';
 }
 
+bool proc_real_uid(int pid, unsigned *uid)
+{
+	char path[64], *text, *line;
+	bool found;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	text = read_file(path, NULL);
+	if (!text)
+		return false;
+	/* "Uid:\treal\teffective\tsaved\tfs"; Name: comes first and holds no newline */
+	line = strstr(text, "\nUid:");
+	found = line && sscanf(line + 5, "%u", uid) == 1;
+	free(text);
+	return found;
+}
+
 bool proc_exited(int pid)
 {
 	char path[64], *text, *p;

@@ -31,6 +31,9 @@ void proc_facts_free(struct proc_facts *f);
 /* True when the process is gone or a zombie (exited, not yet reaped). */
 bool proc_exited(int pid);
 
+/* The process's real uid (/proc/PID/status); false if it is gone. */
+bool proc_real_uid(int pid, unsigned *uid);
+
 /* The thread's name (comm); false if the thread is gone. */
 bool proc_thread_comm(int pid, int tid, char *buf, size_t len);
 /* The process's name: its main thread's. */

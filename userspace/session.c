@@ -204,6 +204,47 @@ static void name_and_hook_targets(struct session *s)
 	}
 }
 
+/*
+ * --exe: whose processes are traced, for the start's line: "of nobody
+ * (uid 65534) alone (1 now)", or "of every user (2 now: uid 0, 1000)".
+ * Run via sudo, every user's is the default: said, with the way to one's own.
+ */
+static void exe_users(const struct session *s, char *buf, size_t len)
+{
+	const struct trace_options *o = s->o;
+	unsigned uids[8];
+	size_t n_uids = 0, used;
+	bool more = false;
+	char user[96];
+
+	if (o->user_set) {
+		snprintf(buf, len, " of %s alone (%zu now)", trace_options_user(o, user, sizeof(user)),
+			 s->targets.n);
+		return;
+	}
+	for (size_t i = 0; i < s->targets.n; i++) {
+		unsigned uid;
+		size_t k = 0;
+
+		if (!proc_real_uid(s->targets.v[i].pid, &uid))
+			continue;
+		while (k < n_uids && uids[k] != uid)
+			k++;
+		if (k < n_uids)
+			continue;
+		if (n_uids == sizeof(uids) / sizeof(uids[0]))
+			more = true;
+		else
+			uids[n_uids++] = uid;
+	}
+	used = (size_t)snprintf(buf, len, ", of every user (%zu now%s", s->targets.n, n_uids ? ": uid " : "");
+	for (size_t k = 0; k < n_uids && used < len; k++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%u", k ? ", " : "", uids[k]);
+	if (used < len)
+		snprintf(buf + used, len - used, "%s%s)", more ? ", ..." : "",
+			 getenv("SUDO_UID") ? "; --user USER for one user's" : "");
+}
+
 static void say_what_is_traced(const struct session *s)
 {
 	const struct trace_options *o = s->o;
@@ -217,10 +258,13 @@ static void say_what_is_traced(const struct session *s)
 			 o->ring_size >> 10, s->out->dump_path, (int)getpid());
 		where = ring;
 	}
-	if (o->exe)
-		fprintf(stderr, "ctrace-bpf: tracing every process running %s (%zu now): %u probes; writing %s; Ctrl-C to stop\n",
-			o->exe, s->targets.n, s->att.sites, where);
-	else if (!s->att.sites && s->att.filtered_sites)
+	if (o->exe) {
+		char users[256];
+
+		exe_users(s, users, sizeof(users));
+		fprintf(stderr, "ctrace-bpf: tracing every process running %s%s: %u probes; writing %s; Ctrl-C to stop\n",
+			o->exe, users, s->att.sites, where);
+	} else if (!s->att.sites && s->att.filtered_sites)
 		/* A misspelt --categories must not look like a process without probes. */
 		fprintf(stderr, "ctrace-bpf: process %d (%s) has %u ctrace probes, none of the categories --categories names (see ctrace-bpf list -p %d): waiting for a library with some; writing %s; Ctrl-C to stop\n",
 			s->first_pid, s->target.comm, s->att.filtered_sites, s->first_pid, where);
@@ -287,6 +331,31 @@ int session_start(struct session *s, struct trace_output *out)
 	return 0;
 }
 
+/*
+ * Launch mode, the tracer failed (its output) once the command ran: the
+ * command is the user's, and runs on, untraced, to its own end. Then the
+ * exit status is the command's if it failed, else `code`: never 0, the
+ * trace is cut. A signal to the tracer while it waits ends the wait.
+ */
+static int outlived_by_command(struct session *s, int code)
+{
+	int command_code;
+
+	if (!s->out || !s->out->failure_said)
+		fprintf(stderr, "ctrace-bpf: tracing stopped; %s (pid %d) goes on untraced to its end\n",
+			s->o->command[0], s->launched.pid);
+	session_stop_signal = 0;
+	for (;;) {
+		if (launch_wait(&s->launched, &command_code))
+			return command_code ? command_code : code;
+		if (session_stop_signal) {
+			fprintf(stderr, "ctrace-bpf: stopped waiting; %s (pid %d) goes on running\n",
+				s->o->command[0], s->launched.pid);
+			return code;
+		}
+	}
+}
+
 int session_end(struct session *s, int code)
 {
 	const struct trace_options *o = s->o;
@@ -311,10 +380,13 @@ int session_end(struct session *s, int code)
 	proc_facts_free(&s->target);
 	if (!o->command)
 		return code;
-	if (code) {
+	if (code && s->launched.held) {
+		/* Still at its entry point: not a line of its own has run, none is cut short. */
 		launch_abort(&s->launched);
 		return code;
 	}
+	if (code)
+		return outlived_by_command(s, code);
 	/* Launch mode ends with the command's own exit code. */
 	if (!launch_reap(&s->launched, &command_code)) {
 		fprintf(stderr, "ctrace-bpf: stopped tracing; %s (pid %d) goes on running\n",

@@ -26,24 +26,27 @@ static bool on_stdout(const struct trace_output *out)
 
 /*
  * Perfetto's format, with $CTRACE_PFTRACE_JSON set: the JSON kept there
- * too (for JSON tools, or to compare). Its fd, -1 when not asked, or
- * -errno having said why.
+ * too (for JSON tools, or to compare), opened as the trace is. Its fd, -1
+ * when not asked, or -errno having said why.
  */
 static int json_kept(void)
 {
 	const char *keep = getenv("CTRACE_PFTRACE_JSON");
+	bool created;
 	int fd;
 
 	if (!keep || !*keep)
 		return -1;
-	fd = open(keep, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		int err = -errno;
+	fd = output_open(keep, &created);
+	return fd == -1 ? -EBADF : fd;
+}
 
-		fprintf(stderr, "ctrace-bpf: cannot write CTRACE_PFTRACE_JSON=%s: %s\n", keep, strerror(errno));
-		return err;
-	}
-	return fd;
+/* The one line that says the output failed, and (launch mode) what becomes of the command. */
+static void say_write_failed(struct trace_output *out, const char *path, int err)
+{
+	fprintf(stderr, "ctrace-bpf: writing %s failed: %s%s\n", strcmp(path, "-") ? path : "standard output",
+		strerror(err), out->failure_note);
+	out->failure_said = true;
 }
 
 int output_begin(struct trace_output *out, const char *path, const struct output_limits *limits,
@@ -172,7 +175,7 @@ int output_dump(struct trace_output *out, const struct trace_stats *stats, const
 	chrome_trace_write_end(&out->tf, &fw, events, &out->facts, &st);
 	if (jw_flush(&fw) < 0 || fw.err || (fsync(fd) != 0 && errno != EINVAL)) {
 		err = fw.err ? -fw.err : -errno;
-		fprintf(stderr, "ctrace-bpf: writing %s failed: %s\n", out->dump_path, strerror(-err));
+		say_write_failed(out, out->dump_path, -err);
 	}
 	jw_free(&fw);
 	close(fd);
@@ -234,13 +237,13 @@ int output_end(struct trace_output *out, struct trace_stats *stats)
 	chrome_trace_end(&out->tf, &out->facts, stats);
 	stats->events_written = out->tf.events;
 	if (jw_finish(&out->w) < 0 || out->w.err) {
-		fprintf(stderr, "ctrace-bpf: writing %s failed: %s\n", out->path, strerror(out->w.err));
+		say_write_failed(out, out->path, out->w.err ? out->w.err : EIO);
 		return out->w.err ? -out->w.err : -EIO;
 	}
 	if (!on_stdout(out) && fsync(out->fd) != 0 && errno != EINVAL) {
 		int err = -errno;
 
-		fprintf(stderr, "ctrace-bpf: writing %s failed: %s\n", out->path, strerror(-err));
+		say_write_failed(out, out->path, -err);
 		return err;
 	}
 	return 0;

@@ -41,6 +41,13 @@ struct trace_output {
 	int json_fd;
 	/* --otlp, -o FILE.otlp.json (NULL: none): told the time with each flush, finished before the end's metadata. */
 	struct otlp_export *otlp;
+	/*
+	 * Launch mode: what becomes of the command when the output fails, said
+	 * at the end of the line that says so ("": nothing to add);
+	 * failure_said once such a line was printed.
+	 */
+	char failure_note[160];
+	bool failure_said;
 };
 
 /*

@@ -51,12 +51,22 @@ int session_check(struct session *s)
 
 	if (o->n_pids) {
 		s->first_pid = o->pids[0];
-		for (int i = 0; i < o->n_pids; i++)
+		for (int i = 0; i < o->n_pids; i++) {
+			unsigned uid;
+
 			if (kill(o->pids[i], 0) != 0 && errno == ESRCH) {
 				fprintf(stderr, "ctrace-bpf: no process with pid %d (is it still running? try: pgrep -a NAME)\n",
 					o->pids[i]);
 				return -ESRCH;
 			}
+			if (o->user_set && proc_real_uid(o->pids[i], &uid) && uid != o->user_uid) {
+				char user[96];
+
+				fprintf(stderr, "ctrace-bpf: process %d runs as uid %u, not as %s that --user names; leave it out of -p or drop --user\n",
+					o->pids[i], uid, trace_options_user(o, user, sizeof(user)));
+				return -EPERM;
+			}
+		}
 	}
 	if (o->exe && stat(o->exe, &s->exe_st) != 0) {
 		err = -errno;
@@ -157,6 +167,14 @@ int session_add_target(struct session *s, int pid)
 	return err == -ESRCH ? 0 : err; /* gone already: its exit ends it */
 }
 
+/* --user: a process of that real uid (one gone meanwhile: not wanted). */
+static bool user_wanted(const struct trace_options *o, int pid)
+{
+	unsigned uid;
+
+	return !o->user_set || (proc_real_uid(pid, &uid) && uid == o->user_uid);
+}
+
 /*
  * --exe: the processes already running the program join the trace. They
  * are all marked traced before the program's sites are attached: attaching
@@ -178,7 +196,7 @@ static int trace_exe(struct session *s, const char *exe_path, const struct stat 
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 		if (stat(path, &st) == 0 && st.st_ino == exe->st_ino && st.st_dev == exe->st_dev &&
-		    targets_add(&s->targets, pid) > 0) {
+		    user_wanted(s->o, pid) && targets_add(&s->targets, pid) > 0) {
 			mark_traced(s, pid);
 			/* Before it is armed: its batched literals may come after its exit. */
 			record_strings_snapshot(&s->strings, pid);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "commands.h"
 #include "kernel_features.h"
 #include "otlp_export.h"
+#include "output_file.h"
 #include "trace_sink.h"
 #include "trace_model.h"
 
@@ -27,6 +29,9 @@ static const char usage_text[] =
 	"                       also libraries they load later)\n"
 	"  -e, --exe PATH       every process running the program PATH, now or later\n"
 	"  -f, --follow         also the processes traced processes fork or exec\n"
+	"  --user USER          only processes whose real user is USER (a name or a\n"
+	"                       uid): with --exe, of the processes running PATH;\n"
+	"                       with -p, a process of another user is refused\n"
 	"  -o, --output FILE    where to write the trace (default ctrace-PID.json;\n"
 	"                       - for standard output); FILE.json.gz: gzip;\n"
 	"                       FILE.pftrace: Perfetto's protobuf trace\n"
@@ -48,6 +53,9 @@ static const char usage_text[] =
 	"                       one is full, each a whole trace; else tracing stops\n"
 	"                       when the file is full\n"
 	"  --max-files N        with %n, keep the newest N files (older are removed)\n"
+	"  --mode OCTAL         the mode of every file written (default 0600: the\n"
+	"                       trace holds what the target sent; 0640 lets the\n"
+	"                       file's group read it); read and write bits only\n"
 	"  -d, --duration SECS  stop after this many seconds of tracing, counted from\n"
 	"                       when every probe is attached (decimals allowed)\n"
 	"  -b, --buffer-size SIZE  ring buffer between kernel and tracer, e.g. 64K,\n"
@@ -99,7 +107,9 @@ static const char usage_text[] =
 	"\n"
 	"Needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE). Run via sudo, a\n"
 	"launched CMD runs as you, and the trace file is yours. In launch mode the\n"
-	"exit code is CMD's (128+N if a signal N killed it).\n"
+	"exit code is CMD's (128+N if a signal N killed it). Should the trace's\n"
+	"output fail (disk full, a closed pipe), tracing stops, CMD runs on to its\n"
+	"end, and the exit code is then CMD's if not 0, else 1.\n"
 	"\n"
 	"Examples:\n"
 	"  sudo ctrace-bpf -p 1234                  # until Ctrl-C or exit, to ctrace-1234.json\n"
@@ -190,6 +200,66 @@ static double parse_seconds(const char *s)
 	double v = strtod(s, NULL);
 
 	return v > 0 && v <= 1e9 ? v : 0;
+}
+
+/*
+ * --mode: octal digits, read and write bits only (a trace is no program),
+ * the owner's among them (a trace its owner cannot read is a mistake).
+ */
+static unsigned parse_mode(const char *s)
+{
+	size_t n = strlen(s);
+	unsigned long v;
+
+	if (!n || n > 6 || strspn(s, "01234567") != n ||
+	    (v = strtoul(s, NULL, 8)) > 0777 || (v & 0111) || (v & 0600) != 0600) {
+		fprintf(stderr, "ctrace-bpf: --mode takes an octal file mode of read and write bits with the owner's, like 0600 or 0640, not '%s'\n",
+			s);
+		exit(2);
+	}
+	return (unsigned)v;
+}
+
+/* --user: a name, or a uid (digits) with or without a name. */
+static void parse_user(const char *arg, struct trace_options *o)
+{
+	size_t n = strlen(arg);
+	struct passwd *pw;
+
+	if (n && strspn(arg, "0123456789") == n) {
+		unsigned long long v = n <= 10 ? strtoull(arg, NULL, 10) : ~0ull;
+
+		if (v >= 0xffffffffull) { /* (uid_t)-1 is no user */
+			fprintf(stderr, "ctrace-bpf: --user takes a user name or a uid below 4294967295, not '%s'\n", arg);
+			exit(2);
+		}
+		o->user_uid = (unsigned)v;
+		pw = getpwuid((uid_t)v);
+	} else {
+		pw = n ? getpwnam(arg) : NULL;
+		if (!pw) {
+			fprintf(stderr, "ctrace-bpf: --user takes a user name or uid, and there is no user '%s' (see getent passwd)\n",
+				arg);
+			exit(2);
+		}
+		o->user_uid = (unsigned)pw->pw_uid;
+	}
+	o->user_set = true;
+	if (pw) { /* copied: getpw* reuse their buffer */
+		static char name[64];
+
+		snprintf(name, sizeof(name), "%s", pw->pw_name);
+		o->user_name = name;
+	}
+}
+
+const char *trace_options_user(const struct trace_options *o, char *buf, size_t len)
+{
+	if (o->user_name)
+		snprintf(buf, len, "%s (uid %u)", o->user_name, o->user_uid);
+	else
+		snprintf(buf, len, "uid %u", o->user_uid);
+	return buf;
 }
 
 static void parse_pids(const char *arg, struct trace_options *o)
@@ -409,6 +479,8 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		{ "ring", required_argument, NULL, 'R' },
 		{ "format", required_argument, NULL, 'T' },
 		{ "otlp", required_argument, NULL, 'O' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "user", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
@@ -418,6 +490,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 
 	memset(o, 0, sizeof(*o));
 	o->max_memory = TRACE_MEMORY_DEFAULT;
+	o->output_mode = OUTPUT_MODE_DEFAULT;
 	opterr = 0; /* one line of our own instead of getopt's and ours */
 	/* "+": stop at the first non-option, the command of launch mode. */
 	while ((c = getopt_long(argc, argv, "+p:e:fo:d:b:vqhV", longopts, NULL)) != -1) {
@@ -481,6 +554,12 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 			}
 			fprintf(stderr, "ctrace-bpf: --format takes json or perfetto, not '%s'\n", optarg);
 			exit(2);
+		case 'm':
+			o->output_mode = parse_mode(optarg);
+			break;
+		case 'u':
+			parse_user(optarg, o);
+			break;
 		case 'R':
 			o->ring_size = parse_bytes(optarg, TRACE_RING_MIN, TRACE_RING_MAX);
 			if (!o->ring_size) {
@@ -563,6 +642,11 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 	}
 	if (modes > 1) {
 		fputs("ctrace-bpf: give one of -p PID, --exe PATH or -- COMMAND, not several\n", stderr);
+		exit(2);
+	}
+	if (o->user_set && o->command) {
+		fputs("ctrace-bpf: --user picks whose processes -p and --exe trace; a launched command runs as you: drop --user\n",
+		      stderr);
 		exit(2);
 	}
 	check_fast(o);

@@ -17,6 +17,9 @@ struct trace_options {
 	int pids[TRACE_MAX_PIDS]; /* -p PID[,PID...] */
 	int n_pids;
 	const char *exe;          /* --exe PATH */
+	bool user_set;            /* --user: only processes of this real uid */
+	unsigned user_uid;
+	const char *user_name;    /* its name (NULL: a uid without one) */
 	char **command;           /* -- CMD ARGS... (launch mode), NULL-terminated */
 	bool follow;              /* -f: children of traced processes too */
 	bool fast;                /* --fast: attach at the guarded nop5 */
@@ -43,7 +46,11 @@ struct trace_options {
 	const char *otlp_url;
 	/* -o FILE.otlp.json: OTLP JSON lines there instead of the Chrome trace (NULL: not asked) */
 	const char *otlp_file;
+	unsigned output_mode;     /* --mode: of every file written (default OUTPUT_MODE_DEFAULT) */
 };
+
+/* --user's user as said in messages: "NAME (uid N)", or "uid N" for a uid without a name. */
+const char *trace_options_user(const struct trace_options *o, char *buf, size_t len);
 
 /* Parses argv; on a usage error prints one line and exits 2; --help, --version exit 0. */
 void trace_options_parse(int argc, char **argv, struct trace_options *o);
