@@ -63,6 +63,26 @@ static void trim_newline(char *s)
 		s[n - 1] = '\0';
 }
 
+/*
+ * How much of /proc/PID/cmdline's s[0..len) is arguments. A program that
+ * retitled itself (setproctitle: redis, nginx, postgres) wrote its title
+ * over its argument area, which the kernel returns whole: the title, the
+ * NULs it padded with, and after them maybe the tail of the old arguments.
+ * The command line ends at its first two empty strings in a row (padding;
+ * a command line of real empty arguments so rarely has them that the
+ * title matters more), and loses the empty strings at its end.
+ */
+static size_t cmdline_args_len(const char *s, size_t len)
+{
+	const char *padding = memmem(s, len, "\0\0\0", 3);
+
+	if (padding)
+		len = (size_t)(padding - s) + 1;
+	while (len >= 2 && !s[len - 1] && !s[len - 2])
+		len--;
+	return len;
+}
+
 bool proc_exited(int pid)
 {
 	char path[64], *text, *p;
@@ -109,6 +129,8 @@ int proc_facts_read(int pid, struct proc_facts *f)
 	read_link(path, f->cwd, sizeof(f->cwd));
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
 	f->cmdline = read_file(path, &f->cmdline_len);
+	if (f->cmdline)
+		f->cmdline_len = cmdline_args_len(f->cmdline, f->cmdline_len);
 
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	text = read_file(path, NULL);
