@@ -14,10 +14,14 @@
  *     then `report` of its trace, `list` of its file and `list -p`;
  *   - a program without probes (a copy of sleep under such a name, with a
  *     library preloaded under another): the "no ctrace probes yet (looked
- *     in: ...)" line and the end's "no probe was attached" line name both.
+ *     in: ...)" line and the end's "no probe was attached" line name both;
+ *   - on a terminal (a pseudo-terminal, so the status line is drawn too):
+ *     the only escape sequences are the status line's own.
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <poll.h>
+#include <pty.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -277,6 +281,96 @@ static void test_looked_in_escaped(void **state)
 	assert_terminal_safe("list -p's stderr", c.err);
 }
 
+/* Everything from fd until its last writer is gone (EIO), NUL-terminated. */
+static char *read_terminal(int fd, pid_t pid)
+{
+	size_t len = 0, cap = 1 << 16;
+	char *text = malloc(cap);
+
+	assert_non_null(text);
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t got;
+
+		if (poll(&p, 1, TR_TIMEOUT_MS) <= 0) {
+			kill(pid, SIGKILL);
+			fail_msg("the tracer did not end within %d ms", TR_TIMEOUT_MS);
+		}
+		if (len + 4096 > cap) {
+			text = realloc(text, cap *= 2);
+			assert_non_null(text);
+		}
+		got = read(fd, text + len, cap - len - 1);
+		if (got <= 0)
+			break;
+		len += (size_t)got;
+	}
+	text[len] = '\0';
+	return text;
+}
+
+/* The terminal's CR LF made LF (in place). */
+static void crlf_to_lf(char *text)
+{
+	for (char *p; (p = strstr(text, "\r\n"));)
+		memmove(p, p + 1, strlen(p + 1) + 1);
+}
+
+/* text with every `what` taken out (in place). */
+static void remove_all(char *text, const char *what)
+{
+	size_t n = strlen(what);
+
+	for (char *p; (p = strstr(text, what));)
+		memmove(p, p + n, strlen(p + n) + 1);
+}
+
+/*
+ * hostile_names launched on a 24x120 terminal, from its hostile file:
+ * what reaches the terminal, the status line's sequences taken out (its
+ * region, its draws, its erase) and the terminal's CR LF made LF, holds
+ * nothing a terminal acts on.
+ */
+static void test_terminal_shows_no_raw_control(void **state)
+{
+	struct winsize ws = { .ws_row = 24, .ws_col = 120 };
+	char exe[PATH_MAX], prog[PATH_MAX], *screen;
+	int fd, status;
+	pid_t pid;
+
+	(void)state;
+	tr_require_root();
+	if (tr_init(&r) < 0)
+		fail_msg("%s", r.error);
+	snprintf(exe, sizeof(exe), "%s/%s", r.dir, EXE_NAME);
+	copy_file(tr_program_abspath("hostile_names", prog, sizeof(prog)), exe);
+	pid = forkpty(&fd, NULL, NULL, &ws);
+	if (pid < 0)
+		fail_msg("forkpty: %s", strerror(errno));
+	if (pid == 0) {
+		execl(tr_tracer(), tr_tracer(), "-o", r.trace_path, "--", exe, r.dir, (char *)NULL);
+		_exit(127);
+	}
+	screen = read_terminal(fd, pid);
+	close(fd);
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("the tracer (and its command) exited with status 0x%x:\n%s", status, screen);
+	if (!strstr(screen, "events/s"))
+		fail_msg("no status line was drawn:\n%s", screen);
+	crlf_to_lf(screen);
+	remove_all(screen, "\0337\033[1;23r\0338");       /* the scrolling region */
+	remove_all(screen, "\0337\033[24;1H\033[2K"); /* a draw's start */
+	remove_all(screen, "\0337\033[r");             /* the end's whole screen */
+	remove_all(screen, "\0338");
+	remove_all(screen, "\n\033[1A");
+	assert_terminal_safe("the terminal", screen);
+	/* Named as it was when it started: its file's first 15 bytes */
+	assert_line("the terminal", screen, "ctrace-bpf: tracing process ", "(hn\\x1b[2J\\x1b]0;owned):");
+	assert_line("the terminal", screen, "  " SPAN_SHOWN, NULL);
+	free(screen);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -284,6 +378,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_report_says_names_escaped, free_all),
 		cmocka_unit_test_teardown(test_list_says_names_escaped, free_all),
 		cmocka_unit_test_teardown(test_looked_in_escaped, free_all),
+		cmocka_unit_test_teardown(test_terminal_shows_no_raw_control, free_all),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
