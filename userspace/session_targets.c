@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 #include "ctrace.skel.h"
 #include "preflight.h"
+#include "term_safe.h"
 #include "traced_set.h"
 #include "usdt_notes.h"
 
@@ -30,11 +31,11 @@ static bool exe_is_program(const char *path)
 	usdt_note_list_free(&notes);
 	if (rc == -ENOEXEC || rc == -EINVAL) {
 		fprintf(stderr, "ctrace-bpf: --exe %s: %s (not an ELF program); give the path of an executable built with include/ctrace.h\n",
-			path, err);
+			TERM_SAFE(path), TERM_SAFE(err));
 		return false;
 	}
 	if (rc < 0) {
-		fprintf(stderr, "ctrace-bpf: --exe %s: %s\n", path, err);
+		fprintf(stderr, "ctrace-bpf: --exe %s: %s\n", TERM_SAFE(path), TERM_SAFE(err));
 		return false;
 	}
 	return true;

@@ -6,8 +6,8 @@
  * summary, `report` and `list`; raw, an ESC sequence in a thread name could
  * clear the screen, retitle the window or write a line of its own.
  *
- * Kept as they are: printable ASCII and valid UTF-8 of printable
- * characters. Written as \xHH, byte by byte: the C0 controls (ESC, CR, BS,
+ * Kept as they are: printable ASCII and valid UTF-8 but for the code
+ * points below. Written as \xHH, byte by byte: the C0 controls (ESC, CR, BS,
  * newline, tab...), DEL, the C1 controls U+0080..U+009F, the bidirectional
  * embeddings, overrides and isolates (they reorder what a line shows),
  * bytes that are not valid UTF-8, and the backslash itself, so that the
