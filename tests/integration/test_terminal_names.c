@@ -15,6 +15,8 @@
  *   - a program without probes (a copy of sleep under such a name, with a
  *     library preloaded under another): the "no ctrace probes yet (looked
  *     in: ...)" line and the end's "no probe was attached" line name both;
+ *   - a file whose malformed probe note has such a name: `list FILE` and
+ *     `--exe FILE` refuse it naming the probe escaped;
  *   - on a terminal (a pseudo-terminal, so the status line is drawn too):
  *     the only escape sequences are the status line's own.
  */
@@ -281,6 +283,58 @@ static void test_looked_in_escaped(void **state)
 	assert_terminal_safe("list -p's stderr", c.err);
 }
 
+/*
+ * A program with one stapsdt note named with ESC, OSC, BEL, CR and C1 whose
+ * site is in no executable segment (0x1234): a note usdt_notes refuses,
+ * quoting its provider and name.
+ */
+static const char bad_note_s[] =
+	"\t.pushsection .note.stapsdt,\"?\",\"note\"\n"
+	"\t.balign 4\n"
+	"\t.4byte 2f-1f, 4f-3f, 3\n"
+	"1:\t.asciz \"stapsdt\"\n"
+	"2:\t.balign 4\n"
+	"3:\t.8byte 0x1234\n"
+	"\t.8byte 0\n"
+	"\t.8byte 0\n"
+	"\t.asciz \"evil\"\n"
+	"\t.asciz \"\\033]0;owned\\007\\r\\302\\233x\"\n"
+	"\t.asciz \"\"\n"
+	"4:\t.balign 4\n"
+	"\t.popsection\n"
+	"\t.section .note.GNU-stack,\"\",@progbits\n";
+#define BAD_NOTE_SHOWN "probe evil:\\x1b]0;owned\\x07\\x0d\\xc2\\x9bx at 0x1234 is not in an executable segment"
+
+/* list and --exe of a file whose malformed note has a hostile name: refused, the name escaped. */
+static void test_malformed_note_named_escaped(void **state)
+{
+	char src[PATH_MAX], exe[PATH_MAX];
+	FILE *f;
+
+	(void)state;
+	tr_require_root();
+	if (tr_init(&r) < 0)
+		fail_msg("%s", r.error);
+	snprintf(src, sizeof(src), "%s/bad_note.s", r.dir);
+	snprintf(exe, sizeof(exe), "%s/bad_note", r.dir);
+	f = fopen(src, "w");
+	assert_non_null(f);
+	fputs(bad_note_s, f);
+	assert_int_equal(fclose(f), 0);
+	if (tr_shell("cd '%s' && echo 'int main(void) { return 0; }' > main.c && cc main.c bad_note.s -o bad_note", r.dir))
+		fail_msg("cannot build the program with a bad note (cc)");
+
+	cli_run_tracer(&c, NULL, "list", (const char *const[]){ exe, NULL }, 20000);
+	assert_int_equal(c.exit, 1);
+	assert_terminal_safe("list's stderr", c.err);
+	assert_line("list's stderr", c.err, "ctrace-bpf: ", BAD_NOTE_SHOWN);
+
+	cli_run_tracer(&c, NULL, NULL, (const char *const[]){ "--exe", exe, NULL }, 20000);
+	assert_int_equal(c.exit, 1);
+	assert_terminal_safe("--exe's stderr", c.err);
+	assert_line("--exe's stderr", c.err, "ctrace-bpf: --exe ", BAD_NOTE_SHOWN);
+}
+
 /* Everything from fd until its last writer is gone (EIO), NUL-terminated. */
 static char *read_terminal(int fd, pid_t pid)
 {
@@ -378,6 +432,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_report_says_names_escaped, free_all),
 		cmocka_unit_test_teardown(test_list_says_names_escaped, free_all),
 		cmocka_unit_test_teardown(test_looked_in_escaped, free_all),
+		cmocka_unit_test_teardown(test_malformed_note_named_escaped, free_all),
 		cmocka_unit_test_teardown(test_terminal_shows_no_raw_control, free_all),
 	};
 
