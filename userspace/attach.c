@@ -25,6 +25,7 @@
 #include "grow_array.h"
 #include "path_list.h"
 #include "proc_maps.h"
+#include "term_safe.h"
 #include "uprobe_multi_abi.h"
 #include "usdt_attach.h"
 #include "usdt_notes.h"
@@ -170,7 +171,7 @@ static int collect_sites(const struct mapped_object *obj, struct attachment *a,
 	memset(set, 0, sizeof(*set));
 	if (usdt_notes_read(obj->host_path, &notes, err, sizeof(err)) < 0) {
 		if (a->verbose)
-			fprintf(stderr, "ctrace-bpf: %s: %s\n", obj->path, err);
+			fprintf(stderr, "ctrace-bpf: %s: %s\n", TERM_SAFE(obj->path), TERM_SAFE(err));
 		return 0;
 	}
 	fd = open(obj->host_path, O_RDONLY | O_CLOEXEC);
@@ -194,7 +195,7 @@ static int collect_sites(const struct mapped_object *obj, struct attachment *a,
 			a->skipped_sites++;
 			if (a->verbose)
 				fprintf(stderr, "ctrace-bpf: %s: skipping ctrace:%s at 0x%llx (not a site this version knows)\n",
-					obj->path, n->name, (unsigned long long)n->site_vaddr);
+					TERM_SAFE(obj->path), TERM_SAFE(n->name), (unsigned long long)n->site_vaddr);
 			continue;
 		}
 		if (kind == kind_of("batch")) {
@@ -328,7 +329,7 @@ static int perf_arm(const char *path, uint64_t offset, uint64_t sema, int pid,
 	a->link_fds[a->n_fds++] = fd;
 	if (a->verbose)
 		fprintf(stderr, "ctrace-bpf: raised the semaphore of %s with a uprobe at +0x%llx\n",
-			path, (unsigned long long)offset);
+			TERM_SAFE(path), (unsigned long long)offset);
 	return 0;
 }
 
@@ -349,7 +350,7 @@ static int perf_arm_object(const struct mapped_object *obj, const struct armer *
 	if (err)
 		err = perf_arm(obj->host_path, other, ar->sema, pid, a);
 	if (err)
-		fprintf(stderr, "ctrace-bpf: cannot raise the semaphore of %s: %s\n", obj->path,
+		fprintf(stderr, "ctrace-bpf: cannot raise the semaphore of %s: %s\n", TERM_SAFE(obj->path),
 			strerror(-err));
 	return err;
 }
@@ -394,19 +395,19 @@ static int attach_sites(struct ctrace_bpf *skel, int pid,
 		/* The uprobe PMU wants more than CAP_PERFMON (uprobe_multi links do not). */
 		fprintf(stderr, "ctrace-bpf: cannot attach to ctrace:%s in %s: %s: without uprobe_multi links"
 			" (Linux 6.6) perf uprobes need CAP_SYS_ADMIN too; run it as root\n",
-			programs[kind].probe, obj->path, strerror(-err));
+			programs[kind].probe, TERM_SAFE(obj->path), strerror(-err));
 		return -ECANCELED;
 	}
 	if (err) {
 		fprintf(stderr, "ctrace-bpf: cannot attach to ctrace:%s in %s: %s\n",
-			programs[kind].probe, obj->path, strerror(-err));
+			programs[kind].probe, TERM_SAFE(obj->path), strerror(-err));
 		return err;
 	}
 	a->sites += (unsigned)cnt;
 	if (a->verbose)
 		for (size_t i = 0; i < cnt; i++)
 			fprintf(stderr, "ctrace-bpf: attached ctrace:%s at %s+0x%llx%s\n",
-				programs[kind].probe, obj->path,
+				programs[kind].probe, TERM_SAFE(obj->path),
 				(unsigned long long)offsets[i],
 				sema && i == cnt - 1 ? " (with the semaphore)" : "");
 	return 0;

@@ -25,6 +25,7 @@
 #include "path_list.h"
 #include "proc_info.h"
 #include "proc_maps.h"
+#include "term_safe.h"
 #include "usdt_notes.h"
 
 static const char list_usage[] =
@@ -54,8 +55,9 @@ static const char list_usage[] =
 	"             ctrace), what --categories selects; - for other probes\n"
 	"  args       the note's argument specs (may be empty), to the end of the line\n"
 	"\n"
-	"Bytes that could break a line (spaces in PATH, PROVIDER and NAME, control\n"
-	"characters, backslashes) are written as \\xHH. Exit status: 0 if probes\n"
+	"Bytes that could break a line or drive the terminal (spaces in PATH,\n"
+	"PROVIDER and NAME, control characters, bytes that are not UTF-8,\n"
+	"backslashes) are written as \\xHH. Exit status: 0 if probes\n"
 	"were listed, 1 if none or on an error (one line on stderr), 2 for bad usage.\n"
 	"list -p needs only read access to /proc/PID (root, or the process's user).\n"
 	"\n"
@@ -79,19 +81,27 @@ static bool known_ctrace_probe(const char *name)
 }
 
 /*
- * Writes s with the bytes that would split or forge a line escaped. `space`
- * and `colon` also escape those (fields that end at a space; a colon would
- * make usdt:PATH:PROVIDER:NAME ambiguous). `high` escapes non-ASCII bytes:
- * paths may be UTF-8, probe names and specs are plain identifiers.
+ * Writes s with the bytes that would split or forge a line, or drive the
+ * terminal (term_safe.h), escaped. `space` and `colon` also escape those
+ * (fields that end at a space; a colon would make usdt:PATH:PROVIDER:NAME
+ * ambiguous). `high` escapes non-ASCII bytes: paths may be UTF-8, probe
+ * names and specs are plain identifiers.
  */
 static void put_escaped(const char *s, bool space, bool colon, bool high)
 {
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p < 0x20 || *p == 0x7f || *p == '\\' || (space && *p == ' ') ||
-		    (colon && *p == ':') || (high && *p >= 0x80))
-			printf("\\x%02x", *p);
-		else
-			putchar(*p);
+	size_t len = strlen(s);
+
+	for (size_t i = 0; i < len;) {
+		unsigned char c = (unsigned char)s[i];
+		size_t n = term_safe_char_len(s + i, len - i);
+
+		if (!n || (space && c == ' ') || (colon && c == ':') || (high && c >= 0x80)) {
+			printf("\\x%02x", c);
+			i++;
+		} else {
+			fwrite(s + i, 1, n, stdout);
+			i += n;
+		}
 	}
 }
 
@@ -123,8 +133,12 @@ static void print_probe(const char *path, int fd, const struct usdt_note *n)
 		printf(" sema=0x%llx", (unsigned long long)n->sema_vaddr);
 	else
 		fputs(" sema=-", stdout);
-	printf(" site=%s attach=0x%llx cat=%s args=", kind, (unsigned long long)attach,
-	       strcmp(kind, "ctrace") || !strcmp(n->name, "batch") ? "-" : n->category);
+	printf(" site=%s attach=0x%llx cat=", kind, (unsigned long long)attach);
+	if (strcmp(kind, "ctrace") || !strcmp(n->name, "batch"))
+		putchar('-');
+	else
+		put_escaped(n->category, true, false, true);
+	fputs(" args=", stdout);
 	put_escaped(n->args, false, false, true);
 	putchar('\n');
 }
@@ -171,11 +185,11 @@ static int list_path(const char *path)
 	int n = list_file(path, path, err, sizeof(err));
 
 	if (n < 0) {
-		fprintf(stderr, "ctrace-bpf: %s: %s\n", path, err);
+		fprintf(stderr, "ctrace-bpf: %s: %s\n", TERM_SAFE(path), TERM_SAFE(err));
 		return 1;
 	}
 	if (n == 0) {
-		fprintf(stderr, "ctrace-bpf: no USDT probes in %s\n", path);
+		fprintf(stderr, "ctrace-bpf: no USDT probes in %s\n", TERM_SAFE(path));
 		return 1;
 	}
 	return fflush(stdout) ? 1 : 0;
@@ -217,14 +231,14 @@ static int list_process(int pid)
 		path_list_add(looked_in, sizeof(looked_in), &full, o->path);
 		/* A mapped file that is not a 64-bit ELF object cannot hold our probes. */
 		if (n < 0 && n != -ENOEXEC)
-			fprintf(stderr, "ctrace-bpf: skipping %s: %s\n", o->path, err);
+			fprintf(stderr, "ctrace-bpf: skipping %s: %s\n", TERM_SAFE(o->path), TERM_SAFE(err));
 		if (n > 0)
 			total += (size_t)n;
 	}
 	mapped_object_list_free(&objs);
 	if (total == 0) {
 		fprintf(stderr, "ctrace-bpf: no USDT probes in process %d (%s); looked in: %s\n",
-			pid, comm, looked_in[0] ? looked_in : "(no mapped files)");
+			pid, TERM_SAFE(comm), looked_in[0] ? TERM_SAFE(looked_in) : "(no mapped files)");
 		return 1;
 	}
 	return fflush(stdout) ? 1 : 0;

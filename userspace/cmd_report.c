@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "commands.h"
+#include "term_safe.h"
 #include "trace_report.h"
 
 static const char usage_text[] =
@@ -72,7 +73,7 @@ int cmd_report(int argc, char **argv)
 		return 2;
 	}
 	if (trace_report_read(argv[optind], &r) < 0) {
-		fprintf(stderr, "ctrace-bpf: %s\n", r.why);
+		fprintf(stderr, "ctrace-bpf: %s\n", TERM_SAFE(r.why));
 		trace_report_free(&r);
 		return 1;
 	}

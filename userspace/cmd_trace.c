@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "output_file.h"
 #include "session.h"
+#include "term_safe.h"
 #include "trace_summary.h"
 
 /* ctrace-PID.json, or with --exe alone ctrace-PROGRAM.json. */
@@ -59,7 +60,7 @@ static void say_written(const struct session *s, const struct trace_output *out)
 static void say_nothing_attached(const struct session *s)
 {
 	fprintf(stderr, "ctrace-bpf: no probe was attached in the whole trace (looked in: %s): the file names the processes and threads, nothing they did. `ctrace-bpf list PROGRAM` shows a program's probes: ctrace's come from include/ctrace.h's CTRACE_* macros%s\n",
-		s->att.looked_in[0] ? s->att.looked_in : "no mapped files",
+		s->att.looked_in[0] ? TERM_SAFE(s->att.looked_in) : "no mapped files",
 		s->o->usdt ? ", --usdt's from its USDT notes (a Python, JVM or PostgreSQL built without dtrace probes has none)" : "");
 }
 

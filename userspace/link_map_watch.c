@@ -15,6 +15,7 @@
 #include "attach.h"
 #include "grow_array.h"
 #include "proc_maps.h"
+#include "term_safe.h"
 
 /* glibc's and musl's name for the r_brk function. */
 #define RENDEZVOUS_HOOK "_dl_debug_state"
@@ -172,7 +173,7 @@ int link_map_watch_process(struct link_map_watch *w, struct bpf_program *prog, b
 	if (err) {
 		if (w->verbose)
 			fprintf(stderr, "ctrace-bpf: cannot watch %s:%s of process %d (%s): new libraries are found by polling\n",
-				ld->path, RENDEZVOUS_HOOK, pid, strerror(-err));
+				TERM_SAFE(ld->path), RENDEZVOUS_HOOK, pid, strerror(-err));
 		mapped_object_list_free(&objs);
 		return err;
 	}
@@ -186,7 +187,7 @@ int link_map_watch_process(struct link_map_watch *w, struct bpf_program *prog, b
 	}
 	if (w->verbose)
 		fprintf(stderr, "ctrace-bpf: watching %s:%s of process %d for dlopen/dlclose\n",
-			ld->path, RENDEZVOUS_HOOK, pid);
+			TERM_SAFE(ld->path), RENDEZVOUS_HOOK, pid);
 	mapped_object_list_free(&objs);
 	return 1;
 }

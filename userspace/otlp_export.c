@@ -593,15 +593,32 @@ static void on_metadata(void *ctx, struct json_writer *w)
 	jw_lit(w, "}");
 }
 
+/*
+ * The length of exe's path without the " (deleted)" the kernel adds to
+ * /proc/PID/exe once the file is gone (a program rebuilt or upgraded
+ * while it runs): the service is still the program it was.
+ */
+static size_t exe_path_len(const char *exe)
+{
+	static const char deleted[] = " (deleted)";
+	size_t len = strlen(exe), cut = sizeof(deleted) - 1;
+
+	return len > cut && !strcmp(exe + len - cut, deleted) ? len - cut : len;
+}
+
 /* The resource of a process: who made these spans. */
 static void resource_json(const struct otlp_export *x, struct otlp_buf *b, const struct otlp_proc *p)
 {
 	bool first = true;
+	size_t exe_len = exe_path_len(p->exe);
 	const char *exe_name = strrchr(p->exe, '/') ? strrchr(p->exe, '/') + 1 : p->exe;
-	const char *service = *exe_name ? exe_name : p->name;
+	size_t name_len = exe_len - (size_t)(exe_name - p->exe);
 
 	ob_lit(b, "{\"resource\":{\"attributes\":[");
-	ob_attr_str(b, &first, "service.name", service, strlen(service));
+	if (name_len)
+		ob_attr_str(b, &first, "service.name", exe_name, name_len);
+	else
+		ob_attr_str(b, &first, "service.name", p->name, strlen(p->name));
 	ob_attr_str(b, &first, "host.name", x->host, strlen(x->host));
 	if (is_pseudo(p->pid))
 		ob_attr_int(b, &first, "ctrace.pseudo_process", p->pid - CTRACE_PSEUDO_BASE);
@@ -609,8 +626,8 @@ static void resource_json(const struct otlp_export *x, struct otlp_buf *b, const
 		ob_attr_int(b, &first, "process.pid", p->pid);
 	ob_attr_str(b, &first, "ctrace.process_name", p->name, strlen(p->name));
 	if (*p->exe) {
-		ob_attr_str(b, &first, "process.executable.name", exe_name, strlen(exe_name));
-		ob_attr_str(b, &first, "process.executable.path", p->exe, strlen(p->exe));
+		ob_attr_str(b, &first, "process.executable.name", exe_name, name_len);
+		ob_attr_str(b, &first, "process.executable.path", p->exe, exe_len);
 	}
 	ob_lit(b, "]},");
 }

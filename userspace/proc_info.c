@@ -63,7 +63,8 @@ static void trim_newline(char *s)
 		s[n - 1] = '\0';
 }
 
-bool proc_real_uid(int pid, unsigned *uid)
+/* The first number of /proc/PID/status's line `field` ("\nUid:"; Name: comes first and holds no newline). */
+static bool status_number(int pid, const char *field, unsigned *value)
 {
 	char path[64], *text, *line;
 	bool found;
@@ -72,11 +73,40 @@ bool proc_real_uid(int pid, unsigned *uid)
 	text = read_file(path, NULL);
 	if (!text)
 		return false;
-	/* "Uid:\treal\teffective\tsaved\tfs"; Name: comes first and holds no newline */
-	line = strstr(text, "\nUid:");
-	found = line && sscanf(line + 5, "%u", uid) == 1;
+	line = strstr(text, field);
+	found = line && sscanf(line + strlen(field), "%u", value) == 1;
 	free(text);
 	return found;
+}
+
+bool proc_real_uid(int pid, unsigned *uid)
+{
+	return status_number(pid, "\nUid:", uid); /* "Uid:\treal\teffective\tsaved\tfs" */
+}
+
+bool proc_parent_pid(int pid, unsigned *ppid)
+{
+	return status_number(pid, "\nPPid:", ppid);
+}
+
+/*
+ * How much of /proc/PID/cmdline's s[0..len) is arguments. A program that
+ * retitled itself (setproctitle: redis, nginx, postgres) wrote its title
+ * over its argument area, which the kernel returns whole: the title, the
+ * NULs it padded with, and after them maybe the tail of the old arguments.
+ * The command line ends at its first two empty strings in a row (padding;
+ * a command line of real empty arguments so rarely has them that the
+ * title matters more), and loses the empty strings at its end.
+ */
+static size_t cmdline_args_len(const char *s, size_t len)
+{
+	const char *padding = memmem(s, len, "\0\0\0", 3);
+
+	if (padding)
+		len = (size_t)(padding - s) + 1;
+	while (len >= 2 && !s[len - 1] && !s[len - 2])
+		len--;
+	return len;
 }
 
 bool proc_exited(int pid)
@@ -125,6 +155,8 @@ int proc_facts_read(int pid, struct proc_facts *f)
 	read_link(path, f->cwd, sizeof(f->cwd));
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
 	f->cmdline = read_file(path, &f->cmdline_len);
+	if (f->cmdline)
+		f->cmdline_len = cmdline_args_len(f->cmdline, f->cmdline_len);
 
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	text = read_file(path, NULL);

@@ -33,6 +33,8 @@ bool proc_exited(int pid);
 
 /* The process's real uid (/proc/PID/status); false if it is gone. */
 bool proc_real_uid(int pid, unsigned *uid);
+/* Its parent's pid (0: none); false if it is gone. */
+bool proc_parent_pid(int pid, unsigned *ppid);
 
 /* The thread's name (comm); false if the thread is gone. */
 bool proc_thread_comm(int pid, int tid, char *buf, size_t len);

@@ -19,6 +19,7 @@
 #include "ctrace.skel.h"
 #include "model_facts.h"
 #include "ptrace_access.h"
+#include "term_safe.h"
 
 volatile sig_atomic_t session_stop_signal;
 
@@ -37,11 +38,30 @@ static void on_dump_signal(int sig)
 
 static bool verbose_libbpf;
 
+/*
+ * libbpf's messages name the files it reads (a traced program's, with
+ * --usdt): made safe, their lines and the verifier log's tabs kept.
+ */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
+	char *text;
+	int n;
+
 	if (!verbose_libbpf || level == LIBBPF_DEBUG)
 		return 0;
-	return vfprintf(stderr, fmt, ap);
+	n = vasprintf(&text, fmt, ap);
+	if (n < 0)
+		return n;
+	for (const char *p = text; *p;) {
+		size_t run = strcspn(p, "\n\t");
+
+		term_safe_put(stderr, p, run);
+		p += run;
+		if (*p)
+			fputc(*p++, stderr);
+	}
+	free(text);
+	return n;
 }
 
 uint64_t session_now_ns(clockid_t clock)
@@ -175,7 +195,7 @@ static bool nothing_to_trace(const struct session *s)
 	if (!s->att.sites && !s->att.looked_in[0]) {
 		/* No file mapped at all (a kernel thread): it will never load one. */
 		fprintf(stderr, "ctrace-bpf: process %d (%s) maps no program file (a kernel thread?): it has no ctrace probes and never will\n",
-			s->first_pid, s->target.comm);
+			s->first_pid, TERM_SAFE(s->target.comm));
 		return true;
 	}
 	return false;
@@ -267,15 +287,15 @@ static void say_what_is_traced(const struct session *s)
 	} else if (!s->att.sites && s->att.filtered_sites)
 		/* A misspelt --categories must not look like a process without probes. */
 		fprintf(stderr, "ctrace-bpf: process %d (%s) has %u ctrace probes, none of the categories --categories names (see ctrace-bpf list -p %d): waiting for a library with some; writing %s; Ctrl-C to stop\n",
-			s->first_pid, s->target.comm, s->att.filtered_sites, s->first_pid, where);
+			s->first_pid, TERM_SAFE(s->target.comm), s->att.filtered_sites, s->first_pid, where);
 	else if (!s->att.sites)
 		/* A plugin host, an interpreter, a JVM (libjvm.so): its probes may come with a library it loads later. */
 		fprintf(stderr, "ctrace-bpf: process %d (%s) has no ctrace probes%s yet (looked in: %s): waiting for it to load a library with probes; writing %s; Ctrl-C to stop\n",
-			s->first_pid, s->target.comm, o->usdt ? " nor probes --usdt names" : "",
-			s->att.looked_in[0] ? s->att.looked_in : "no mapped files", where);
+			s->first_pid, TERM_SAFE(s->target.comm), o->usdt ? " nor probes --usdt names" : "",
+			s->att.looked_in[0] ? TERM_SAFE(s->att.looked_in) : "no mapped files", where);
 	else
 		fprintf(stderr, "ctrace-bpf: tracing process %d (%s)%s: %u probes in %u objects; writing %s; Ctrl-C to stop\n",
-			s->first_pid, s->target.comm, s->targets.n > 1 ? " and others" : "",
+			s->first_pid, TERM_SAFE(s->target.comm), s->targets.n > 1 ? " and others" : "",
 			s->att.sites, s->att.objects_with_probes, where);
 }
 

@@ -21,6 +21,7 @@
 #include "ctrace.skel.h"
 #include "batch_watch.h"
 #include "model_facts.h"
+#include "term_safe.h"
 #include "traced_set.h"
 #include "usdt_strings.h"
 
@@ -271,7 +272,7 @@ static void say_first_probes(struct session *s)
 	facts->probes_attached = s->att.sites;
 	if (!s->o->quiet)
 		fprintf(stderr, "ctrace-bpf: tracing process %d (%s): %u probes in %u objects\n",
-			s->first_pid, s->target.comm, s->att.sites, s->att.objects_with_probes);
+			s->first_pid, TERM_SAFE(s->target.comm), s->att.sites, s->att.objects_with_probes);
 }
 
 /*

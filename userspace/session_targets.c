@@ -21,6 +21,7 @@
 #include "batch_discover.h"
 #include "proc_maps.h"
 #include "preflight.h"
+#include "term_safe.h"
 #include "traced_set.h"
 #include "usdt_notes.h"
 
@@ -34,11 +35,11 @@ static bool exe_is_program(const char *path)
 	usdt_note_list_free(&notes);
 	if (rc == -ENOEXEC || rc == -EINVAL) {
 		fprintf(stderr, "ctrace-bpf: --exe %s: %s (not an ELF program); give the path of an executable built with include/ctrace.h\n",
-			path, err);
+			TERM_SAFE(path), TERM_SAFE(err));
 		return false;
 	}
 	if (rc < 0) {
-		fprintf(stderr, "ctrace-bpf: --exe %s: %s\n", path, err);
+		fprintf(stderr, "ctrace-bpf: --exe %s: %s\n", TERM_SAFE(path), TERM_SAFE(err));
 		return false;
 	}
 	return true;
@@ -227,23 +228,9 @@ static void stack_objects_seen(void *session, int pid, const struct mapped_objec
  */
 static bool shares_parents_memory(int pid)
 {
-	char path[48], *line = NULL;
-	size_t cap = 0;
-	long ppid = 0;
-	FILE *f;
+	unsigned ppid;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (getline(&line, &cap, f) > 0)
-		if (!strncmp(line, "PPid:", 5)) {
-			ppid = strtol(line + 5, NULL, 10);
-			break;
-		}
-	free(line);
-	fclose(f);
-	return ppid > 0 && syscall(SYS_kcmp, pid, (pid_t)ppid, KCMP_VM, 0, 0) == 0;
+	return proc_parent_pid(pid, &ppid) && ppid > 0 && syscall(SYS_kcmp, pid, (pid_t)ppid, KCMP_VM, 0, 0) == 0;
 }
 
 /*

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "grow_array.h"
+#include "term_safe.h"
 
 static void kind_init(struct summary_kind *k)
 {
@@ -156,21 +157,13 @@ static const char *human(uint64_t ns, char *buf, size_t len)
 	return buf;
 }
 
-/*
- * A name as the terminal can show it: the program's bytes, control
- * characters as '?' (they would move the cursor), padded to 32 columns.
- */
+/* A name made safe for the terminal (term_safe.h), padded to 32 columns. */
 static void put_name(FILE *f, const struct summary_entry *e)
 {
-	size_t cols = 0;
+	size_t cols;
 
 	fputs("  ", f);
-	for (size_t i = 0; i < e->len; i++) {
-		unsigned char c = (unsigned char)e->name[i];
-
-		fputc(c < 0x20 || c == 0x7f ? '?' : c, f);
-		cols += (c & 0xc0) != 0x80; /* a UTF-8 sequence is one column */
-	}
+	cols = term_safe_put(f, e->name, e->len);
 	if (e->len == SUMMARY_NAME_MAX)
 		fputs("...", f), cols += 3;
 	for (; cols < 32; cols++)

@@ -26,6 +26,7 @@
 #include "attach.h"
 #include "grow_array.h"
 #include "proc_maps.h"
+#include "term_safe.h"
 #include "elf_offsets.h"
 #include "usdt_argloc.h"
 #include "usdt_notes.h"
@@ -110,7 +111,7 @@ static int note_spec(const struct mapped_object *obj, const struct usdt_probe *p
 	int cnt = usdt_argloc_parse(n->args, locs, err, sizeof(err));
 
 	if (cnt < 0) {
-		fprintf(stderr, "ctrace-bpf: %s:%s in %s is not traced: %s\n", pr->provider, pr->name, obj->path, err);
+		fprintf(stderr, "ctrace-bpf: %s:%s in %s is not traced: %s\n", pr->provider, pr->name, TERM_SAFE(obj->path), TERM_SAFE(err));
 		return -1;
 	}
 	memset(spec, 0, sizeof(*spec));
@@ -124,7 +125,7 @@ static int note_spec(const struct mapped_object *obj, const struct usdt_probe *p
 			continue;
 		if (elf_symbol_vaddr(obj->host_path, locs[i].sym, &sym) < 0) {
 			fprintf(stderr, "ctrace-bpf: %s:%s in %s is not traced: its argument %d is read at symbol '%s', which the file's symbol tables do not have\n",
-				pr->provider, pr->name, obj->path, i, locs[i].sym);
+				pr->provider, pr->name, TERM_SAFE(obj->path), i, TERM_SAFE(locs[i].sym));
 			return -1;
 		}
 		spec->arg[i].off = (__s64)(sym + (uint64_t)locs[i].loc.off - n->site_vaddr);
@@ -160,7 +161,7 @@ static int attach_by_hand(struct bpf_program *prog, struct bpf_map *locs, int pi
 		}
 		if (n_specs == CTRACE_USDT_LOC_SLOTS || (slots[n_specs] = loc_slot(locs, &spec, a)) < 0) {
 			fprintf(stderr, "ctrace-bpf: %s:%s in %s is not traced: the table of argument specs of probes read relative to %%rip is full\n",
-				pr->provider, pr->name, obj->path);
+				pr->provider, pr->name, TERM_SAFE(obj->path));
 			a->usdt_refused++;
 			return 0;
 		}
@@ -180,7 +181,7 @@ static int attach_by_hand(struct bpf_program *prog, struct bpf_map *locs, int pi
 		if (!link && errno == EOPNOTSUPP && !attached) {
 			/* No BPF cookie on a uprobe before Linux 5.15 (libbpf's own path keys its specs by address). */
 			fprintf(stderr, "ctrace-bpf: %s:%s in %s is not traced: its argument specs are read relative to %%rip, which needs BPF cookies on uprobes (Linux 5.15)\n",
-				pr->provider, pr->name, obj->path);
+				pr->provider, pr->name, TERM_SAFE(obj->path));
 			a->usdt_refused++;
 			return 0;
 		}
@@ -233,21 +234,21 @@ int usdt_attach_object(struct bpf_program *prog, struct bpf_map *locs, int pid, 
 
 			if (n < 0) {
 				fprintf(stderr, "ctrace-bpf: cannot attach to %s:%s in %s: %s\n", pr->provider,
-					pr->name, obj->path, strerror(-n));
+					pr->name, TERM_SAFE(obj->path), strerror(-n));
 				usdt_note_list_free(&notes);
 				return n == -EACCES || n == -EPERM ? -ECANCELED : n;
 			}
 			attached += (unsigned)n;
 			if (n && a->verbose)
 				fprintf(stderr, "ctrace-bpf: attached %s:%s at %d sites of %s (its %%rip-relative specs read by ctrace-bpf)\n",
-					pr->provider, pr->name, n, obj->path);
+					pr->provider, pr->name, n, TERM_SAFE(obj->path));
 			continue;
 		}
 		link = bpf_program__attach_usdt(prog, pid, libbpf_path(obj), pr->provider, pr->name, &opts);
 		if (!link && errno == E2BIG) {
 			/* libbpf's table of argument specs is full (bpf/ctrace.bpf.c): this process goes without. */
 			fprintf(stderr, "ctrace-bpf: %s:%s in %s (process %d) is not traced: libbpf's table of USDT argument specs is full\n",
-				pr->provider, pr->name, obj->path, pid);
+				pr->provider, pr->name, TERM_SAFE(obj->path), pid);
 			a->usdt_refused++;
 			continue;
 		}
@@ -255,7 +256,7 @@ int usdt_attach_object(struct bpf_program *prog, struct bpf_map *locs, int pid, 
 			int e = errno;
 
 			fprintf(stderr, "ctrace-bpf: cannot attach to %s:%s in %s: %s\n", pr->provider,
-				pr->name, obj->path, strerror(e));
+				pr->name, TERM_SAFE(obj->path), strerror(e));
 			usdt_note_list_free(&notes);
 			return e == EACCES || e == EPERM ? -ECANCELED : -e;
 		}
@@ -269,7 +270,7 @@ int usdt_attach_object(struct bpf_program *prog, struct bpf_map *locs, int pid, 
 		attached += count;
 		if (a->verbose)
 			fprintf(stderr, "ctrace-bpf: attached %s:%s at %u sites of %s\n", pr->provider,
-				pr->name, count, obj->path);
+				pr->name, count, TERM_SAFE(obj->path));
 	}
 	usdt_note_list_free(&notes);
 	a->sites += attached;
