@@ -240,7 +240,7 @@ test: deps-test
 # tracer and a smoke suite inside; the traces are checked here
 # (tests/kernels/run-kernels). KERNEL_CACHE: where the kernel packages go.
 .PHONY: test-kernels kernel-test-build
-KERNEL_PROGS := every_macro scopes launched dso_loader forker armed_hello foreign_probes
+KERNEL_PROGS := every_macro scopes launched dso_loader forker armed_hello foreign_probes lifecycle
 kernel-test-build: all $(patsubst %,$(BUILD)/tests/programs/%,$(KERNEL_PROGS)) \
 	$(BUILD)/tests/kernels/check_guest_traces $(BUILD)/tests/kernels/libearly.so $(BUILD)/tests/kernels/liblate.so
 test-kernels:

@@ -504,17 +504,76 @@ static void check_usdt(struct gcase *c)
 	     "demo:global's arguments are not -(pid * 1000 + 7) and pid + 5 (pid %.0f)", pid);
 }
 
+/*
+ * One trace of a process traced three times in a row (guest-init's
+ * retrace): counter "n" (tests/programs/lifecycle paced 100) numbered one
+ * after the other, at least 5 samples in its second, nothing counted lost.
+ */
+static void check_window(struct gcase *c, const struct trace_run *r, int which)
+{
+	const cJSON *ev;
+	double last = -1;
+	size_t n = 0;
+
+	cJSON_ArrayForEach(ev, r->events) {
+		double v;
+
+		if (!tr_str(ev, "name") || strcmp(tr_str(ev, "name"), "n") || strcmp(tr_str(ev, "ph"), "C"))
+			continue;
+		v = tr_num(cJSON_GetObjectItem(ev, "args"), "value");
+		NEED(c, last < 0 || v == last + 1, "trace %d: sample %.0f after %.0f: a gap in its window", which, v,
+		     last);
+		last = v;
+		n++;
+	}
+	NEED(c, n >= 5, "trace %d: %zu samples in 1 s, at least 5 expected", which, n);
+	NEED(c, tr_meta_num(r, "dropped_events") == 0, "trace %d: %.0f events dropped", which,
+	     tr_meta_num(r, "dropped_events"));
+}
+
+/* The three traces of one process, batched or per event (want_path). */
+static void check_retraced(struct gcase *c, const char *want_path)
+{
+	struct trace_run later = { 0 };
+	char *dot;
+
+	check_window(c, &c->r, 1);
+	NEED(c, meta_str_is(c, "event_path", want_path), "metadata.event_path is not %s", want_path);
+	for (int i = 2; i <= 3 && !c->failed; i++) {
+		snprintf(later.trace_path, sizeof(later.trace_path), "%s", c->r.trace_path);
+		dot = strrchr(later.trace_path, '.');
+		snprintf(dot, sizeof(later.trace_path) - (size_t)(dot - later.trace_path), "-%d.json", i);
+		if (tr_load_trace(&later) < 0) {
+			fail_case(c, "%s", later.error);
+			break;
+		}
+		check_window(c, &later, i);
+		tr_free(&later);
+	}
+	tr_free(&later);
+}
+
+static void check_reattach(struct gcase *c)
+{
+	check_retraced(c, "batched");
+}
+
+static void check_reattach_per_event(struct gcase *c)
+{
+	check_retraced(c, "per_event");
+}
+
 int main(int argc, char **argv)
 {
 	static struct gcase cases[] = {
 		{ .name = "every_macro" }, { .name = "scopes" },
 		{ .name = "launch", .tracer_exit_ok = 7 }, /* the command's exit code */
 		{ .name = "dlopen" },      { .name = "follow" }, { .name = "fast_fork" },
-		{ .name = "usdt" },
+		{ .name = "usdt" },        { .name = "reattach" }, { .name = "reattach_per_event" },
 	};
 	static void (*const checks[])(struct gcase *) = {
 		check_every_macro, check_scopes, check_launch, check_dlopen, check_follow, NULL,
-		check_usdt,
+		check_usdt, check_reattach, check_reattach_per_event,
 	};
 	int failed = 0;
 

@@ -132,9 +132,6 @@ static int vforks(int k)
 }
 
 static atomic_int round_on, round_no, done_no;
-#ifndef LINGER
-#define LINGER 0
-#endif
 
 struct burster {
 	pthread_t thread;
@@ -196,7 +193,6 @@ static int bursts(int ms, int rounds)
 		while (CTRACE_ENABLED())
 			usleep(1000);
 	}
-	sleep(LINGER);
 	return 0;
 }
 
