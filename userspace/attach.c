@@ -690,38 +690,29 @@ int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a)
 	return (int)(a->sites - before);
 }
 
-/* The keys of `seen` that begin with one pid (key_map_each must not delete). */
-struct pid_keys {
+struct forget_pid {
 	unsigned long long pid;
-	struct { unsigned long long words[KEY_WORDS]; size_t len; } *keys;
-	size_t n, cap;
+	void (*drop)(void *value, void *ctx);
+	void *ctx;
 };
 
-static void collect_pid_key(const void *key, size_t len, void *value, void *ctx)
+static bool take_of_pid(const void *key, size_t len, void *value, void *ctx)
 {
 	const unsigned long long *k = key;
-	struct pid_keys *p = ctx;
+	const struct forget_pid *f = ctx;
 
-	(void)value;
-	if (len < sizeof(*k) || len > sizeof(p->keys->words) || k[0] != p->pid ||
-	    GROW_ARRAY(p->keys, p->cap, p->n, 16))
-		return;
-	memcpy(p->keys[p->n].words, k, len);
-	p->keys[p->n++].len = len;
+	if (len < sizeof(*k) || k[0] != f->pid)
+		return false;
+	if (f->drop)
+		f->drop(value, f->ctx);
+	return true;
 }
 
 void seen_forget_pid(struct key_map *seen, int pid, void (*drop)(void *value, void *ctx), void *ctx)
 {
-	struct pid_keys p = { (unsigned long long)pid, NULL, 0, 0 };
+	struct forget_pid f = { (unsigned long long)pid, drop, ctx };
 
-	key_map_each(seen, collect_pid_key, &p);
-	for (size_t i = 0; i < p.n; i++) {
-		void *value = key_map_del(seen, p.keys[i].words, p.keys[i].len);
-
-		if (value && drop)
-			drop(value, ctx);
-	}
-	free(p.keys);
+	key_map_remove_if(seen, take_of_pid, &f);
 }
 
 static void drop_attached(void *value, void *ctx)

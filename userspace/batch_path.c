@@ -176,41 +176,26 @@ static void free_literal(const void *key, size_t len, void *value, void *ctx)
 	free(value);
 }
 
-struct forget_ctx {
-	uint32_t tgid;
-	uint64_t (*keys)[2];
-	size_t n, cap;
-};
-
-static void collect_tgid(const void *key, size_t len, void *value, void *ctx)
+/* A literal copy of process *ctx: freed. */
+static bool take_literal_of(const void *key, size_t len, void *value, void *ctx)
 {
-	struct forget_ctx *f = ctx;
-	const struct batch_literal *l = value;
+	struct batch_literal *l = value;
 
-	if (l->tgid != f->tgid || len != sizeof(f->keys[0]) || f->n == f->cap)
-		return;
-	memcpy(f->keys[f->n++], key, len);
+	(void)key;
+	(void)len;
+	if (l->tgid != *(const uint32_t *)ctx)
+		return false;
+	free(l);
+	return true;
 }
 
 /* The process's objects changed: its literal copies may name another's strings now. */
 static void forget_literals(struct batch_path *bp, uint32_t tgid)
 {
-	struct forget_ctx f = { tgid, NULL, 0, bp->literal_copies.count };
-
-	if (!f.cap)
+	if (!bp->literal_copies.count)
 		return;
 	bp->literal_gen++;
-	f.keys = calloc(f.cap, sizeof(*f.keys));
-	if (!f.keys) {
-		key_map_each(&bp->literal_copies, free_literal, NULL);
-		key_map_free(&bp->literal_copies);
-		key_map_init(&bp->literal_copies);
-		return;
-	}
-	key_map_each(&bp->literal_copies, collect_tgid, &f);
-	for (size_t i = 0; i < f.n; i++)
-		free(key_map_del(&bp->literal_copies, f.keys[i], sizeof(f.keys[i])));
-	free(f.keys);
+	key_map_remove_if(&bp->literal_copies, take_literal_of, &tgid);
 }
 
 static bool plain_text(const char *s, size_t n)
@@ -441,18 +426,24 @@ struct batch_anchor {
 	uint64_t addr;
 };
 
+struct walk_ctx {
+	struct batch_path *bp;
+	uint32_t tgid;
+	uint64_t now;
+};
+
 static void adopt_found(void *ctx, uint64_t buf, const unsigned char *header)
 {
-	struct batch_anchor *a = ((void **)ctx)[1];
+	struct walk_ctx *w = ctx;
 
-	batch_path_adopt(((void **)ctx)[0], a->tgid, buf, header, *(uint64_t *)((void **)ctx)[2]);
+	batch_path_adopt(w->bp, w->tgid, buf, header, w->now);
 }
 
-static void walk_anchor(struct batch_path *bp, struct batch_anchor *a, uint64_t now)
+static void walk_anchor(struct batch_path *bp, const struct batch_anchor *a, uint64_t now)
 {
-	void *ctx[3] = { bp, a, &now };
+	struct walk_ctx w = { bp, a->tgid, now };
 
-	batch_discover((int)a->tgid, a->addr, adopt_found, ctx);
+	batch_discover((int)a->tgid, a->addr, adopt_found, &w);
 }
 
 bool batch_path_has_anchor(const struct batch_path *bp, uint32_t tgid, uint64_t dev, uint64_t inode)
@@ -499,23 +490,17 @@ void batch_path_rediscover(struct batch_path *bp, uint64_t batches_dropped, bool
 	key_map_each(&bp->anchors, rewalk, &c);
 }
 
-/* A new image (exec): its objects' lists are elsewhere, found when it is attached. */
-static void forget_anchors(struct batch_path *bp, uint32_t tgid)
+/* An object's list of buffers in process *ctx: freed. */
+static bool take_anchor_of(const void *key, size_t len, void *value, void *ctx)
 {
-	uint64_t (*keys)[3] = calloc(bp->anchors.count + 1, sizeof(*keys));
-	size_t n = 0;
+	struct batch_anchor *a = value;
 
-	if (!keys)
-		return;
-	for (size_t i = 0; i < bp->anchors.cap; i++) {
-		const struct key_map_slot *sl = &bp->anchors.slots[i];
-
-		if (sl->hash && ((const struct batch_anchor *)sl->value)->tgid == tgid)
-			memcpy(keys[n++], sl->k.inline_key, sizeof(keys[0]));
-	}
-	for (size_t i = 0; i < n; i++)
-		free(key_map_del(&bp->anchors, keys[i], sizeof(keys[i])));
-	free(keys);
+	(void)key;
+	(void)len;
+	if (a->tgid != *(const uint32_t *)ctx)
+		return false;
+	free(a);
+	return true;
 }
 
 void batch_path_push(struct batch_path *bp, const struct ctrace_event *ev)
@@ -530,8 +515,9 @@ void batch_path_push(struct batch_path *bp, const struct ctrace_event *ev)
 	 */
 	if (ev->kind == CTRACE_KIND_EXEC || ev->kind == CTRACE_KIND_LINK_MAP)
 		forget_literals(bp, (uint32_t)ev->arg[0]);
+	/* A new image: its objects' lists are elsewhere, found when it is attached. */
 	if (ev->kind == CTRACE_KIND_EXEC)
-		forget_anchors(bp, (uint32_t)ev->arg[0]);
+		key_map_remove_if(&bp->anchors, take_anchor_of, &(uint32_t){ (uint32_t)ev->arg[0] });
 	if (ev->kind == CTRACE_KIND_FORK || ev->kind == CTRACE_KIND_EXEC || ev->kind == CTRACE_KIND_LINK_MAP)
 		bp->merge.release(bp->merge.ctx, ev);
 	else

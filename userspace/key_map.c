@@ -175,6 +175,19 @@ void *key_map_del(struct key_map *m, const void *key, size_t len)
 	return value;
 }
 
+void key_map_remove_if(struct key_map *m, key_map_take_fn take, void *ctx)
+{
+	for (size_t i = 0; i < m->cap;) {
+		const struct key_map_slot *s = &m->slots[i];
+
+		/* A deletion shifts the entries after it back: the one moved into i is looked at next. */
+		if (s->hash && take(slot_key(s), s->key_len, s->value, ctx))
+			key_map_del(m, slot_key(s), s->key_len);
+		else
+			i++;
+	}
+}
+
 void key_map_each(const struct key_map *m, key_map_visit_fn fn, void *ctx)
 {
 	for (size_t i = 0; i < m->cap; i++)

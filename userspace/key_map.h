@@ -10,6 +10,7 @@
 #ifndef CTRACE_KEY_MAP_H
 #define CTRACE_KEY_MAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,5 +48,12 @@ void *key_map_del(struct key_map *m, const void *key, size_t len);
 typedef void (*key_map_visit_fn)(const void *key, size_t len, void *value,
 				 void *ctx);
 void key_map_each(const struct key_map *m, key_map_visit_fn fn, void *ctx);
+/*
+ * Takes out every entry for which take() says true (take deals with its
+ * value: frees it, or hands it on); take may be called twice for an entry
+ * it leaves in, never for one it took.
+ */
+typedef bool (*key_map_take_fn)(const void *key, size_t len, void *value, void *ctx);
+void key_map_remove_if(struct key_map *m, key_map_take_fn take, void *ctx);
 
 #endif
