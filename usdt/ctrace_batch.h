@@ -45,9 +45,9 @@
  *     u16 name_len, args_len  bytes of the inline strings
  *     u64 arg[popcount(mask)] the arguments present
  *     u64 category            with CTRACE__BF_CATEGORY: the address of the
- *                             site's category's name (include/ctrace.h's
- *                             CTRACE__CATEGORY_NAME_ADDR); without, the
- *                             default category's event
+ *                             site's category's name, a string literal
+ *                             (include/ctrace.h's CTRACE__BATCHED_IN_0);
+ *                             without, the default category's event
  *     name bytes, args bytes  (inline strings only), padded to 8
  * So an instant with a literal name, no marker and no args is 24 bytes.
  */
@@ -395,7 +395,7 @@ per_event:
  * decode folds away as in the inlined append; 50 -> about 30 ns an
  * instant with computed args). Kinds of the same shape share one. A kind
  * of another shape takes ctrace__batch_copy_any, correct but slower (about
- * 15 ns more): add its shape here and in ctrace__batch_append's switch.
+ * 15 ns more): add its shape here and in both switches of ctrace__batch_copy.
  */
 #define CTRACE__BATCH_SHAPE(words, name_w, args_w) ((words) | (name_w) << 4 | (args_w) << 8)
 /* Each shape twice: the default category's, and another's (the category word one argument more). */

@@ -280,13 +280,13 @@ static void resolve_literal(struct batch_path *bp, const struct batch_event *e, 
 static void resolve_category(struct batch_path *bp, struct batch_event *e)
 {
 	struct batch_event named = *e;
-	char buf[CATEGORY_NAME_MAX];
+	char buf[CATEGORY_NAME_MAX + 1]; /* a name too long to be one reads as such */
 	const char *s;
 	size_t len;
 	unsigned flags;
 
 	named.ev.arg[0] = e->category;
-	resolve_literal(bp, &named, 0, &s, &len, &flags, sizeof(buf) - 1, buf);
+	resolve_literal(bp, &named, 0, &s, &len, &flags, CATEGORY_NAME_MAX, buf);
 	e->ev.cat = flags & (CTRACE_STR_FAULT | CTRACE_STR_TRUNCATED) ? 0 : (uint8_t)category_traced(s, len);
 }
 
