@@ -105,7 +105,7 @@ struct ctrace_span {
 #define CTRACE__BATCHED_IN(cat, ...) CTRACE__CAT(CTRACE__BATCHED_IN_, CTRACE__IS_DEFAULT(cat))(cat, __VA_ARGS__)
 #define CTRACE__BATCHED_IN_1(cat, ...) CTRACE__BATCHED(__VA_ARGS__)
 #define CTRACE__BATCHED_IN_0(cat, desc, a0, a1, a2, a3, tsc)                   \
-	(ctrace_batch_semaphore != 0 &&                                        \
+	(ctrace_batch_semaphore.semaphore != 0 &&                              \
 	 ctrace__batch_append_in((desc) | CTRACE__BD_CATEGORY, a0, a1, a2, a3, tsc, \
 				 CTRACE__PTR(CTRACE__XSTR(cat))) == 0)
 
