@@ -95,12 +95,19 @@ struct ctrace_span {
 	(ctrace_batch_semaphore.semaphore != 0 &&                              \
 	 ctrace__batch_append(desc, a0, a1, a2, a3, tsc) == 0)
 /*
- * A batched event carries no category: sites of the default category
- * batch; the others fire their own probe (whose uprobe tells the category).
+ * A site of another category than the default batches too, its event
+ * carrying its category (a per-event site's is told by which uprobe
+ * fired): the address of the category's name, a string literal, which the
+ * loader reads as it reads a literal name and looks up among the
+ * categories it traces. A constant address: the compiler computes it where
+ * it is stored, never keeping it in a register across the append's calls.
  */
-#define CTRACE__BATCHED_IN(cat, ...) CTRACE__CAT(CTRACE__BATCHED_IN_, CTRACE__IS_DEFAULT(cat))(__VA_ARGS__)
-#define CTRACE__BATCHED_IN_1(...) CTRACE__BATCHED(__VA_ARGS__)
-#define CTRACE__BATCHED_IN_0(...) 0
+#define CTRACE__BATCHED_IN(cat, ...) CTRACE__CAT(CTRACE__BATCHED_IN_, CTRACE__IS_DEFAULT(cat))(cat, __VA_ARGS__)
+#define CTRACE__BATCHED_IN_1(cat, ...) CTRACE__BATCHED(__VA_ARGS__)
+#define CTRACE__BATCHED_IN_0(cat, desc, a0, a1, a2, a3, tsc)                   \
+	(ctrace_batch_semaphore.semaphore != 0 &&                              \
+	 ctrace__batch_append_in((desc) | CTRACE__BD_CATEGORY, a0, a1, a2, a3, tsc, \
+				 CTRACE__PTR(CTRACE__XSTR(cat))) == 0)
 
 #define CTRACE_SPAN_BEGIN(marker, span, name, args) CTRACE__SPAN_BEGIN_IN(CTRACE_CATEGORY, marker, span, name, args)
 #define CTRACE__SPAN_BEGIN_IN(cat, marker, span, name, args)                   \

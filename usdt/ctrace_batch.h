@@ -44,6 +44,10 @@
  *     u8 small                with CTRACE__BF_SMALL2: argument 2
  *     u16 name_len, args_len  bytes of the inline strings
  *     u64 arg[popcount(mask)] the arguments present
+ *     u64 category            with CTRACE__BF_CATEGORY: the address of the
+ *                             site's category's name, a string literal
+ *                             (include/ctrace.h's CTRACE__BATCHED_IN_0);
+ *                             without, the default category's event
  *     name bytes, args bytes  (inline strings only), padded to 8
  * So an instant with a literal name, no marker and no args is 24 bytes.
  */
@@ -89,6 +93,7 @@ __attribute__((weak, used, visibility("hidden"), section(".probes"))) struct ctr
 #define CTRACE__BF_NAME_INLINE 0x4  /* name: copied after the arguments */
 #define CTRACE__BF_ARGS_INLINE 0x8
 #define CTRACE__BF_SMALL2 0x10      /* word 2 is the head's byte 3 (an instant's scope) */
+#define CTRACE__BF_CATEGORY 0x20    /* the category word follows the arguments */
 
 /* Why the batch probe fired (its third argument). */
 #define CTRACE__BATCH_FULL 0
@@ -251,6 +256,8 @@ static __inline__ __attribute__((always_inline)) unsigned long ctrace__batch_str
 #define CTRACE__BD_SMALL2 (1u << 24)
 /* The args' length is known (typed pairs, usdt/ctrace_args.h): the tsc argument holds it. */
 #define CTRACE__BD_ARGS_LEN (1u << 25)
+/* A site of another category than the default: the event carries the cat argument. */
+#define CTRACE__BD_CATEGORY (1u << 26)
 
 /* Argument word i (a constant at every site) of an event. */
 #define CTRACE__BATCH_WORD(i, a0, a1, a2, a3) ((i) == 0 ? (a0) : (i) == 1 ? (a1) : (i) == 2 ? (a2) : (a3))
@@ -263,7 +270,8 @@ static __inline__ __attribute__((always_inline)) unsigned long ctrace__batch_str
  */
 static __inline__ __attribute__((always_inline)) int ctrace__batch_append_copy(unsigned int desc, unsigned long long a0,
 										 unsigned long long a1, unsigned long long a2,
-										 unsigned long long a3, unsigned long long tsc)
+										 unsigned long long a3, unsigned long long tsc,
+										 unsigned long long cat)
 {
 	struct ctrace__batch *b = ctrace__batch_tls;
 	unsigned int words = desc >> 8 & 7u, name_w = desc >> 12 & 7u, args_w = desc >> 16 & 7u;
@@ -315,8 +323,9 @@ static __inline__ __attribute__((always_inline)) int ctrace__batch_append_copy(u
 		}
 	}
 	len = b->len;
-	/* The most this event can take: the header, four words, its strings. */
-	if (__builtin_expect(len + 48u + nlen + alen + 7u > sizeof(b->data), 0)) {
+	/* The most this event can take: the header, four words, its category, its strings. */
+	if (__builtin_expect(len + 48u + (desc & CTRACE__BD_CATEGORY ? 8u : 0u) + nlen + alen + 7u > sizeof(b->data),
+			     0)) {
 		ctrace__batch_flush(b, CTRACE__BATCH_FULL);
 		len = 0;
 	}
@@ -356,6 +365,11 @@ static __inline__ __attribute__((always_inline)) int ctrace__batch_append_copy(u
 		p += 8;
 		mask |= 8u;
 	}
+	if (desc & CTRACE__BD_CATEGORY) {
+		__builtin_memcpy(p, &cat, 8);
+		p += 8;
+		flags |= CTRACE__BF_CATEGORY;
+	}
 	if (nlen)
 		__builtin_memcpy(p, CTRACE__PCAST(const void *, name_p), nlen);
 	if (alen)
@@ -381,17 +395,26 @@ per_event:
  * decode folds away as in the inlined append; 50 -> about 30 ns an
  * instant with computed args). Kinds of the same shape share one. A kind
  * of another shape takes ctrace__batch_copy_any, correct but slower (about
- * 15 ns more): add its shape here and in ctrace__batch_append's switch.
+ * 15 ns more): add its shape here and in both switches of ctrace__batch_copy.
  */
 #define CTRACE__BATCH_SHAPE(words, name_w, args_w) ((words) | (name_w) << 4 | (args_w) << 8)
+/* Each shape twice: the default category's, and another's (the category word one argument more). */
 #define CTRACE__BATCH_COPY_FN(words, name_w, args_w)                                                   \
 	static CTRACE__NOINLINE int ctrace__batch_copy_##words##name_w##args_w(                            \
 		unsigned int desc, unsigned long long a0, unsigned long long a1, unsigned long long a2,   \
 		unsigned long long a3, unsigned long long tsc)                                            \
 	{                                                                                                 \
-		return ctrace__batch_append_copy((desc & ~(0x777u << 8)) |                                 \
+		return ctrace__batch_append_copy((desc & ~(0x777u << 8) & ~CTRACE__BD_CATEGORY) |         \
 							 CTRACE__BATCH_SHAPE(words##u, name_w##u, args_w##u) << 8, \
-						 a0, a1, a2, a3, tsc);                                     \
+						 a0, a1, a2, a3, tsc, 0);                                  \
+	}                                                                                                 \
+	static CTRACE__NOINLINE int ctrace__batch_copy_cat_##words##name_w##args_w(                        \
+		unsigned int desc, unsigned long long a0, unsigned long long a1, unsigned long long a2,   \
+		unsigned long long a3, unsigned long long tsc, unsigned long long cat)                    \
+	{                                                                                                 \
+		return ctrace__batch_append_copy((desc & ~(0x777u << 8)) | CTRACE__BD_CATEGORY |           \
+							 CTRACE__BATCH_SHAPE(words##u, name_w##u, args_w##u) << 8, \
+						 a0, a1, a2, a3, tsc, cat);                                \
 	}
 CTRACE__BATCH_COPY_FN(4, 1, 3) /* instant */
 CTRACE__BATCH_COPY_FN(4, 2, 3) /* span begin */
@@ -403,14 +426,41 @@ CTRACE__BATCH_COPY_FN(4, 1, 2) /* scope */
 static CTRACE__NOINLINE int ctrace__batch_copy_any(unsigned int desc, unsigned long long a0, unsigned long long a1,
 						   unsigned long long a2, unsigned long long a3, unsigned long long tsc)
 {
-	return ctrace__batch_append_copy(desc, a0, a1, a2, a3, tsc);
+	return ctrace__batch_append_copy(desc & ~CTRACE__BD_CATEGORY, a0, a1, a2, a3, tsc, 0);
 }
 
-/* Out of line, by shape (a constant at the site: the switch folds away). */
+static CTRACE__NOINLINE int ctrace__batch_copy_cat_any(unsigned int desc, unsigned long long a0,
+						       unsigned long long a1, unsigned long long a2,
+						       unsigned long long a3, unsigned long long tsc,
+						       unsigned long long cat)
+{
+	return ctrace__batch_append_copy(desc | CTRACE__BD_CATEGORY, a0, a1, a2, a3, tsc, cat);
+}
+
+/* Out of line, by shape and category (constants at the site: the switches fold away). */
 static __inline__ __attribute__((always_inline)) int ctrace__batch_copy(unsigned int desc, unsigned long long a0,
 									  unsigned long long a1, unsigned long long a2,
-									  unsigned long long a3, unsigned long long tsc)
+									  unsigned long long a3, unsigned long long tsc,
+									  unsigned long long cat)
 {
+	if (desc & CTRACE__BD_CATEGORY) {
+		switch (desc >> 8 & 0x777u) {
+		case CTRACE__BATCH_SHAPE(4u, 1u, 3u):
+			return ctrace__batch_copy_cat_413(desc, a0, a1, a2, a3, tsc, cat);
+		case CTRACE__BATCH_SHAPE(4u, 2u, 3u):
+			return ctrace__batch_copy_cat_423(desc, a0, a1, a2, a3, tsc, cat);
+		case CTRACE__BATCH_SHAPE(2u, 7u, 1u):
+			return ctrace__batch_copy_cat_271(desc, a0, a1, a2, a3, tsc, cat);
+		case CTRACE__BATCH_SHAPE(3u, 1u, 7u):
+			return ctrace__batch_copy_cat_317(desc, a0, a1, a2, a3, tsc, cat);
+		case CTRACE__BATCH_SHAPE(2u, 1u, 7u):
+			return ctrace__batch_copy_cat_217(desc, a0, a1, a2, a3, tsc, cat);
+		case CTRACE__BATCH_SHAPE(4u, 1u, 2u):
+			return ctrace__batch_copy_cat_412(desc, a0, a1, a2, a3, tsc, cat);
+		default:
+			return ctrace__batch_copy_cat_any(desc, a0, a1, a2, a3, tsc, cat);
+		}
+	}
 	switch (desc >> 8 & 0x777u) {
 	case CTRACE__BATCH_SHAPE(4u, 1u, 3u):
 		return ctrace__batch_copy_413(desc, a0, a1, a2, a3, tsc);
@@ -445,9 +495,10 @@ static __inline__ __attribute__((always_inline)) int ctrace__batch_copy(unsigned
  * moves on) only if it is not 0: no branch on an argument's value. A site
  * whose name or args is not a literal calls ctrace__batch_copy_*.
  */
-static __inline__ __attribute__((always_inline)) int ctrace__batch_append(unsigned int desc, unsigned long long a0,
-									    unsigned long long a1, unsigned long long a2,
-									    unsigned long long a3, unsigned long long tsc)
+static __inline__ __attribute__((always_inline)) int ctrace__batch_append_in(unsigned int desc, unsigned long long a0,
+									       unsigned long long a1, unsigned long long a2,
+									       unsigned long long a3, unsigned long long tsc,
+									       unsigned long long cat)
 {
 	struct ctrace__batch *b = ctrace__batch_tls;
 	unsigned int name_w = desc >> 12 & 7u, args_w = desc >> 16 & 7u;
@@ -459,7 +510,7 @@ static __inline__ __attribute__((always_inline)) int ctrace__batch_append(unsign
 
 	/* A string that is not a literal (known at the site): copied out of line. */
 	if ((name_w < 4 && !(desc >> 20 & 1u)) || (args_w < 4 && !(desc >> 21 & 1u)))
-		return ctrace__batch_copy(desc, a0, a1, a2, a3, tsc);
+		return ctrace__batch_copy(desc, a0, a1, a2, a3, tsc, cat);
 	flags = CTRACE__CAST(unsigned int, name_p != 0) * CTRACE__BF_NAME_LITERAL |
 		CTRACE__CAST(unsigned int, args_p != 0) * CTRACE__BF_ARGS_LITERAL;
 	if (__builtin_expect(!b, 0) && !(b = ctrace__batch_start()))
@@ -470,8 +521,8 @@ static __inline__ __attribute__((always_inline)) int ctrace__batch_append(unsign
 	__asm__ __volatile__("" ::: "memory");
 	/* Read with busy set: a signal handler's event cannot take the same place. */
 	len = b->len;
-	/* The most this event can take: the header and four words. */
-	if (__builtin_expect(len > sizeof(b->data) - 48u, 0)) {
+	/* The most this event can take: the header, four words and its category. */
+	if (__builtin_expect(len > sizeof(b->data) - (desc & CTRACE__BD_CATEGORY ? 56u : 48u), 0)) {
 		ctrace__batch_flush(b, CTRACE__BATCH_FULL);
 		len = 0;
 	}
@@ -494,6 +545,11 @@ static __inline__ __attribute__((always_inline)) int ctrace__batch_append(unsign
 	p += (a2 != 0) * 8u;
 	__builtin_memcpy(p, &a3, 8);
 	p += (a3 != 0) * 8u;
+	if (desc & CTRACE__BD_CATEGORY) {
+		__builtin_memcpy(p, &cat, 8);
+		p += 8;
+		flags |= CTRACE__BF_CATEGORY;
+	}
 	__builtin_memcpy(e, &tsc, 8);
 	head = (desc & 0xffu) | flags << 8 | mask << 16 | small << 24;
 	__builtin_memcpy(e + 8, &head, 8);
@@ -503,6 +559,14 @@ static __inline__ __attribute__((always_inline)) int ctrace__batch_append(unsign
 	__asm__ __volatile__("" ::: "memory");
 	b->busy = 0;
 	return 0;
+}
+
+/* An event of the default category: no category word. */
+static __inline__ __attribute__((always_inline)) int ctrace__batch_append(unsigned int desc, unsigned long long a0,
+									    unsigned long long a1, unsigned long long a2,
+									    unsigned long long a3, unsigned long long tsc)
+{
+	return ctrace__batch_append_in(desc & ~CTRACE__BD_CATEGORY, a0, a1, a2, a3, tsc, 0);
 }
 
 #ifdef __cplusplus

@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 #include "batch_discover.h"
 #include "batch_split.h"
+#include "categories.h"
 #include "ctrace_record.h"
 
 /* Every 20 ms: also how far the watermark lags behind an idle thread (what the merge holds). */
@@ -278,6 +279,24 @@ static void resolve_literal(struct batch_path *bp, const struct batch_event *e, 
 		*flags |= CTRACE_STR_PLAIN;
 }
 
+/*
+ * A batched event's category (batch_split.h): its name, read as a literal
+ * is, among the categories whose sites this trace attached; 0 (unknown)
+ * for any other string, or none.
+ */
+static void resolve_category(struct batch_path *bp, struct batch_event *e)
+{
+	struct batch_event named = *e;
+	char buf[CATEGORY_NAME_MAX + 1]; /* a name too long to be one reads as such */
+	const char *s;
+	size_t len;
+	unsigned flags;
+
+	named.ev.arg[0] = e->category;
+	resolve_literal(bp, &named, 0, &s, &len, &flags, CATEGORY_NAME_MAX, buf);
+	e->ev.cat = flags & (CTRACE_STR_FAULT | CTRACE_STR_TRUNCATED) ? 0 : (uint8_t)category_traced(s, len);
+}
+
 static void on_event(void *ctx, struct batch_event *e)
 {
 	static char name_buf[CTRACE_NAME_MAX], args_buf[CTRACE_ARGS_MAX];
@@ -309,6 +328,8 @@ static void on_event(void *ctx, struct batch_event *e)
 		bp->stats->records_after_stop++;
 		return;
 	}
+	if (e->category)
+		resolve_category(bp, e);
 	if (e->literals & BATCH_NAME_LITERAL)
 		resolve_literal(bp, e, ctrace_kind_name_arg(e->ev.kind), &e->ev.name, &e->ev.name_len,
 				&e->ev.name_flags, CTRACE_NAME_MAX - 1, name_buf);

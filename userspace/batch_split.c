@@ -71,7 +71,7 @@ int64_t batch_split(const void *bytes, size_t n, uint64_t from, uint32_t tgid, u
 	while (off < h.len) {
 		struct batch_event e;
 		uint16_t nlen, alen;
-		unsigned kind, flags, words, mask, small;
+		unsigned kind, flags, words, mask, small, cat_words;
 		size_t size;
 		int name_arg, args_arg, kw;
 
@@ -101,7 +101,8 @@ int64_t batch_split(const void *bytes, size_t n, uint64_t from, uint32_t tgid, u
 			return -1;
 		/* A 4-bit mask: a table, not __builtin_popcount (a libgcc call without -mpopcnt). */
 		words = (0x4332322132212110u >> (4 * mask)) & 15;
-		size = 16 + 8 * (size_t)words + (((size_t)nlen + alen + 7) & ~(size_t)7);
+		cat_words = !!(flags & BATCH_CATEGORY);
+		size = 16 + 8 * (size_t)(words + cat_words) + (((size_t)nlen + alen + 7) & ~(size_t)7);
 		if (size > h.len - off)
 			return -1;
 		if (seq++ < from) {
@@ -112,10 +113,14 @@ int64_t batch_split(const void *bytes, size_t n, uint64_t from, uint32_t tgid, u
 		e.ev.tgid = tgid;
 		e.ev.tid = tid;
 		e.ev.kind = (uint16_t)kind;
-		e.ev.cat = CATEGORY_DEFAULT_ID; /* only the default category's sites batch */
 		for (unsigned i = 0, w = 0; i < 4; i++)
 			if (mask >> i & 1)
 				memcpy(&e.ev.arg[i], data + off + 16 + 8 * w++, 8);
+		e.category = 0;
+		if (cat_words)
+			memcpy(&e.category, data + off + 16 + 8 * words, 8);
+		/* A category word of 0 names nothing: of no known category, as a forged name is. */
+		e.ev.cat = cat_words ? 0 : CATEGORY_DEFAULT_ID;
 		if (flags & BATCH_SMALL2)
 			e.ev.arg[2] = small;
 		/* Inline: a call a field per event was a tenth of the split's time. */
@@ -125,10 +130,10 @@ int64_t batch_split(const void *bytes, size_t n, uint64_t from, uint32_t tgid, u
 			e.ev.tsc = e.tsc;
 		if (name_arg >= 0 && (flags & BATCH_NAME_INLINE))
 			inline_str(&e.ev.name, &e.ev.name_len, &e.ev.name_flags,
-				   data + off + 16 + 8 * words, nlen, CTRACE_NAME_MAX - 1);
+				   data + off + 16 + 8 * (words + cat_words), nlen, CTRACE_NAME_MAX - 1);
 		if (args_arg >= 0 && (flags & BATCH_ARGS_INLINE))
 			inline_str(&e.ev.args, &e.ev.args_len, &e.ev.args_flags,
-				   data + off + 16 + 8 * words + nlen, alen, CTRACE_ARGS_MAX);
+				   data + off + 16 + 8 * (words + cat_words) + nlen, alen, CTRACE_ARGS_MAX);
 		if (!e.ev.name)
 			e.ev.name = "";
 		if (!e.ev.args)

@@ -22,6 +22,7 @@
 #define BATCH_NAME_INLINE 0x4
 #define BATCH_ARGS_INLINE 0x8
 #define BATCH_SMALL2 0x10 /* argument 2 is the event's byte 11 */
+#define BATCH_CATEGORY 0x20 /* a word after the arguments: the address of its category's name */
 
 struct batch_header {
 	uint32_t magic;
@@ -46,6 +47,12 @@ struct batch_event {
 	uint64_t seq;
 	uint64_t tsc;        /* the event's TSC (CTRACE_SCOPE: its end) */
 	unsigned literals;
+	/*
+	 * A site of another category than the default: the address of its
+	 * category's name in the process (ev.cat is then 0 until the caller
+	 * reads the name); 0: the default category's event (ev.cat says so).
+	 */
+	uint64_t category;
 	struct ctrace_event ev;
 };
 

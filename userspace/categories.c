@@ -99,6 +99,16 @@ unsigned category_id(const char *name)
 	return n_names++;
 }
 
+unsigned category_traced(const char *s, size_t len)
+{
+	if (len >= CATEGORY_NAME_MAX)
+		return 0;
+	for (unsigned i = 1; i < n_names; i++)
+		if (!strncmp(names[i], s, len) && !names[i][len])
+			return i;
+	return 0;
+}
+
 const char *category_name(unsigned id)
 {
 	if (id == CATEGORY_UNKNOWN_ID)

@@ -8,8 +8,10 @@
  * A site's category travels as its uprobe's BPF cookie's top byte (bits
  * 48-55, above any user address; the site's address stays below), which
  * the BPF program copies into the record's flags (bits 8-15). 0: not
- * known: no BPF cookies on this kernel. Batched events are of the
- * default category (only its sites batch: include/ctrace.h).
+ * known: no BPF cookies on this kernel. A batched event of another
+ * category than the default carries the address of its category's name
+ * (include/ctrace.h), read by the loader and looked up with
+ * category_traced(): the number its sites' cookies have.
  */
 #ifndef CTRACE_CATEGORIES_H
 #define CTRACE_CATEGORIES_H
@@ -59,6 +61,11 @@ bool category_filter_traces(const struct category_filter *f, const char *name);
  * CATEGORY_IDS_MAX are taken: their events are then of unknown category.
  */
 unsigned category_id(const char *name);
+/*
+ * The number category_id() gave the name s (len bytes, no NUL needed); 0
+ * if it gave none: no site of that category is attached in this trace.
+ */
+unsigned category_traced(const char *s, size_t len);
 /* A number's name: CATEGORY_UNKNOWN's for CATEGORY_UNKNOWN_ID, the default's for 0 and numbers not given out. */
 const char *category_name(unsigned id);
 /* True once a category other than the default has a number (its sites are attached). */

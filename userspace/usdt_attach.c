@@ -29,6 +29,7 @@
 #include "term_safe.h"
 #include "elf_offsets.h"
 #include "usdt_argloc.h"
+#include "usdt_interpreter.h"
 #include "usdt_notes.h"
 #include "usdt_spec.h"
 
@@ -197,11 +198,52 @@ static int attach_by_hand(struct bpf_program *prog, struct bpf_map *locs, int pi
 	return attached;
 }
 
+static bool has_note(const struct usdt_note_list *notes, const struct usdt_probe *pr)
+{
+	for (size_t k = 0; k < notes->n; k++)
+		if (!strcmp(notes->v[k].provider, pr->provider) && !strcmp(notes->v[k].name, pr->name))
+			return true;
+	return false;
+}
+
+/*
+ * The spans whose begin probe this object fires for almost no call
+ * (usdt_interpreter.h), said once at their first such object: a preset's
+ * are left out here (bit s of the result), a given one is attached.
+ */
+static uint64_t spans_left_out(const struct mapped_object *obj, const struct usdt_note_list *notes,
+			       struct usdt_specs *specs)
+{
+	uint64_t out = 0;
+
+	for (size_t s = 0; s < specs->n; s++) {
+		struct usdt_spec *sp = &specs->spec[s];
+		const struct usdt_probe *b = &specs->probe[sp->begin], *e = &specs->probe[sp->end[0]];
+		const char *why;
+
+		if (!sp->span || !has_note(notes, b) || !(why = usdt_begin_fires_rarely(obj->host_path, b)))
+			continue;
+		if (sp->preset)
+			out |= 1ull << s;
+		if (sp->begin_fires_rarely)
+			continue;
+		sp->begin_fires_rarely = why;
+		if (sp->preset)
+			fprintf(stderr, "ctrace-bpf: --usdt %s: %s:%s~%s:%s is not traced: %s, and %s alone would slow every call for nothing\n",
+				sp->preset, b->provider, b->name, e->provider, e->name, why, e->name);
+		else
+			fprintf(stderr, "ctrace-bpf: --usdt %s:%s~%s:%s: %s; %s fires at every call all the same (slower), and those without %s are not spans\n",
+				b->provider, b->name, e->provider, e->name, why, e->name, b->name);
+	}
+	return out;
+}
+
 int usdt_attach_object(struct bpf_program *prog, struct bpf_map *locs, int pid, const struct mapped_object *obj,
 		       struct usdt_specs *specs, struct attachment *a)
 {
 	struct usdt_note_list notes = { 0 };
 	unsigned attached = 0;
+	uint64_t left_out;
 	char err[256];
 
 	if (!specs || !specs->n_probes)
@@ -210,12 +252,15 @@ int usdt_attach_object(struct bpf_program *prog, struct bpf_map *locs, int pid, 
 		usdt_note_list_free(&notes);
 		return 0; /* attach.c said why, with -v */
 	}
+	left_out = spans_left_out(obj, &notes, specs);
 	for (size_t i = 0; i < specs->n_probes; i++) {
 		struct usdt_probe *pr = &specs->probe[i];
 		LIBBPF_OPTS(bpf_usdt_opts, opts);
 		struct bpf_link *link;
 		unsigned count = 0;
 
+		if (left_out >> pr->spec & 1)
+			continue;
 		for (size_t k = 0; k < notes.n; k++) {
 			if (strcmp(notes.v[k].provider, pr->provider) || strcmp(notes.v[k].name, pr->name))
 				continue;

@@ -442,6 +442,12 @@ void usdt_model_write_metadata(const struct usdt_model *um, struct json_writer *
 		jw_lit(w, ",\"title\":");
 		jw_str(w, sp->title, strlen(sp->title), NULL);
 		kv_u64(w, "hits", c->hits);
+		if (sp->begin_fires_rarely) {
+			/* usdt_attach.c: a preset's such span is not attached where its begin is rare. */
+			jw_lit(w, ",\"begin_fires_rarely\":");
+			jw_str(w, sp->begin_fires_rarely, strlen(sp->begin_fires_rarely), NULL);
+			jw_lit(w, sp->preset ? ",\"attached\":false" : ",\"attached\":true");
+		}
 		if (sp->span) {
 			kv_u64(w, "spans", c->spans);
 			kv_u64(w, "ends_without_begin", c->ends_without_begin);

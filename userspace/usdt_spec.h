@@ -64,6 +64,13 @@ struct usdt_spec {
 	bool dotted; /* ,dotted: '/' in the name becomes '.' (the JVM's java/lang/String) */
 	int thread_name_arg; /* ,thread=ARGn: that string names the thread it fires on; -1: none */
 	const char *preset;                      /* the preset it came from; NULL: given */
+	/*
+	 * Why its begin probe does not fire for every call in an object it
+	 * was found in (usdt_interpreter.h), said once; NULL: it does. A
+	 * preset's span is then not attached there (its ends would fire for
+	 * nothing but their cost); a given one is, as asked.
+	 */
+	const char *begin_fires_rarely;
 };
 
 struct usdt_specs {

@@ -24,8 +24,9 @@
  * idle), instant, counter, span (begin + end on one thread), scope
  * (CTRACE_SCOPE, or n/a when the header has none), instant_args40 (an
  * instant whose args are 40 bytes of JSON built at run time), instant_kv4
- * (an instant with four typed pairs: int, uint, double, a 14-byte string);
- * then "hits" (probe hits timed) and, with --cpu, "irq_work_per_hit".
+ * (an instant with four typed pairs: int, uint, double, a 14-byte string),
+ * instant_cat and span_cat (instant and span of a category, net, not the
+ * default: the batched event carries its category); then "hits" (probe hits timed) and, with --cpu, "irq_work_per_hit".
  */
 #include "bench.h"
 
@@ -74,6 +75,28 @@ static NOINLINE void run_span(long n)
 		CTRACE_SPAN_END(&sp, NULL);
 	}
 }
+
+#ifdef CTRACE_IN
+/* The same instant and span in a category of their own (net) rather than the default. */
+static NOINLINE void run_instant_cat(long n)
+{
+	for (long i = 0; i < n; i++)
+		CTRACE_IN(net, INSTANT, NULL, "tick", CTRACE_SCOPE_THREAD, NULL);
+}
+
+static NOINLINE void run_span_cat(long n)
+{
+	for (long i = 0; i < n; i++) {
+		struct ctrace_span sp;
+
+		CTRACE_IN(net, SPAN_BEGIN, NULL, &sp, "span", NULL);
+		CTRACE_IN(net, SPAN_END, &sp, NULL);
+	}
+}
+
+/* Defined by the sites' asm above; named here for --arm. */
+extern volatile unsigned short ctrace_semaphore_net;
+#endif
 
 /*
  * Instants in a burst after 3 ms of quiet (the sleep is not CPU time, so
@@ -238,6 +261,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+#ifdef CTRACE_IN
+	ctrace_semaphore_net = ctrace_semaphore; /* --arm, --arm-batch: the category too */
+#endif
 	memset(name255, 'n', sizeof(name255) - 1);
 	snprintf(args40, sizeof(args40), "{\"bytes\":%d,\"file\":\"segment-%02d.bin\"}", 4096, 1);
 	snprintf(file14, sizeof(file14), "segment-%02d.bin", 1);
@@ -267,6 +293,10 @@ int main(int argc, char **argv)
 	CASE("scope", run_scope, 1);
 #endif
 	CASE("instant_args40", run_instant_args40, 1);
+#ifdef CTRACE_IN
+	CASE("instant_cat", run_instant_cat, 1);
+	CASE("span_cat", run_span_cat, 2);
+#endif
 #ifdef CTRACE_INSTANT_ARGS
 	CASE("instant_kv4", run_instant_kv4, 1);
 #endif

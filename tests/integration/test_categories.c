@@ -13,7 +13,14 @@
  *     and their semaphores stayed 0, while each traced category's
  *     semaphore holds exactly one reference (the program reads them while
  *     traced);
- *   - both event paths (the default's sites batch; --no-batch);
+ *   - both event paths: batched (every category's sites batch, each event
+ *     carrying its category; metadata.event_path "batched" and
+ *     metadata.batch.events every event the sites emitted) and per event
+ *     (--no-batch, CTRACE_NO_BATCH=1);
+ *   - 4000 events of three categories interleaved on one thread (typed
+ *     args and counters: both ways a batched event is appended), several
+ *     buffers' worth: each with its own category, in the order they ran,
+ *     kept + dropped == emitted;
  *   - `list` shows each site's category;
  *   - a bad --categories is one line and exit 2;
  *   - Chrome DevTools' engine reads the trace.
@@ -34,6 +41,7 @@
 #include <cmocka.h>
 #include "cli_check.h"
 #include "trace_run.h"
+#include "../programs/categories/cats.h"
 
 #define SRC "tests/programs/categories"
 #define ROUNDS 3 /* main.c's */
@@ -120,6 +128,87 @@ static void report_of(const struct trace_run *r, const char *cat, int *armed, un
 			 r->prog_stdout ? r->prog_stdout : "");
 }
 
+/* The category and phase of the program's "order" event i (cats.h), and its number's key. */
+static const struct {
+	const char *cat, *ph, *key;
+} order_kinds[4] = {
+	{ "ctrace", "I", "i" }, { "verbose", "I", "i" }, { "net", "C", "value" }, { "ctrace", "C", "value" },
+};
+
+static int by_ts(const void *a, const void *b)
+{
+	double x = tr_num(*(cJSON *const *)a, "ts"), y = tr_num(*(cJSON *const *)b, "ts");
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The "order" events: those of the traced categories, each of its own
+ * category, in the order they ran; kept + dropped == emitted. Returns how
+ * many the program emitted (the traced ones).
+ */
+static size_t check_order(const struct trace_run *r, const char *traced, bool known)
+{
+	static cJSON *ev[ORDER_EVENTS + 1];
+	size_t emitted = 0, kept = 0, next = 0;
+	double dropped = tr_meta_num(r, "dropped_events");
+	cJSON *e;
+
+	for (int i = 0; i < ORDER_EVENTS; i++)
+		emitted += listed(traced, order_kinds[i % 4].cat);
+	cJSON_ArrayForEach(e, r->events) {
+		const char *name = tr_str(e, "name");
+
+		if (name && !strcmp(name, "order") && kept <= ORDER_EVENTS)
+			ev[kept++] = e;
+	}
+	if ((double)kept + dropped != (double)emitted)
+		fail_msg("order: %zu kept + %g dropped, %zu emitted", kept, dropped, emitted);
+	/* Stable: events of one thread are written in their order, and their times never go back. */
+	for (size_t i = 1; i < kept; i++)
+		for (size_t k = i; k > 0 && by_ts(&ev[k - 1], &ev[k]) > 0; k--) {
+			cJSON *t = ev[k];
+
+			ev[k] = ev[k - 1];
+			ev[k - 1] = t;
+		}
+	for (size_t k = 0; k < kept; k++) {
+		cJSON *args = cJSON_GetObjectItemCaseSensitive(ev[k], "args");
+		const char *cat = tr_str(ev[k], "cat");
+		double v;
+		int i, kind;
+
+		/* The next one emitted that is traced: its number, kind and category. */
+		while (!listed(traced, order_kinds[next % 4].cat))
+			next++;
+		kind = (int)(next % 4);
+		v = tr_num(args, order_kinds[kind].key);
+		i = (int)v;
+		if (dropped == 0 && (size_t)i != next)
+			fail_msg("order: event %zu by time is number %g, expected %zu (out of order)", k, v, next);
+		if (i < (int)next)
+			fail_msg("order: event %zu by time is number %g, after %zu (out of order)", k, v, next);
+		next = (size_t)i + 1;
+		kind = i % 4;
+		if (strcmp(tr_str(ev[k], "ph"), order_kinds[kind].ph) ||
+		    !cat || strcmp(cat, known ? order_kinds[kind].cat : "(unknown)"))
+			fail_msg("order %d: ph %s cat %s, expected %s %s", i, tr_str(ev[k], "ph"), cat ? cat : "(none)",
+				 order_kinds[kind].ph, known ? order_kinds[kind].cat : "(unknown)");
+	}
+	return emitted;
+}
+
+/* Batched unless --no-batch is among the tracer's arguments or CTRACE_NO_BATCH=1 (the suite's per-event run). */
+static bool batch_wanted(const char *const *tracer_args)
+{
+	const char *env = getenv("CTRACE_NO_BATCH");
+
+	for (size_t i = 0; tracer_args && tracer_args[i]; i++)
+		if (!strcmp(tracer_args[i], "--no-batch"))
+			return false;
+	return !env || strcmp(env, "1");
+}
+
 /*
  * Traces the program with `option` (NULL: none; e.g. "--categories" and
  * `value`), expecting the categories `traced` (comma-separated) and
@@ -133,7 +222,7 @@ static void run_and_check(const char *traced, const char *const *tracer_args, bo
 	bool cookies, batched;
 	cJSON *meta;
 	double unknown;
-	size_t n_unknown = 0;
+	size_t n_unknown = 0, emitted = 0, n_order;
 
 	need_program();
 	for (size_t i = 0; tracer_args && tracer_args[i]; i++)
@@ -147,13 +236,16 @@ static void run_and_check(const char *traced, const char *const *tracer_args, bo
 	assert_string_equal(tr_str(meta, "categories"), filter);
 	cookies = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(meta, "bpf_cookies"));
 	batched = tr_str(meta, "event_path") && !strcmp(tr_str(meta, "event_path"), "batched");
+	if (batched != batch_wanted(tracer_args))
+		fail_msg("metadata.event_path %s, expected %s", tr_str(meta, "event_path") ? tr_str(meta, "event_path") : "(none)",
+			 batch_wanted(tracer_args) ? "batched" : "per_event");
 
 	for (size_t i = 0; i < N_SITES; i++) {
 		cJSON *ev[2 * ROUNDS];
 		size_t n = tr_find_all(&r, sites[i].ph, sites[i].name, ev, 2 * ROUNDS);
 		bool on = listed(traced, sites[i].cat);
-		/* Without cookies only a batched event (the default's) knows its category. */
-		bool known = cookies || (batched && !strcmp(sites[i].cat, "ctrace"));
+		/* Without cookies only a batched event knows its category (it carries it). */
+		bool known = cookies || batched;
 		const char *want = known ? sites[i].cat : "(unknown)";
 
 		if (n != (on ? ROUNDS : 0))
@@ -167,8 +259,15 @@ static void run_and_check(const char *traced, const char *const *tracer_args, bo
 					 cat ? cat : "(none)", want, cookies, batched ? "batched" : "per event");
 			/* Each X is one span: a begin and an end record (both unknown without cookies). */
 			n_unknown += !known ? (strcmp(sites[i].ph, "X") || strstr(sites[i].name, "scope") ? 1 : 2) : 0;
+			emitted += strcmp(sites[i].ph, "X") || strstr(sites[i].name, "scope") ? 1 : 2;
 		}
 	}
+	n_order = check_order(&r, traced, cookies || batched);
+	n_unknown += cookies || batched ? 0 : n_order;
+	/* Every event of every category took the batched path: none fell back to a probe hit. */
+	if (batched && tr_num(cJSON_GetObjectItemCaseSensitive(meta, "batch"), "events") != (double)(emitted + n_order))
+		fail_msg("metadata.batch.events %g, expected every event the sites emitted, %zu",
+			 tr_num(cJSON_GetObjectItemCaseSensitive(meta, "batch"), "events"), emitted + n_order);
 	unknown = tr_meta_num(&r, "events_of_unknown_category");
 	if (unknown != (double)n_unknown)
 		fail_msg("metadata.events_of_unknown_category %g, expected %zu", unknown, n_unknown);
@@ -231,10 +330,11 @@ static void test_list_shows_categories(void **state)
 		const char *file, *name, *cat;
 		unsigned n;
 	} want[] = {
-		{ program, "instant", "verbose", 1 }, { program, "instant", "ctrace", 1 },
-		{ program, "scope_tsc", "ctrace", 1 }, { program, "span_begin", "net", 1 },
-		{ program, "span_end", "net", 1 },    { program, "instant", "net", 1 },
-		{ program, "counter_set", "net", 1 }, { program, "scope_tsc", "net", 1 },
+		{ program, "instant", "verbose", 2 },    { program, "instant", "ctrace", 2 },
+		{ program, "counter_set", "ctrace", 1 }, { program, "scope_tsc", "ctrace", 1 },
+		{ program, "span_begin", "net", 1 },     { program, "span_end", "net", 1 },
+		{ program, "instant", "net", 1 },        { program, "counter_set", "net", 2 },
+		{ program, "scope_tsc", "net", 1 },
 		{ program, "instant", "db", 1 },      { plugin, "instant", "plugin", 1 },
 	};
 	struct tr_cmd c = { 0 };

@@ -17,8 +17,12 @@
 #undef CTRACE_SITE_LAYOUT_ONLY /* the real sites: this test appends events */
 #include "../../include/ctrace.h"
 #include "batch_split.h"
+#include "categories.h"
 
 #define MAX_EVENTS 64
+
+/* Category net's semaphore in this file (defined by its sites' asm), raised by hand. */
+extern volatile unsigned short ctrace_semaphore_net __attribute__((visibility("hidden")));
 
 static struct batch_event seen[MAX_EVENTS];
 static char strings[MAX_EVENTS][2][2100];
@@ -260,6 +264,61 @@ static void test_fallbacks_decline(void **state)
 	assert_int_equal(ctrace__batch_tls->len, 0);
 }
 
+/*
+ * A site of another category batches like the default's, its event
+ * carrying the address of its category's name ("net"), after its
+ * arguments and before its inline strings, on the fast append (literal
+ * name) and the copy (a string copied inline) alike; the default's
+ * carries none and is of the default category.
+ */
+static void test_categories_round_trip(void **state)
+{
+	struct ctrace_span sp;
+	char runtime[16] = "{\"n\":1}";
+
+	(void)state;
+	armed();
+	ctrace_semaphore_net = 1;
+	CTRACE_INSTANT(NULL, "default", CTRACE_SCOPE_THREAD, NULL);
+	CTRACE_IN(net, INSTANT, NULL, "lit", CTRACE_SCOPE_PROCESS, NULL);
+	CTRACE_IN(net, INSTANT, NULL, "copied", CTRACE_SCOPE_THREAD, runtime);
+	CTRACE_IN(net, COUNTER_SET, NULL, "c", 4);
+	CTRACE_IN(net, SPAN_BEGIN, NULL, &sp, "span", NULL);
+	CTRACE_IN(net, SPAN_END, &sp, runtime);
+	CTRACE_IN(net, INSTANT_ARGS, NULL, "typed", CTRACE_SCOPE_THREAD, CTRACE_ARG_INT("k", -3));
+	ctrace_semaphore_net = 0;
+	assert_int_equal(batch_split(ctrace__batch_tls, copy_size(), 0, 1, 1, collect, NULL),
+			 (int64_t)ctrace__batch_tls->first_seq + 7);
+	assert_int_equal(n_seen, 7);
+	assert_int_equal(seen[0].category, 0);
+	assert_int_equal(seen[0].ev.cat, CATEGORY_DEFAULT_ID);
+	for (size_t i = 1; i < n_seen; i++) {
+		assert_true(seen[i].category != 0);
+		assert_string_equal((const char *)(uintptr_t)seen[i].category, "net");
+		assert_int_equal(seen[i].ev.cat, 0); /* the caller reads the name */
+		assert_int_equal(seen[i].seq, seen[i - 1].seq + 1);
+	}
+	assert_int_equal(seen[1].ev.kind, CTRACE_KIND_INSTANT);
+	assert_int_equal(seen[1].ev.arg[2], 'p');
+	assert_string_equal((const char *)(uintptr_t)seen[1].ev.arg[1], "lit");
+	assert_string_equal((const char *)(uintptr_t)seen[2].ev.arg[1], "copied");
+	assert_int_equal(seen[2].ev.args_len, strlen(runtime)); /* inline, after the category word */
+	assert_memory_equal(seen[2].ev.args, runtime, strlen(runtime));
+	assert_int_equal(seen[3].ev.kind, CTRACE_KIND_COUNTER_SET);
+	{
+		double v;
+
+		memcpy(&v, &seen[3].ev.arg[2], sizeof(v));
+		assert_true(v == 4);
+	}
+	assert_int_equal(seen[4].ev.kind, CTRACE_KIND_SPAN_BEGIN);
+	assert_int_equal(seen[4].ev.arg[1], (uintptr_t)&sp);
+	assert_int_equal(seen[5].ev.kind, CTRACE_KIND_SPAN_END);
+	assert_memory_equal(seen[5].ev.args, runtime, strlen(runtime));
+	assert_int_equal(seen[6].ev.kind, CTRACE_KIND_INSTANT);
+	assert_true(seen[6].ev.args_len > 0);
+}
+
 /* Every cut and every changed byte: refused or read within the copy. */
 static void test_hostile_copies(void **state)
 {
@@ -275,6 +334,14 @@ static void test_hostile_copies(void **state)
 		CTRACE_INSTANT(NULL, s, CTRACE_SCOPE_THREAD, s);
 	}
 	CTRACE_COUNTER_ADD(NULL, "c", 1);
+	ctrace_semaphore_net = 1; /* an event with a category word, and one with its strings after it */
+	CTRACE_IN(net, INSTANT, NULL, "n", CTRACE_SCOPE_THREAD, NULL);
+	{
+		char s[16] = "{\"y\":2}";
+
+		CTRACE_IN(net, INSTANT, NULL, s, CTRACE_SCOPE_THREAD, s);
+	}
+	ctrace_semaphore_net = 0;
 	n = copy_size();
 	for (size_t cut = 0; cut < n; cut++) {
 		/* A copy cut short: the header's len no longer fits, or an event is cut. */
@@ -305,6 +372,7 @@ int main(void)
 		cmocka_unit_test(test_from_skips_taken),
 		cmocka_unit_test(test_full_buffer_numbers_on),
 		cmocka_unit_test(test_fallbacks_decline),
+		cmocka_unit_test(test_categories_round_trip),
 		cmocka_unit_test(test_hostile_copies),
 	};
 

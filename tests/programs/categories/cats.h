@@ -20,6 +20,16 @@ CAT_DECLARE(net)
 CAT_DECLARE(db)
 CAT_DECLARE(plugin)
 
+/*
+ * After the rounds, one thread fires ORDER_EVENTS events named "order",
+ * event i carrying i: i % 4 == 0 a default-category instant with a typed
+ * pair {"i":i}, 1 a verbose instant the same, 2 a net counter of value i
+ * (net_order), 3 a default counter of value i. Several buffers' worth, so
+ * that the batched path flushes between them.
+ */
+#define ORDER_EVENTS 4000
+void net_order(int i);
+
 /* The raw semaphore of category `cat` in this object (defined by the header's asm). */
 #define CAT_SEMAPHORE_VALUE(cat)                                               \
 	({                                                                     \

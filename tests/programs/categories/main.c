@@ -8,7 +8,8 @@
  *                         comma-separated ("-": none)
  *
  * Prints "ready", waits until every expected category is armed (10 s at
- * most), fires every site ROUNDS times, then prints one line a category:
+ * most), fires every site ROUNDS times, then the ORDER_EVENTS events of
+ * cats.h (categories interleaved on one thread), then prints one line a category:
  * "cat NAME armed=A semaphore=S evals=E" (read while still traced), and
  * exits 0 (1 if an expected category never came).
  */
@@ -44,6 +45,26 @@ void verbose_fire(int round)
 		  args_of(&verbose_evals_n, round));
 	if (CTRACE_ENABLED_IN(verbose))
 		verbose_evals_n++;
+}
+
+static void order_fire(void)
+{
+	for (int i = 0; i < ORDER_EVENTS; i++) {
+		switch (i % 4) {
+		case 0:
+			CTRACE_INSTANT_ARGS(NULL, "order", CTRACE_SCOPE_THREAD, CTRACE_ARG_INT("i", i));
+			break;
+		case 1:
+			CTRACE_IN(verbose, INSTANT_ARGS, NULL, "order", CTRACE_SCOPE_THREAD, CTRACE_ARG_INT("i", i));
+			break;
+		case 2:
+			net_order(i);
+			break;
+		default:
+			CTRACE_COUNTER_SET(NULL, "order", i);
+			break;
+		}
+	}
 }
 
 int ctrace_armed(void) { return CTRACE_ENABLED(); }
@@ -97,6 +118,7 @@ int main(int argc, char **argv)
 	for (int round = 0; round < ROUNDS; round++)
 		for (size_t i = 0; i < N_CATS; i++)
 			cats[i].fire(round);
+	order_fire();
 	for (size_t i = 0; i < N_CATS; i++)
 		printf("cat %s armed=%d semaphore=%u evals=%u\n", cats[i].name, cats[i].armed(),
 		       cats[i].semaphore(), cats[i].evals());

@@ -29,6 +29,11 @@ void net_fire(int round)
 	CTRACE_SPAN_END(&sp, NULL);
 }
 
+void net_order(int i)
+{
+	CTRACE_COUNTER_SET(NULL, "order", i);
+}
+
 int net_armed(void) { return CTRACE_ENABLED(); }
 unsigned net_sem_value(void) { return __extension__ CAT_SEMAPHORE_VALUE(net); }
 unsigned net_evals(void) { return evals; }
