@@ -505,29 +505,34 @@ void batch_path_tick(struct batch_path *bp, uint64_t now, uint64_t ring_drained_
 	event_merge_release(&bp->merge, c.watermark);
 }
 
-/* The kernel side's count of each thread's events against what came (bpf/ctrace.bpf.c: batch_thread). */
+/*
+ * The kernel side's count of each buffer's events against what came
+ * (bpf/ctrace.bpf.c: batch_buffers, one entry a thread and buffer).
+ */
 static void count_unseen(struct batch_path *bp, int fd)
 {
-	uint32_t key, next;
-	bool first = true;
 	struct {
-		uint64_t buf[4], seq_end[4];
-		uint32_t tgid, pad;
-	} t;
+		uint64_t pid_tgid, buf;
+	} key, next;
+	struct {
+		uint64_t seq_end;
+		uint8_t inherited, watched, pad[6];
+	} b;
+	bool first = true;
 
 	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
+		uint32_t tgid = next.pid_tgid >> 32;
+		struct batch_stream *st;
+
 		first = false;
 		key = next;
-		if (bpf_map_lookup_elem(fd, &key, &t))
+		if (bpf_map_lookup_elem(fd, &key, &b))
 			continue;
-		for (int i = 0; i < 4; i++) {
-			struct batch_stream *st = t.buf[i] ? stream_get(bp, t.tgid, key, t.buf[i], false) : NULL;
-
-			if (st && t.seq_end[i] > st->next_seq)
-				count_gap(bp, st, t.seq_end[i] - st->next_seq);
-			else if (!st && t.buf[i] && !key_map_get(&bp->forks, &t.tgid, sizeof(t.tgid)))
-				bp->lost += t.seq_end[i]; /* not one of its batches came */
-		}
+		st = stream_get(bp, tgid, (uint32_t)key.pid_tgid, key.buf, false);
+		if (st && b.seq_end > st->next_seq)
+			count_gap(bp, st, b.seq_end - st->next_seq);
+		else if (!st && !b.inherited)
+			bp->lost += b.seq_end; /* not one of its batches came */
 	}
 }
 

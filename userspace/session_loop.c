@@ -475,7 +475,7 @@ void session_stop(struct session *s)
 	while (ring_buffer__consume(s->rb) == END_OF_ROUND)
 		round_begin(s, 0);
 	s->counting_only = false;
-	batch_path_finish(&s->bpath, bpf_map__fd(s->skel->maps.batch_threads));
+	batch_path_finish(&s->bpath, bpf_map__fd(s->skel->maps.batch_buffers));
 	s->stats.batch_lost = s->bpath.lost;
 	report_drops(s);
 	report_untraced(s);
