@@ -1488,10 +1488,12 @@ static __always_inline void batch_copy(__u64 pid_tgid, __u64 buf, struct batch_b
 {
 	struct batch_header h;
 
+	/*
+	 * Not checked against the header's tid: that is the thread's id in its
+	 * own pid namespace (a container's), and a forked child's buffers name
+	 * its parent. No other thread takes a buffer over while this one lives.
+	 */
 	if (bpf_probe_read_user(&h, sizeof(h), (const void *)buf) || h.magic != 0x43544231 || !h.len)
-		return;
-	/* Its own, or its parent's copy in a forked child: never one another thread took over. */
-	if (h.tid != (__u32)pid_tgid && !(b && b->inherited))
 		return;
 	if (b)
 		b->seq_end = h.first_seq + h.count;

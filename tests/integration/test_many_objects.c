@@ -12,7 +12,8 @@
  * thread's death can keep the events still in the buffers. The same with
  * 20 threads in a row (each thread's buffers are taken over, and emptied,
  * by the next one), with 70 libraries, and with the syscall watch of
- * kernels without sched_prepare_exec.
+ * kernels without sched_prepare_exec. A buffer the kernel side cannot
+ * watch (its table full) is counted and said.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -72,6 +73,7 @@ static int free_all(void **state)
 {
 	(void)state;
 	unsetenv("CTRACE_DEATH_WATCH");
+	unsetenv("CTRACE_BATCH_SLOTS_MAX");
 	tr_free(&r);
 	return 0;
 }
@@ -100,19 +102,17 @@ static void run_many(const char *mode, int nlibs)
 }
 
 /*
- * Every event of `threads` threads in nlibs + 1 objects, by its args.n:
- * each is in the trace once, on one thread per emitting thread, or counted
- * in dropped_events. Nothing here can fill the ring (a few KiB of
- * events), so every event is expected kept.
+ * The events of `threads` threads in nlibs + 1 objects found in the trace,
+ * by their args.n: fails if one is there twice, or on another thread than
+ * the rest of its thread's.
  */
-static void check_every_event(int nlibs, int threads)
+static int count_kept(int nlibs, int threads)
 {
 	int objects = nlibs + 1, emitted = threads * objects * EVENTS, kept = 0;
 	unsigned char *seen = calloc((size_t)emitted, 1);
 	double *tids = calloc((size_t)threads, sizeof(double));
 	const char *done = r.prog_stdout ? strstr(r.prog_stdout, "done emitted=") : NULL;
 	const cJSON *ev;
-	double dropped = tr_meta_num(&r, "dropped_events");
 
 	assert_non_null(seen);
 	assert_non_null(tids);
@@ -141,14 +141,27 @@ static void check_every_event(int nlibs, int threads)
 			fail_msg("thread %d's events are on threads %.0f and %.0f", t, tids[t], tr_num(ev, "tid"));
 		kept++;
 	}
+	free(seen);
+	free(tids);
+	return kept;
+}
+
+/*
+ * Every event is in the trace once, or counted in dropped_events. Nothing
+ * here can fill the ring (a few KiB of events), so every event is expected
+ * kept.
+ */
+static void check_every_event(int nlibs, int threads)
+{
+	int emitted = threads * (nlibs + 1) * EVENTS, kept = count_kept(nlibs, threads);
+	double dropped = tr_meta_num(&r, "dropped_events");
+
 	print_message("%d events emitted in %d objects by %d thread(s): %d kept, %.0f dropped\n", emitted,
-		      objects, threads, kept, dropped);
+		      nlibs + 1, threads, kept, dropped);
 	if (kept + dropped != emitted)
 		fail_msg("kept %d + dropped %.0f != emitted %d: %.0f events lost and not counted", kept, dropped,
 			 emitted, emitted - kept - dropped);
 	assert_int_equal(kept, emitted);
-	free(seen);
-	free(tids);
 }
 
 /* main's events in the executable and 8 libraries (9 buffers), then _exit(). */
@@ -184,6 +197,29 @@ static void test_threads_watched_by_syscalls(void **state)
 	check_every_event(8, THREADS);
 }
 
+/*
+ * A table of threads' buffers too small for the thread's 9
+ * (CTRACE_BATCH_SLOTS_MAX=4): the 5 buffers the kernel side cannot copy at
+ * the thread's death are counted in metadata.batch.unwatched_buffers and
+ * said on stderr; the 4 it watches are copied.
+ */
+static void test_buffers_not_watched_are_said(void **state)
+{
+	const cJSON *batch;
+
+	(void)state;
+	if (per_event_run())
+		skip(); /* no buffers */
+	setenv("CTRACE_BATCH_SLOTS_MAX", "4", 1);
+	run_many("exit", 8);
+	batch = cJSON_GetObjectItem(tr_meta(&r), "batch");
+	assert_int_equal((int)tr_num(batch, "unwatched_buffers"), 5);
+	if (!strstr(r.tracer_stderr, "5 batch buffers were not watched"))
+		fail_msg("the tracer did not say that 5 buffers were not watched; stderr:\n%s", r.tracer_stderr);
+	if (count_kept(8, 1) < 4 * EVENTS)
+		fail_msg("%d events kept: fewer than the %d of the 4 buffers watched", count_kept(8, 1), 4 * EVENTS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -191,6 +227,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_threads_in_a_row_with_events_in_nine_objects, free_all),
 		cmocka_unit_test_teardown(test_exit_with_events_in_seventy_one_objects, free_all),
 		cmocka_unit_test_teardown(test_threads_watched_by_syscalls, free_all),
+		cmocka_unit_test_teardown(test_buffers_not_watched_are_said, free_all),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
