@@ -11,8 +11,8 @@
  * test_libraries builds its own), then exits at once: only the copy at the
  * thread's death can keep the events still in the buffers. The same with
  * 20 threads in a row (each thread's buffers are taken over, and emptied,
- * by the next one), with 70 libraries, and with the syscall watch of
- * kernels without sched_prepare_exec. A buffer the kernel side cannot
+ * by the next one), with 70 libraries, in a forked child, and with the
+ * syscall watch of kernels without sched_prepare_exec. A buffer the kernel side cannot
  * watch (its table full) is counted and said.
  */
 #include <errno.h>
@@ -83,8 +83,8 @@ static bool per_event_run(void)
 	return getenv("CTRACE_NO_BATCH") && !strcmp(getenv("CTRACE_NO_BATCH"), "1");
 }
 
-/* `many_objects MODE WAIT DIR nlibs` traced with -p PID; fails unless both exit 0. */
-static void run_many(const char *mode, int nlibs)
+/* `many_objects MODE WAIT DIR nlibs` traced with -p PID and tracer_args; fails unless both exit 0. */
+static void run_many(const char *mode, int nlibs, const char *const *tracer_args)
 {
 	char n[16];
 	const char *const prog_args[] = { mode, per_event_run() ? "armed" : "batched", libdir, n, NULL };
@@ -93,7 +93,7 @@ static void run_many(const char *mode, int nlibs)
 	if (build_error[0])
 		fail_msg("building the test library failed: %s", build_error);
 	snprintf(n, sizeof(n), "%d", nlibs);
-	if (tr_run(&r, "many_objects", prog_args, NULL) < 0)
+	if (tr_run(&r, "many_objects", prog_args, tracer_args) < 0)
 		fail_msg("%s", r.error);
 	if (r.prog_exit != 0)
 		fail_msg("many_objects exited %d; stdout:\n%s", r.prog_exit, r.prog_stdout);
@@ -168,7 +168,7 @@ static void check_every_event(int nlibs, int threads)
 static void test_exit_with_events_in_nine_objects(void **state)
 {
 	(void)state;
-	run_many("exit", 8);
+	run_many("exit", 8, NULL);
 	check_every_event(8, 1);
 }
 
@@ -176,7 +176,7 @@ static void test_exit_with_events_in_nine_objects(void **state)
 static void test_threads_in_a_row_with_events_in_nine_objects(void **state)
 {
 	(void)state;
-	run_many("threads", 8);
+	run_many("threads", 8, NULL);
 	check_every_event(8, THREADS);
 }
 
@@ -184,7 +184,7 @@ static void test_threads_in_a_row_with_events_in_nine_objects(void **state)
 static void test_exit_with_events_in_seventy_one_objects(void **state)
 {
 	(void)state;
-	run_many("exit", MOST_LIBS);
+	run_many("exit", MOST_LIBS, NULL);
 	check_every_event(MOST_LIBS, 1);
 }
 
@@ -193,8 +193,23 @@ static void test_threads_watched_by_syscalls(void **state)
 {
 	(void)state;
 	setenv("CTRACE_DEATH_WATCH", "syscalls", 1);
-	run_many("threads", 8);
+	run_many("threads", 8, NULL);
 	check_every_event(8, THREADS);
+}
+
+/*
+ * Followed (-f), main forks after its events in 9 objects: the child's
+ * copies of main's 9 buffers, with its own events appended, are copied at
+ * its exit; main's events once (not again from the child's copies), the
+ * child's once.
+ */
+static void test_forked_child_with_events_in_nine_objects(void **state)
+{
+	const char *const follow[] = { "-f", NULL };
+
+	(void)state;
+	run_many("fork", 8, follow);
+	check_every_event(8, 2);
 }
 
 /*
@@ -211,7 +226,7 @@ static void test_buffers_not_watched_are_said(void **state)
 	if (per_event_run())
 		skip(); /* no buffers */
 	setenv("CTRACE_BATCH_SLOTS_MAX", "4", 1);
-	run_many("exit", 8);
+	run_many("exit", 8, NULL);
 	batch = cJSON_GetObjectItem(tr_meta(&r), "batch");
 	assert_int_equal((int)tr_num(batch, "unwatched_buffers"), 5);
 	if (!strstr(r.tracer_stderr, "5 batch buffers were not watched"))
@@ -227,6 +242,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_threads_in_a_row_with_events_in_nine_objects, free_all),
 		cmocka_unit_test_teardown(test_exit_with_events_in_seventy_one_objects, free_all),
 		cmocka_unit_test_teardown(test_threads_watched_by_syscalls, free_all),
+		cmocka_unit_test_teardown(test_forked_child_with_events_in_nine_objects, free_all),
 		cmocka_unit_test_teardown(test_buffers_not_watched_are_said, free_all),
 	};
 

@@ -21,6 +21,9 @@
  *             events in the executable and in each library, then
  *             returning (the next thread takes its buffers over and
  *             empties them)
+ *   fork      main emits EVENTS events in each object, fork()s; the
+ *             child (thread 1) emits EVENTS more in each, into its copies
+ *             of main's buffers, and _exit(0)s; main waits for it
  *
  * prints "done emitted=E" and _exit(0)s: no destructor, no flush. Each
  * event says which it is in args.n: thread * 1000000 + object * 100 + i,
@@ -34,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "elapsed.h"
 #include "ready.h"
@@ -113,10 +117,10 @@ int main(int argc, char **argv)
 	struct timespec t0;
 	int threads = 1, batched;
 
-	if (argc != 5 || (strcmp(argv[1], "exit") && strcmp(argv[1], "threads")) ||
+	if (argc != 5 || (strcmp(argv[1], "exit") && strcmp(argv[1], "threads") && strcmp(argv[1], "fork")) ||
 	    (strcmp(argv[2], "batched") && strcmp(argv[2], "armed")) || atoi(argv[4]) < 0 ||
 	    atoi(argv[4]) > LIBS_MAX) {
-		fprintf(stderr, "usage: many_objects exit|threads batched|armed DIR N (N <= %d)\n", LIBS_MAX);
+		fprintf(stderr, "usage: many_objects exit|threads|fork batched|armed DIR N (N <= %d)\n", LIBS_MAX);
 		return 2;
 	}
 	batched = !strcmp(argv[2], "batched");
@@ -134,6 +138,21 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "exit")) {
 		emit_everywhere(0);
+	} else if (!strcmp(argv[1], "fork")) {
+		pid_t child;
+		int status;
+
+		emit_everywhere(0);
+		child = fork();
+		if (child == 0) {
+			emit_everywhere(1);
+			_exit(0);
+		}
+		if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status)) {
+			fputs("fork failed\n", stderr);
+			return 2;
+		}
+		threads = 2;
 	} else {
 		threads = THREADS;
 		for (long t = 0; t < threads; t++) {
