@@ -1143,6 +1143,7 @@ static __always_inline void process_record(__u16 kind, __u64 a0, __u64 a1,
 }
 
 static __always_inline void batch_fork(__u32 child_tgid, __u32 child_tid);
+static __always_inline void batch_forget(__u64 pid_tgid);
 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(ctrace_fork, struct task_struct *parent, struct task_struct *child)
@@ -1187,6 +1188,8 @@ int BPF_PROG(ctrace_exec, struct task_struct *p, pid_t old_pid,
 	/* Set by the binary's loader (load_elf_binary), before this tracepoint. */
 	img.start_code = BPF_CORE_READ(p, mm, start_code);
 	literal_epoch_bump(tgid); /* a new image: its literals are elsewhere */
+	/* Its buffers went with the old image (copied as the exec began). */
+	batch_forget((__u64)tgid << 32 | (__u32)old_pid);
 	/* old_pid: the thread that called exec(); not the tgid when another thread did. */
 	/* p->comm: the new program's, set before this tracepoint (begin_new_exec). */
 	process_record(CTRACE_KIND_EXEC, tgid, (__u32)old_pid, BPF_CORE_READ(bprm, filename), p->comm,
@@ -1224,6 +1227,7 @@ int BPF_PROG(ctrace_exit, struct task_struct *p)
 		if (exit_rescue)
 			batch_rescue(CTRACE_BATCH_WHY_EXITING);
 	}
+	batch_forget(bpf_get_current_pid_tgid()); /* copied by now, at its exit or fatal signal */
 	/* signal->live counts the threads not yet in do_exit (this one is). */
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
@@ -1266,26 +1270,90 @@ int BPF_KPROBE(ctrace_link_map)
  * Not cut off by `stopping`: a batch flushed after the stop may hold events
  * from before it, and the loader cuts by each event's own time.
  *
- * batch_threads: where each thread's buffer is (tid -> buffer, filled at
- * every flush, a new buffer's first one included), so that the kernel side
- * can copy it when the thread dies without flushing (a fatal signal,
+ * A thread has a buffer in each object it emits events in (the executable,
+ * each library), and the kernel side keeps track of them all, so that it
+ * can copy each when the thread dies without flushing (a fatal signal,
  * exit(), exec), and the loader can tell, at the stop, how far each thread
- * had numbered its events (seq_end): the gaps are what was lost.
+ * had numbered each buffer's events (seq_end): the gaps are what was lost.
+ *
+ *   batch_threads  thread (pid_tgid) -> how many buffers it has, numbered
+ *                  0, 1, ... in the order it first flushed them;
+ *   batch_slots    (thread, number) -> the buffer: what the copy at its
+ *                  death walks;
+ *   batch_buffers  (thread, buffer) -> seq_end, set at every flush (one
+ *                  lookup a flush: not per event) and at the copy.
+ *
+ * The first two hold living threads only: a thread's entries go when it
+ * exits, or execs (its buffers go with its memory), so they do not fill
+ * with thread churn, and a reused tid starts afresh. They are plain hash
+ * maps: one full is a buffer not watched, counted in batch_unwatched,
+ * never an entry of a living thread pushed out. batch_buffers stays to
+ * the stop for the loader (an LRU, as the literals: the oldest entries
+ * are of threads long dead, whose copies came).
+ *
+ * The copy at a thread's death walks its buffers with two nested loops,
+ * each calling a global function (verified once on its own, not once per
+ * turn of the loop that calls it, as an inlined body would be): a turn
+ * costs the verifier a few instructions whatever one buffer's copy costs,
+ * and no bpf_loop is needed (5.17). BATCH_BUFFERS_MAX buffers a thread,
+ * one an object: an object takes at least 2 mappings (its code, its
+ * data), and the default vm.max_map_count (65530) lets no process map
+ * more than 32765 objects.
  */
-#define BATCH_SLOTS 4 /* buffers of one thread: one per object (executable, libraries) it traces in */
+#define BATCH_WALK 256 /* buffers a group, groups a thread */
+#define BATCH_BUFFERS_MAX (BATCH_WALK * BATCH_WALK)
+
 struct batch_thread {
-	__u64 buf[BATCH_SLOTS];
-	__u64 seq_end[BATCH_SLOTS]; /* the sequence number after the last event flushed */
-	__u32 tgid;
+	__u32 buffers; /* numbered 0 .. buffers - 1 in batch_slots */
 	__u32 pad;
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
-	__type(key, __u32);
+	__type(key, __u64);
 	__type(value, struct batch_thread);
 } batch_threads SEC(".maps");
+
+struct batch_slot_key {
+	__u64 pid_tgid;
+	__u32 number;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 131072);
+	__type(key, struct batch_slot_key);
+	__type(value, __u64);
+} batch_slots SEC(".maps");
+
+/* The loader reads these (userspace/batch_path.c: count_unseen). */
+struct batch_buffer_key {
+	__u64 pid_tgid;
+	__u64 buf;
+};
+
+struct batch_buffer {
+	__u64 seq_end;  /* the sequence number after the last event flushed or copied */
+	__u8 inherited; /* a forked child's copy of its parent's buffer (batch_fork) */
+	__u8 watched;   /* in batch_slots now: copied at the thread's death */
+	__u8 pad[6];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 131072);
+	__type(key, struct batch_buffer_key);
+	__type(value, struct batch_buffer);
+} batch_buffers SEC(".maps");
+
+/*
+ * Buffers not watched (batch_threads or batch_slots full, or a thread past
+ * BATCH_BUFFERS_MAX): at their thread's death, their last events can be
+ * neither copied nor counted. Read by the loader.
+ */
+__u64 batch_unwatched = 0;
 
 /* Batches the ring had no room for (their events: the loader counts them by sequence). */
 __u64 batch_dropped = 0;
@@ -1374,30 +1442,43 @@ full:
 	return false;
 }
 
-/* Notes where a thread's buffer is (one lookup per flush, not per event). */
-static __always_inline void batch_note(__u32 tid, __u32 tgid, __u64 buf, __u64 seq_end)
+/* A buffer the thread flushes for the first time: numbered, to be copied at its death. */
+static __always_inline bool batch_watch(__u64 pid_tgid, __u64 buf)
 {
-	struct batch_thread *t = bpf_map_lookup_elem(&batch_threads, &tid);
-	int slot = -1;
+	struct batch_thread *t = bpf_map_lookup_elem(&batch_threads, &pid_tgid);
+	struct batch_thread first = {};
+	struct batch_slot_key s = { pid_tgid, 0, 0 };
 
-	if (!t || t->tgid != tgid) {
-		struct batch_thread fresh = { .tgid = tgid };
+	if (!t) {
+		bpf_map_update_elem(&batch_threads, &pid_tgid, &first, BPF_NOEXIST);
+		t = bpf_map_lookup_elem(&batch_threads, &pid_tgid);
+	}
+	if (!t || t->buffers >= BATCH_BUFFERS_MAX)
+		goto unwatched;
+	s.number = t->buffers;
+	if (bpf_map_update_elem(&batch_slots, &s, &buf, BPF_ANY))
+		goto unwatched;
+	t->buffers++; /* only the thread itself (or its fork, before it runs) adds its buffers */
+	return true;
+unwatched:
+	__sync_fetch_and_add(&batch_unwatched, 1);
+	return false;
+}
 
-		fresh.buf[0] = buf;
-		fresh.seq_end[0] = seq_end;
-		bpf_map_update_elem(&batch_threads, &tid, &fresh, BPF_ANY);
+/* Notes how far a thread's buffer is numbered (one lookup per flush, not per event). */
+static __always_inline void batch_note(__u64 pid_tgid, __u64 buf, __u64 seq_end)
+{
+	struct batch_buffer_key k = { pid_tgid, buf };
+	struct batch_buffer *b = bpf_map_lookup_elem(&batch_buffers, &k);
+	struct batch_buffer fresh = { .seq_end = seq_end };
+
+	if (b && b->watched) {
+		b->seq_end = seq_end;
 		return;
 	}
-	for (int i = BATCH_SLOTS - 1; i >= 0; i--)
-		if (t->buf[i] == buf || (slot < 0 && !t->buf[i]))
-			slot = i;
-	for (int i = 0; i < BATCH_SLOTS; i++)
-		if (t->buf[i] == buf)
-			slot = i;
-	if (slot < 0)
-		slot = BATCH_SLOTS - 1; /* a fifth object: the last slot's buffer is no longer copied at death */
-	t->buf[slot & (BATCH_SLOTS - 1)] = buf;
-	t->seq_end[slot & (BATCH_SLOTS - 1)] = seq_end;
+	/* New, or of a thread gone whose tid and buffer this one took over (or an image before an exec). */
+	fresh.watched = batch_watch(pid_tgid, buf);
+	bpf_map_update_elem(&batch_buffers, &k, &fresh, BPF_ANY);
 }
 
 /*
@@ -1428,40 +1509,133 @@ int BPF_KPROBE(ctrace_batch, __u64 buf, __u64 bytes, __u64 why, __u64 seq_end)
 
 	if (!pid_tgid)
 		return 0;
-	batch_note((__u32)pid_tgid, pid_tgid >> 32, buf, seq_end);
+	batch_note(pid_tgid, buf, seq_end);
 	batch_send(pid_tgid, buf, bytes, why, seq_end, PT_REGS_RC(ctx), true);
 	return 0;
+}
+
+/* What batch_walk does with each buffer of a thread. */
+#define BATCH_COPY 0    /* into the ring: the thread dies or execs (arg: why) */
+#define BATCH_INHERIT 1 /* to the forked child (arg: its pid_tgid) */
+#define BATCH_FORGET 2  /* the thread is gone: out of batch_slots */
+
+/* The copy of one buffer at its thread's death, and its seq_end for the loader. */
+static __always_inline void batch_copy(__u64 pid_tgid, __u64 buf, struct batch_buffer *b, __u64 why)
+{
+	struct batch_header h;
+
+	/*
+	 * Not checked against the header's tid: that is the thread's id in its
+	 * own pid namespace (a container's), and a forked child's buffers name
+	 * its parent. No other thread takes a buffer over while this one lives.
+	 */
+	if (bpf_probe_read_user(&h, sizeof(h), (const void *)buf) || h.magic != 0x43544231 ||
+	    (!h.len && why == CTRACE_BATCH_WHY_LINK_MAP))
+		return;
+	if (b)
+		b->seq_end = h.first_seq + h.count;
+	/*
+	 * Its last copy, an empty buffer's too, when the thread dies or execs:
+	 * the loader forgets the stream at it, so once it is sent nothing of
+	 * it is left to count. Not sent: kept, counted by seq_end at the stop.
+	 */
+	if (batch_send(pid_tgid, buf, 64 + (__u64)h.len, why, h.first_seq + h.count, 0, false) &&
+	    why != CTRACE_BATCH_WHY_LINK_MAP) {
+		struct batch_buffer_key k = { pid_tgid, buf };
+
+		bpf_map_delete_elem(&batch_buffers, &k);
+	}
+}
+
+/* The forked child has its parent's buffer at the same address: watched under its own pid_tgid too. */
+static __always_inline void batch_inherit(__u64 child, __u32 number, __u64 buf, const struct batch_buffer *b)
+{
+	struct batch_slot_key s = { child, number, 0 };
+	struct batch_buffer_key k = { child, buf };
+	struct batch_buffer c = { .inherited = 1, .watched = 1 };
+
+	if (b)
+		c.seq_end = b->seq_end;
+	if (bpf_map_update_elem(&batch_slots, &s, &buf, BPF_ANY)) {
+		__sync_fetch_and_add(&batch_unwatched, 1);
+		c.watched = 0;
+	}
+	bpf_map_update_elem(&batch_buffers, &k, &c, BPF_ANY);
+}
+
+/* Buffer `number` of a thread: global, so verified once, not once per turn of batch_walk's loops. */
+__noinline int batch_buffer_op(__u64 pid_tgid, __u32 number, __u32 op, __u64 arg)
+{
+	struct batch_slot_key s = { pid_tgid, number, 0 };
+	struct batch_buffer_key k = { pid_tgid, 0 };
+	struct batch_buffer *b;
+	__u64 *buf = bpf_map_lookup_elem(&batch_slots, &s);
+
+	if (!buf)
+		return 0;
+	k.buf = *buf;
+	b = bpf_map_lookup_elem(&batch_buffers, &k);
+	if (op == BATCH_COPY) {
+		batch_copy(pid_tgid, k.buf, b, arg);
+	} else if (op == BATCH_INHERIT) {
+		batch_inherit(arg, number, k.buf, b);
+	} else {
+		if (b)
+			b->watched = 0; /* kept for the loader's count; a thread taking it over watches it anew */
+		bpf_map_delete_elem(&batch_slots, &s);
+	}
+	return 0;
+}
+
+/* Buffers first .. first + BATCH_WALK - 1 (below `buffers`) of a thread. */
+__noinline int batch_walk_group(__u64 pid_tgid, __u32 first, __u32 buffers, __u32 op, __u64 arg)
+{
+#pragma clang loop unroll(disable)
+	for (__u32 i = 0; i < BATCH_WALK; i++) {
+		if (first + i >= buffers)
+			break;
+		batch_buffer_op(pid_tgid, first + i, op, arg);
+	}
+	return 0;
+}
+
+/* Every buffer of a thread (`buffers` of them, at most BATCH_BUFFERS_MAX). */
+static __always_inline void batch_walk(__u64 pid_tgid, __u32 buffers, __u32 op, __u64 arg)
+{
+#pragma clang loop unroll(disable)
+	for (__u32 g = 0; g < BATCH_WALK; g++) {
+		if (g * BATCH_WALK >= buffers)
+			break;
+		batch_walk_group(pid_tgid, g * BATCH_WALK, buffers, op, arg);
+	}
 }
 
 /* The current thread dies (or execs) with events in its buffers: they go now. */
 static __always_inline void batch_rescue(__u64 why)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)pid_tgid;
-	struct batch_thread *t = bpf_map_lookup_elem(&batch_threads, &tid);
+	struct batch_thread *t;
 
-	/* A forked child's entry is its parent's buffers (batch_fork): their headers name the parent. */
-	if (!t || t->tgid != pid_tgid >> 32 || (filter_by_map && !current_traced(pid_tgid >> 32)))
+	if (filter_by_map && !current_traced(pid_tgid >> 32))
 		return;
-	for (int i = 0; i < BATCH_SLOTS; i++) {
-		struct batch_header h;
-		__u64 buf = t->buf[i];
+	t = bpf_map_lookup_elem(&batch_threads, &pid_tgid);
+	if (t)
+		batch_walk(pid_tgid, t->buffers, BATCH_COPY, why);
+}
 
-		/* An empty buffer too at a death: its copy tells the loader the stream is over. */
-		if (!buf || bpf_probe_read_user(&h, sizeof(h), (const void *)buf) ||
-		    h.magic != 0x43544231 || (!h.len && why == CTRACE_BATCH_WHY_LINK_MAP))
-			continue;
-		t->seq_end[i] = h.first_seq + h.count;
-		/*
-		 * Its last copy, when the thread dies or execs, sent: nothing of
-		 * it is left to count (the loader forgets the stream too). Not
-		 * sent: kept, and at the stop the loader counts what it never
-		 * got by seq_end.
-		 */
-		if (batch_send(pid_tgid, buf, 64 + (__u64)h.len, why, h.first_seq + h.count, 0, false) &&
-		    why != CTRACE_BATCH_WHY_LINK_MAP)
-			t->buf[i] = 0;
-	}
+/*
+ * A thread gone (its exit) or its buffers gone (its exec), after its
+ * buffers were copied: its entries go (batch_buffers' stay, for the
+ * loader's count).
+ */
+static __always_inline void batch_forget(__u64 pid_tgid)
+{
+	struct batch_thread *t = bpf_map_lookup_elem(&batch_threads, &pid_tgid);
+
+	if (!t)
+		return;
+	batch_walk(pid_tgid, t->buffers, BATCH_FORGET, 0);
+	bpf_map_delete_elem(&batch_threads, &pid_tgid);
 }
 
 /*
@@ -1549,19 +1723,22 @@ int ctrace_batch_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 }
 
 /*
- * The child of a fork has a copy of its parent's buffer (events its parent
- * will flush too: the loader drops them from the child's stream, by time):
- * known under the child's tid from the start, for batch_rescue().
+ * The child of a fork has a copy of its parent's buffers (events its
+ * parent will flush too: the loader drops them from the child's streams,
+ * by time): known under the child's pid_tgid from the start, for
+ * batch_rescue().
  */
 static __always_inline void batch_fork(__u32 child_tgid, __u32 child_tid)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct batch_thread *t = bpf_map_lookup_elem(&batch_threads, &tid);
-	struct batch_thread c;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 child = (__u64)child_tgid << 32 | child_tid;
+	struct batch_thread *t = bpf_map_lookup_elem(&batch_threads, &pid_tgid);
 
 	if (!t)
 		return;
-	c = *t;
-	c.tgid = child_tgid;
-	bpf_map_update_elem(&batch_threads, &child_tid, &c, BPF_ANY);
+	if (bpf_map_update_elem(&batch_threads, &child, t, BPF_ANY)) {
+		__sync_fetch_and_add(&batch_unwatched, t->buffers);
+		return;
+	}
+	batch_walk(pid_tgid, t->buffers, BATCH_INHERIT, child);
 }

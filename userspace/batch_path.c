@@ -735,7 +735,7 @@ void batch_path_tick(struct batch_path *bp, uint64_t now, uint64_t ring_drained_
 	event_merge_release(&bp->merge, c.watermark);
 }
 
-/* {tgid, tid, buffer} -> its latest stream: what the kernel side's slots name (they know no `born`). */
+/* {tgid, tid, buffer} -> its latest stream: what the kernel side's entries name (they know no `born`). */
 static void index_latest(const void *key, size_t len, void *value, void *ctx)
 {
 	struct key_map *latest = ctx;
@@ -750,37 +750,37 @@ static void index_latest(const void *key, size_t len, void *value, void *ctx)
 }
 
 /*
- * The kernel side's count of each thread's events against what came
- * (bpf/ctrace.bpf.c: batch_thread): a slot still set is a buffer whose
- * last copy did not come (a dying thread's, when the ring was full; a
- * live thread's last flushes).
+ * The kernel side's count of each buffer's events against what came
+ * (bpf/ctrace.bpf.c: batch_buffers, one entry a thread and buffer; the
+ * entry of a buffer whose last copy at its thread's death was sent is
+ * gone, as is its stream here).
  */
 static void count_unseen(struct batch_path *bp, int fd)
 {
-	uint32_t key, next;
-	bool first = true;
 	struct key_map latest;
 	struct {
-		uint64_t buf[4], seq_end[4];
-		uint32_t tgid, pad;
-	} t;
+		uint64_t pid_tgid, buf;
+	} key, next;
+	struct {
+		uint64_t seq_end;
+		uint8_t inherited, watched, pad[6];
+	} b;
+	bool first = true;
 
 	key_map_init(&latest);
 	key_map_each(&bp->streams, index_latest, &latest);
 	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
+		struct batch_stream *st;
+
 		first = false;
 		key = next;
-		if (bpf_map_lookup_elem(fd, &key, &t))
+		if (bpf_map_lookup_elem(fd, &key, &b))
 			continue;
-		for (int i = 0; i < 4; i++) {
-			uint64_t k[2] = { (uint64_t)t.tgid << 32 | key, t.buf[i] };
-			struct batch_stream *st = t.buf[i] ? key_map_get(&latest, k, sizeof(k)) : NULL;
-
-			if (st && t.seq_end[i] > st->next_seq)
-				count_gap(bp, st, t.seq_end[i] - st->next_seq);
-			else if (!st && t.buf[i] && !key_map_get(&bp->forks, &t.tgid, sizeof(t.tgid)))
-				bp->lost += t.seq_end[i]; /* not one of its batches came */
-		}
+		st = key_map_get(&latest, &key, sizeof(key));
+		if (st && b.seq_end > st->next_seq)
+			count_gap(bp, st, b.seq_end - st->next_seq);
+		else if (!st && !b.inherited)
+			bp->lost += b.seq_end; /* not one of its batches came */
 	}
 	key_map_free(&latest);
 }

@@ -170,6 +170,10 @@ static struct ctrace_bpf *load_programs(const struct trace_options *o, enum prog
 		skel->rodata->ns_per_tick = traced_set_ns_per_tick();
 		if (max && atoi(max) > 0)
 			bpf_map__set_max_entries(skel->maps.traced_tgids, (__u32)atoi(max));
+		/* CTRACE_BATCH_SLOTS_MAX=N: a smaller table of threads' buffers (the tests fill it). */
+		max = getenv("CTRACE_BATCH_SLOTS_MAX");
+		if (max && atoi(max) > 0)
+			bpf_map__set_max_entries(skel->maps.batch_slots, (__u32)atoi(max));
 	}
 	if (exe) {
 		/* The kernel's s_dev encoding: major << 20 | minor. */

@@ -347,6 +347,7 @@ void chrome_trace_write_end(struct chrome_trace *tf, struct json_writer *w, uint
 		jw_u64(w, s->batched_events);
 		write_kv_u64(w, "threads", s->batch_threads);
 		write_kv_u64(w, "lost_events", s->batch_lost);
+		write_kv_u64(w, "unwatched_buffers", s->batch_unwatched);
 		write_kv_u64(w, "before_tracing", s->batch_before_tracing);
 		write_kv_u64(w, "adopted_buffers", s->batch_adopted);
 		write_kv_u64(w, "inherited_at_fork", s->batch_inherited_at_fork);

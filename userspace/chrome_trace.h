@@ -82,6 +82,7 @@ struct trace_stats {
 	uint64_t batched_events;   /* events that came in threads' buffers */
 	uint64_t batch_threads;    /* buffers seen: one per thread and object */
 	uint64_t batch_lost;       /* numbered by a thread, never seen (in dropped) */
+	uint64_t batch_unwatched;  /* buffers the kernel side could not copy at their thread's death */
 	uint64_t batch_before_tracing;    /* left in a buffer by an earlier trace: left out */
 	uint64_t batch_adopted;           /* buffers the process had before this trace, found at attach */
 	uint64_t batch_inherited_at_fork; /* a child's copy of its parent's events: left out */

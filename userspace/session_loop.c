@@ -479,8 +479,12 @@ void session_stop(struct session *s)
 	while (ring_buffer__consume(s->rb) == END_OF_ROUND)
 		round_begin(s, 0);
 	s->counting_only = false;
-	batch_path_finish(&s->bpath, bpf_map__fd(s->skel->maps.batch_threads));
+	batch_path_finish(&s->bpath, bpf_map__fd(s->skel->maps.batch_buffers));
 	s->stats.batch_lost = s->bpath.lost;
+	s->stats.batch_unwatched = s->skel->bss->batch_unwatched;
+	if (s->stats.batch_unwatched)
+		fprintf(stderr, "ctrace-bpf: %llu batch buffers were not watched (the kernel side's table of threads' buffers was full): what a thread left in them when it died is lost uncounted (metadata.batch.unwatched_buffers); --no-batch keeps every event\n",
+			(unsigned long long)s->stats.batch_unwatched);
 	report_drops(s);
 	report_untraced(s);
 	s->stats.records_unread_at_stop = s->unread_at_stop;

@@ -46,6 +46,12 @@ int probelib_armed(void)
 	return CTRACE_ENABLED();
 }
 
+/* True while a batching tracer has raised this library's batch semaphore (usdt/ctrace_batch.h). */
+int probelib_batching(void)
+{
+	return ctrace_batch_semaphore != 0;
+}
+
 /*
  * Waits up to timeout_ms, polling every 1 ms, for this library's semaphore:
  * the milliseconds it took, or -1 if it never rose.
