@@ -1519,8 +1519,11 @@ int BPF_KPROBE(ctrace_batch, __u64 buf, __u64 bytes, __u64 why, __u64 seq_end)
 #define BATCH_INHERIT 1 /* to the forked child (arg: its pid_tgid) */
 #define BATCH_FORGET 2  /* the thread is gone: out of batch_slots */
 
-/* The copy of one buffer at its thread's death, and its seq_end for the loader. */
-static __always_inline void batch_copy(__u64 pid_tgid, __u64 buf, struct batch_buffer *b, __u64 why)
+/*
+ * The copy of one buffer at its thread's death, and its seq_end for the
+ * loader; true when it was its last (sent, and the thread dies or execs).
+ */
+static __always_inline bool batch_copy(__u64 pid_tgid, __u64 buf, struct batch_buffer *b, __u64 why)
 {
 	struct batch_header h;
 
@@ -1531,20 +1534,12 @@ static __always_inline void batch_copy(__u64 pid_tgid, __u64 buf, struct batch_b
 	 */
 	if (bpf_probe_read_user(&h, sizeof(h), (const void *)buf) || h.magic != 0x43544231 ||
 	    (!h.len && why == CTRACE_BATCH_WHY_LINK_MAP))
-		return;
+		return false;
 	if (b)
 		b->seq_end = h.first_seq + h.count;
-	/*
-	 * Its last copy, an empty buffer's too, when the thread dies or execs:
-	 * the loader forgets the stream at it, so once it is sent nothing of
-	 * it is left to count. Not sent: kept, counted by seq_end at the stop.
-	 */
-	if (batch_send(pid_tgid, buf, 64 + (__u64)h.len, why, h.first_seq + h.count, 0, false) &&
-	    why != CTRACE_BATCH_WHY_LINK_MAP) {
-		struct batch_buffer_key k = { pid_tgid, buf };
-
-		bpf_map_delete_elem(&batch_buffers, &k);
-	}
+	/* An empty buffer's too at a death: the loader forgets the stream at its last copy. */
+	return batch_send(pid_tgid, buf, 64 + (__u64)h.len, why, h.first_seq + h.count, 0, false) &&
+	       why != CTRACE_BATCH_WHY_LINK_MAP;
 }
 
 /* The forked child has its parent's buffer at the same address: watched under its own pid_tgid too. */
@@ -1576,7 +1571,15 @@ __noinline int batch_buffer_op(__u64 pid_tgid, __u32 number, __u32 op, __u64 arg
 	k.buf = *buf;
 	b = bpf_map_lookup_elem(&batch_buffers, &k);
 	if (op == BATCH_COPY) {
-		batch_copy(pid_tgid, k.buf, b, arg);
+		/*
+		 * Its last copy sent: nothing of it is left to copy (a fatal
+		 * signal's copy is followed by the exit's) or to count. Not
+		 * sent: kept, counted by seq_end at the stop.
+		 */
+		if (batch_copy(pid_tgid, k.buf, b, arg)) {
+			bpf_map_delete_elem(&batch_slots, &s);
+			bpf_map_delete_elem(&batch_buffers, &k);
+		}
 	} else if (op == BATCH_INHERIT) {
 		batch_inherit(arg, number, k.buf, b);
 	} else {

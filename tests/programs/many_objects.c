@@ -80,7 +80,7 @@ static int load(const char *dir, int k)
 /* Every object armed (and batching, if asked)? */
 static int all_armed(int batched)
 {
-	if (!CTRACE_ENABLED() || (batched && !ctrace_batch_semaphore))
+	if (!CTRACE_ENABLED() || (batched && !ctrace_batch_semaphore.semaphore))
 		return 0;
 	for (int k = 0; k < nlibs; k++)
 		if (!libs[k].armed() || (batched && !libs[k].batching()))

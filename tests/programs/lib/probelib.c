@@ -49,7 +49,7 @@ int probelib_armed(void)
 /* True while a batching tracer has raised this library's batch semaphore (usdt/ctrace_batch.h). */
 int probelib_batching(void)
 {
-	return ctrace_batch_semaphore != 0;
+	return ctrace_batch_semaphore.semaphore != 0;
 }
 
 /*
