@@ -161,14 +161,16 @@ static int collect_sites(const struct mapped_object *obj, struct attachment *a,
 	int fd, ret = 0;
 
 	memset(set, 0, sizeof(*set));
-	if (usdt_notes_read(obj->host_path, &notes, err, sizeof(err)) < 0) {
+	fd = mapped_object_open(obj);
+	if (fd < 0) {
 		if (a->verbose)
-			fprintf(stderr, "ctrace-bpf: %s: %s\n", obj->path, err);
+			fprintf(stderr, "ctrace-bpf: %s: %s\n", obj->path, strerror(-fd));
 		return 0;
 	}
-	fd = open(obj->host_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		usdt_note_list_free(&notes);
+	if (usdt_notes_read_fd(fd, &notes, err, sizeof(err)) < 0) {
+		if (a->verbose)
+			fprintf(stderr, "ctrace-bpf: %s: %s\n", obj->path, err);
+		close(fd);
 		return 0;
 	}
 	for (size_t i = 0; i < notes.n && !ret; i++) {

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <bpf/libbpf.h>
@@ -202,13 +203,18 @@ int usdt_attach_object(struct bpf_program *prog, struct bpf_map *locs, int pid, 
 	struct usdt_note_list notes = { 0 };
 	unsigned attached = 0;
 	char err[256];
+	int fd;
 
 	if (!specs || !specs->n_probes)
 		return 0;
-	if (usdt_notes_read(obj->host_path, &notes, err, sizeof(err)) < 0) {
+	fd = mapped_object_open(obj);
+	if (fd < 0 || usdt_notes_read_fd(fd, &notes, err, sizeof(err)) < 0) {
+		if (fd >= 0)
+			close(fd);
 		usdt_note_list_free(&notes);
 		return 0; /* attach.c said why, with -v */
 	}
+	close(fd);
 	for (size_t i = 0; i < specs->n_probes; i++) {
 		struct usdt_probe *pr = &specs->probe[i];
 		LIBBPF_OPTS(bpf_usdt_opts, opts);
