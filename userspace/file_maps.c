@@ -11,11 +11,21 @@
 #include <unistd.h>
 #include "grow_array.h"
 #include "exec_image.h"
+#include "fd_limit.h"
 #include "proc_maps.h"
 #include "target_file.h"
 
-/* Enough for a program and its libraries many times over; beyond, no more files are held. */
-#define MAX_OPEN_FILES 1024
+/*
+ * Enough for a program and its libraries many times over, and at most a
+ * quarter of the fds the tracer may have (its links need the rest);
+ * beyond, no more files are held.
+ */
+static size_t max_open_files(void)
+{
+	size_t quarter = fd_limit_now() / 4;
+
+	return quarter < 1024 ? quarter : 1024;
+}
 
 struct file_range {
 	uint64_t start, end, offset;
@@ -82,6 +92,7 @@ void file_maps_init(struct file_maps *fm)
 	key_map_init(&fm->procs);
 	key_map_init(&fm->files);
 	key_map_init(&fm->parents);
+	fm->max_open_files = max_open_files();
 	tb_init(&fm->bound, "file_maps",
 		"the snapshot of a process's mappings taken longest ago is forgotten: a string of that process, once gone, is then unreadable (counted)",
 		FILE_MAPS_DEFAULT_LIMIT);
@@ -179,7 +190,7 @@ static int file_fd(struct file_maps *fm, int pid, const struct proc_maps_entry *
 	have = key_map_get(&fm->files, key, sizeof(key));
 	if (have)
 		return (int)(uintptr_t)have - 1;
-	if (fm->open_files >= MAX_OPEN_FILES)
+	if (fm->open_files >= fm->max_open_files)
 		return -1;
 	/* The kernel names map_files entries with %lx, no leading zeros. */
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid, e->start, e->end);
@@ -386,7 +397,7 @@ int file_maps_hold_program(struct file_maps *fm, const char *path)
 
 	if (fd < 0)
 		return fd;
-	if (fm->open_files >= MAX_OPEN_FILES) {
+	if (fm->open_files >= fm->max_open_files) {
 		close(fd);
 		return -EMFILE;
 	}
@@ -422,7 +433,7 @@ int file_maps_exec_image(struct file_maps *fm, uint32_t tgid, uint32_t epoch, co
 	have = key_map_get(&fm->files, key, sizeof(key));
 	fd = have ? (int)(uintptr_t)have - 1 : -1;
 	if (fd < 0) {
-		if (fm->open_files >= MAX_OPEN_FILES)
+		if (fm->open_files >= fm->max_open_files)
 			return -EMFILE;
 		fd = open_image(tgid, path, ino, kdev);
 		if (fd < 0)

@@ -8,6 +8,11 @@
  *
  *   - stall_files: FIFOs (and a symlink to one) where /proc/PID/maps names
  *     the files the process mapped; an open() of those names blocks.
+ *
+ * And file descriptors: a process mapping 1,100 files, or with 300 libraries
+ * of probes, traced under the usual soft limit of 1024 open files (the
+ * tracer raises it to the hard limit); under a hard limit too low for them,
+ * one line says so and the trace is still whole and valid.
  */
 #include <stdbool.h>
 #include <stdarg.h>
@@ -17,8 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "probelib_build.h"
 #include "target_check.h"
 #include "trace_run.h"
 
@@ -61,10 +68,126 @@ static void test_fifo_at_mapped_name(void **state)
 	tr_free(&r);
 }
 
+/* "--nofile=1024:HARD": the usual soft limit under this test's own hard one. */
+static const char *usual_limits(void)
+{
+	static char buf[64];
+	struct rlimit rl;
+
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	snprintf(buf, sizeof(buf), "--nofile=1024:%llu", (unsigned long long)rl.rlim_max);
+	return buf;
+}
+
+/*
+ * The tracer under `prlimit --nofile=LIMITS` (the usual soft limit, or a low
+ * hard one), with args; it must exit within bound_ms.
+ */
+static void trace_limited(struct trace_run *r, const char *limits, const char *program,
+			  const char *const *prog_args, const char *const *args, int bound_ms)
+{
+	const char *argv[16] = { "prlimit", limits, tr_tracer(), "-p", "{PID}", "-o", "{TRACE}" };
+	size_t n = 7;
+
+	tr_require_root();
+	for (size_t i = 0; args && args[i] && n < 15; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	if (tr_init(r) < 0 || tr_start_program(r, program, prog_args) < 0 ||
+	    tr_wait_line(r, "ready", 10000) < 0 || tr_start_command(r, argv) < 0)
+		fail_msg("%s", r->error);
+	if (tr_wait(r, bound_ms) < 0)
+		fail_msg("%s", r->error);
+}
+
+/* 1,100 mapped files (each held for the strings of a process gone) under the soft limit of 1024. */
+static void test_many_mapped_files(void **state)
+{
+	static const char *const prog_args[] = { "files", "1100", "4", NULL };
+	static const char *const args[] = { "-d", "2", NULL };
+	struct trace_run r;
+
+	(void)state;
+	trace_limited(&r, usual_limits(), "many_files", prog_args, args, 30000);
+	if (r.tracer_exit != 0)
+		fail_msg("tracer exit %d: %s", r.tracer_exit, r.tracer_stderr);
+	if (tr_load_trace(&r) < 0)
+		fail_msg("%s", r.error);
+	assert_true(tc_count(&r, "I", "tick") > 0);
+	assert_int_equal(r.prog_exit, 0);
+	tr_free(&r);
+}
+
+#define MANY_LIBS 300
+
+/* many_files libs: MANY_LIBS copies of probelib, the tracer under `limits`; returns how many were armed. */
+static long trace_many_libs(struct trace_run *r, const char *limits)
+{
+	char lib[512], why[1024], n[16];
+	const char *prog_args[] = { "libs", lib, n, NULL };
+	const char *armed;
+	long up;
+
+	tr_require_root();
+	snprintf(n, sizeof(n), "%d", MANY_LIBS);
+	if (tr_init(r) < 0)
+		fail_msg("%s", r->error);
+	if (probelib_build(r->dir, "many", "-O2", lib, sizeof(lib), why, sizeof(why)) < 0)
+		fail_msg("%s", why);
+	/* The tracer ends when the program does. */
+	{
+		const char *argv[] = { "prlimit", limits, tr_tracer(), "-p", "{PID}", "-o", "{TRACE}", NULL };
+
+		if (tr_start_program(r, "many_files", prog_args) < 0 || tr_wait_line(r, "ready", 20000) < 0 ||
+		    tr_start_command(r, argv) < 0)
+			fail_msg("%s", r->error);
+	}
+	if (tr_wait(r, 90000) < 0)
+		fail_msg("%s", r->error);
+	assert_int_equal(r->prog_exit, 0);
+	armed = strstr(r->prog_stdout, "armed=");
+	if (!armed)
+		fail_msg("no armed= line: %s", r->prog_stdout);
+	up = strtol(armed + 6, NULL, 10);
+	if (tr_load_trace(r) < 0)
+		fail_msg("%s; tracer exit %d: %s", r->error, r->tracer_exit, r->tracer_stderr);
+	assert_int_equal(tc_count(r, "I", "done"), 1);
+	return up;
+}
+
+/* Every library armed and its hit traced, under the usual soft limit. */
+static void test_many_libraries(void **state)
+{
+	struct trace_run r;
+
+	(void)state;
+	assert_int_equal(trace_many_libs(&r, usual_limits()), MANY_LIBS);
+	if (r.tracer_exit != 0)
+		fail_msg("tracer exit %d: %s", r.tracer_exit, r.tracer_stderr);
+	assert_int_equal(tc_count(&r, "I", "lib-hit"), MANY_LIBS);
+	tr_free(&r);
+}
+
+/* A hard limit too low for them all: one line says so, the rest is traced, the file whole. */
+static void test_open_files_limit_reached(void **state)
+{
+	struct trace_run r;
+
+	(void)state;
+	assert_true(trace_many_libs(&r, "--nofile=256:256") < MANY_LIBS);
+	if (r.tracer_exit != 0)
+		fail_msg("tracer exit %d: %s", r.tracer_exit, r.tracer_stderr);
+	assert_int_equal(tc_count_lines(r.tracer.err_path, "ctrace-bpf: open files"), 1);
+	tr_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fifo_at_mapped_name),
+		cmocka_unit_test(test_many_mapped_files),
+		cmocka_unit_test(test_many_libraries),
+		cmocka_unit_test(test_open_files_limit_reached),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
