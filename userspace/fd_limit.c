@@ -10,6 +10,8 @@
 /* Enough for what ends a trace: the ring buffer's epoll, the output and its temporary, a dump. */
 #define RESERVE 16
 
+static struct rlimit at_start;
+static bool raised;
 static int reserve[RESERVE];
 static size_t reserved;
 static bool reached;
@@ -19,8 +21,9 @@ void fd_limit_start(void)
 	struct rlimit rl;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		at_start = rl;
 		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
+		raised = setrlimit(RLIMIT_NOFILE, &rl) == 0;
 	}
 	while (reserved < RESERVE) {
 		int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -29,6 +32,12 @@ void fd_limit_start(void)
 			break;
 		reserve[reserved++] = fd;
 	}
+}
+
+void fd_limit_restore(void)
+{
+	if (raised)
+		setrlimit(RLIMIT_NOFILE, &at_start);
 }
 
 size_t fd_limit_now(void)

@@ -17,6 +17,9 @@
 /* Raises the soft RLIMIT_NOFILE to the hard one and sets the reserve aside. */
 void fd_limit_start(void);
 
+/* The soft limit back to what it was (a launched command's, before its exec: async-signal-safe). */
+void fd_limit_restore(void);
+
 /* The soft limit now (after fd_limit_start: the hard one). */
 size_t fd_limit_now(void);
 

@@ -19,6 +19,7 @@
  * never do so.
  */
 #include "launch.h"
+#include "fd_limit.h"
 #include "sudo_user.h"
 
 #include <elf.h>
@@ -133,6 +134,7 @@ static void child_run(int fd, const struct identity *id, char *const argv[], int
 		if (setuid(id->uid) < 0)
 			child_fail(fd, STEP_UID, errno);
 	}
+	fd_limit_restore(); /* the command's own limit, not the tracer's raised one */
 	execvp(argv[0], argv);
 	child_fail(fd, STEP_EXEC, errno);
 }

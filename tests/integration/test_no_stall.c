@@ -181,6 +181,28 @@ static void test_open_files_limit_reached(void **state)
 	tr_free(&r);
 }
 
+/* The raised limit is the tracer's: a launched command runs under its own. */
+static void test_command_keeps_its_limit(void **state)
+{
+	char trace[300];
+	struct tr_cmd res = { 0 };
+	const char *wrapper[] = { "prlimit", usual_limits(), NULL };
+	const char *args[] = { "-q", "-o", trace, "--", "sh", "-c", "ulimit -Sn", NULL };
+	struct trace_run r;
+
+	(void)state;
+	tr_require_root();
+	if (tr_init(&r) < 0)
+		fail_msg("%s", r.error);
+	snprintf(trace, sizeof(trace), "%s/launched.json", r.dir);
+	if (tr_run_tracer(&res, wrapper, NULL, args, 30000) < 0)
+		fail_msg("cannot run the tracer");
+	assert_int_equal(res.exit, 0);
+	assert_string_equal(res.out, "1024\n");
+	tr_cmd_free(&res);
+	tr_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -188,6 +210,7 @@ int main(void)
 		cmocka_unit_test(test_many_mapped_files),
 		cmocka_unit_test(test_many_libraries),
 		cmocka_unit_test(test_open_files_limit_reached),
+		cmocka_unit_test(test_command_keeps_its_limit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
