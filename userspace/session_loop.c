@@ -22,6 +22,7 @@
 #include "batch_watch.h"
 #include "model_facts.h"
 #include "traced_set.h"
+#include "tracer_priority.h"
 #include "usdt_strings.h"
 
 /*
@@ -277,15 +278,14 @@ static void say_first_probes(struct session *s)
  * The stop is short and bounded (the detach, the drain, the file's end),
  * and a target that keeps every CPU busy would stretch it many times, and
  * the deadline's round too: from BOOST_BEFORE_NS before the deadline (or
- * the stop, whatever its cause), the tracer runs at a high priority (root
- * may), so that -d is kept. While it traces it competes on equal terms.
+ * the stop, whatever its cause), the tracer runs at a high priority
+ * (tracer_priority.h).
  */
 #define BOOST_BEFORE_NS (50 * 1000000ull)
 
 static void stop_at_high_priority(struct session *s)
 {
-	if (!s->boosted)
-		setpriority(PRIO_PROCESS, 0, -20); /* this thread; the detachers inherit it */
+	tracer_priority_raise();
 	s->boosted = true;
 }
 
@@ -356,6 +356,11 @@ static void flight_dumps(struct session *s, uint64_t now)
 void session_run(struct session *s)
 {
 	const char *why = NULL;
+
+	/* The load and attach are done: equal terms while it traces, until the stop nears. */
+	tracer_priority_watch(s->deadline_ns > BOOST_BEFORE_NS ? s->deadline_ns - BOOST_BEFORE_NS : s->deadline_ns,
+			      &session_stop_signal);
+	tracer_priority_restore();
 
 	while (!why) {
 		uint64_t now;
@@ -442,6 +447,7 @@ void session_stop(struct session *s)
 	status_line_end(&s->status);
 	s->skel->bss->stopping = true;
 	stop_at_high_priority(s);
+	tracer_priority_watch_end();
 	batch_path_stop(&s->bpath, consume_ring, s->rb); /* every buffer up to the stop, before the detach */
 	/* Every probe attached in the course of the trace (libraries loaded later too). */
 	facts->probes_attached = s->att.sites;
