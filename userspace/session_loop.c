@@ -21,6 +21,7 @@
 #include "ctrace.skel.h"
 #include "batch_watch.h"
 #include "model_facts.h"
+#include "remote_read.h"
 #include "traced_set.h"
 #include "tracer_priority.h"
 #include "usdt_strings.h"
@@ -486,6 +487,13 @@ void session_stop(struct session *s)
 	report_drops(s);
 	report_untraced(s);
 	s->stats.records_unread_at_stop = s->unread_at_stop;
+	{
+		struct remote_read_counts rc = remote_read_counts();
+
+		s->stats.remote_reads = rc.reads;
+		s->stats.remote_reads_abandoned = rc.abandoned;
+		s->stats.remote_reads_refused = rc.refused;
+	}
 	s->stats.dropped = s->skel->bss->dropped + s->unread_at_stop + s->bpath.lost;
 	trace_model_finish(&s->model, s->stats.stop_mono_ns);
 	s->model_live = false;

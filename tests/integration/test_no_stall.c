@@ -8,12 +8,20 @@
  *
  *   - stall_files: FIFOs (and a symlink to one) where /proc/PID/maps names
  *     the files the process mapped; an open() of those names blocks.
+ *   - stall_memory: a string in a page registered with userfaultfd and never
+ *     served; a read of it from the tracer blocks (killable only). The
+ *     program runs on past the bound: only an abandoned read lets the
+ *     tracer end. With the probe_read program set: a sleepable program
+ *     (the other sets) faulting on that page would block in the target's
+ *     own thread, and the detach with it (the kernel's RCU tasks-trace
+ *     grace period), which no loader can help.
  *
  * And file descriptors: a process mapping 1,100 files, or with 300 libraries
  * of probes, traced under the usual soft limit of 1024 open files (the
  * tracer raises it to the hard limit); under a hard limit too low for them,
  * one line says so and the trace is still whole and valid.
  */
+#include <signal.h>
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -77,6 +85,27 @@ static const char *usual_limits(void)
 	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
 	snprintf(buf, sizeof(buf), "--nofile=1024:%llu", (unsigned long long)rl.rlim_max);
 	return buf;
+}
+
+static void test_userfaultfd_page(void **state)
+{
+	static const char *const prog_args[] = { "60", NULL };
+	static const char *const tracer_args[] = { "--no-batch", "-d", "2", NULL };
+	struct trace_run r;
+	cJSON *reads;
+
+	(void)state;
+	setenv("CTRACE_PROGRAM_SET", "probe_read", 1);
+	trace_bounded(&r, "stall_memory", prog_args, tracer_args, STOP_BOUND_MS);
+	unsetenv("CTRACE_PROGRAM_SET");
+	assert_true(tc_count(&r, "I", "tick") > 1);
+	reads = cJSON_GetObjectItemCaseSensitive(tr_meta(&r), "remote_reads");
+	assert_non_null(reads);
+	assert_true(tr_num(reads, "abandoned") == 1);
+	assert_int_equal(tc_count_lines(r.tracer.err_path, "ctrace-bpf: a read of process"), 1);
+	kill((pid_t)r.prog.pid, SIGKILL);
+	tr_wait(&r, 10000);
+	tr_free(&r);
 }
 
 /*
@@ -207,11 +236,15 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fifo_at_mapped_name),
+		cmocka_unit_test(test_userfaultfd_page),
 		cmocka_unit_test(test_many_mapped_files),
 		cmocka_unit_test(test_many_libraries),
 		cmocka_unit_test(test_open_files_limit_reached),
 		cmocka_unit_test(test_command_keeps_its_limit),
 	};
 
+	/* One test by its name (a glob), to run it alone. */
+	if (getenv("CTRACE_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("CTRACE_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
