@@ -22,6 +22,7 @@
 #include "ctrace_record.h"
 #include "ctrace_site.h"
 #include "elf_offsets.h"
+#include "fd_limit.h"
 #include "grow_array.h"
 #include "path_list.h"
 #include "proc_maps.h"
@@ -169,14 +170,16 @@ static int collect_sites(const struct mapped_object *obj, struct attachment *a,
 	int fd, ret = 0;
 
 	memset(set, 0, sizeof(*set));
-	if (usdt_notes_read(obj->host_path, &notes, err, sizeof(err)) < 0) {
+	fd = mapped_object_open(obj);
+	if (fd < 0) {
 		if (a->verbose)
-			fprintf(stderr, "ctrace-bpf: %s: %s\n", TERM_SAFE(obj->path), TERM_SAFE(err));
+			fprintf(stderr, "ctrace-bpf: %s: %s\n", TERM_SAFE(obj->path), strerror(-fd));
 		return 0;
 	}
-	fd = open(obj->host_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		usdt_note_list_free(&notes);
+	if (usdt_notes_read_fd(fd, &notes, err, sizeof(err)) < 0) {
+		if (a->verbose)
+			fprintf(stderr, "ctrace-bpf: %s: %s\n", TERM_SAFE(obj->path), TERM_SAFE(err));
+		close(fd);
 		return 0;
 	}
 	for (size_t i = 0; i < notes.n && !ret; i++) {
@@ -399,8 +402,9 @@ static int attach_sites(struct ctrace_bpf *skel, int pid,
 		return -ECANCELED;
 	}
 	if (err) {
-		fprintf(stderr, "ctrace-bpf: cannot attach to ctrace:%s in %s: %s\n",
-			programs[kind].probe, TERM_SAFE(obj->path), strerror(-err));
+		if (err != -EMFILE && err != -ENFILE) /* attach_process says it, once */
+			fprintf(stderr, "ctrace-bpf: cannot attach to ctrace:%s in %s: %s\n",
+				programs[kind].probe, TERM_SAFE(obj->path), strerror(-err));
 		return err;
 	}
 	a->sites += (unsigned)cnt;
@@ -656,9 +660,11 @@ int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a)
 	struct process_look look = process_look_begin(&a->epochs, (uint32_t)pid);
 	int ret;
 
+	if (fd_limit_reached())
+		return 0;
 	ret = proc_maps_objects(pid, &objs);
 	if (ret < 0)
-		return ret;
+		return fd_limit_hit(ret) ? 0 : ret;
 	if (a->objects_seen)
 		a->objects_seen(a->objects_ctx, pid, &objs);
 	/*
@@ -673,6 +679,8 @@ int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a)
 	for (size_t i = 0; i < objs.n; i++) {
 		int n = attach_once(skel, pid, &objs.v[i], a);
 
+		if (n < 0 && fd_limit_hit(n))
+			break; /* the trace goes on with what is attached */
 		if (n < 0) {
 			mapped_object_list_free(&objs);
 			return n;

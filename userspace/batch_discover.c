@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include "batch_split.h"
 #include "proc_maps.h"
+#include "remote_read.h"
 
 /* usdt/ctrace_batch.h: struct ctrace__batch_anchor and the header's `next`. */
 #define ANCHOR_MAGIC 0x41544243u
@@ -44,9 +44,7 @@ int batch_anchor_address(int pid, unsigned dev_major, unsigned dev_minor, unsign
 
 static int read_remote(int pid, void *to, uint64_t at, size_t n)
 {
-	struct iovec local = { to, n }, remote = { (void *)(uintptr_t)at, n };
-
-	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
+	return remote_read(pid, to, at, n) == (ssize_t)n ? 0 : -1;
 }
 
 long batch_discover(int pid, uint64_t anchor_addr,

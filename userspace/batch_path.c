@@ -12,6 +12,7 @@
 #include "batch_split.h"
 #include "categories.h"
 #include "ctrace_record.h"
+#include "remote_read.h"
 
 /* Every 20 ms: also how far the watermark lags behind an idle thread (what the merge holds). */
 #define IDLE_READ_NS (20 * 1000000ull)
@@ -582,12 +583,10 @@ void batch_path_adopt(struct batch_path *bp, uint32_t tgid, uint64_t buf, const 
 
 enum read_result { READ_TAKEN, READ_AGAIN, READ_GONE };
 
-/* n bytes at the process's address `at`; true if all came. */
+/* n bytes at the process's address `at`; true if all came (remote_read.h: it cannot stall the loop). */
 static bool read_remote(uint32_t tgid, void *to, uint64_t at, size_t n)
 {
-	struct iovec local = { to, n }, remote = { (void *)(uintptr_t)at, n };
-
-	return process_vm_readv((pid_t)tgid, &local, 1, &remote, 1, 0) == (ssize_t)n;
+	return remote_read((pid_t)tgid, to, at, n) == (ssize_t)n;
 }
 
 /*
@@ -609,7 +608,7 @@ static enum read_result read_stream(struct batch_path *bp, struct batch_stream *
 	struct iovec remote[2] = { { (void *)(uintptr_t)(st->key.buf + 8), 8 },
 				   { (void *)(uintptr_t)st->key.buf, BATCH_HEADER_BYTES } };
 
-	if (process_vm_readv((pid_t)st->key.tgid, local, 2, remote, 2, 0) != 8 + BATCH_HEADER_BYTES) {
+	if (remote_readv((pid_t)st->key.tgid, local, 2, remote, 2) != 8 + BATCH_HEADER_BYTES) {
 		st->retired = true; /* the process, or the buffer (its thread's exit), is gone */
 		return READ_GONE;
 	}

@@ -318,6 +318,11 @@ void chrome_trace_write_end(struct chrome_trace *tf, struct json_writer *w, uint
 	write_kv_u64(w, "events_of_unknown_category", s->events_of_unknown_category);
 	write_memory(w, s);
 	write_kv_u64(w, "records_unread_at_stop", s->records_unread_at_stop);
+	jw_lit(w, ",\"remote_reads\":{\"made\":");
+	jw_u64(w, s->remote_reads);
+	write_kv_u64(w, "abandoned", s->remote_reads_abandoned);
+	write_kv_u64(w, "refused", s->remote_reads_refused);
+	jw_lit(w, "}");
 	if (s->flows) {
 		jw_lit(w, ",\"flows\":{\"sent\":");
 		jw_u64(w, s->flows->sent);

@@ -78,6 +78,8 @@ struct trace_stats {
 	const struct table_bound *bounds[TRACE_BOUNDS_MAX]; /* the tables it was split into */
 	unsigned n_bounds;
 	uint64_t records_unread_at_stop; /* left in the ring buffer when the drain ran out of time (in dropped) */
+	/* The reads of processes' memory (remote_read.h): made, abandoned past their deadline, refused. */
+	uint64_t remote_reads, remote_reads_abandoned, remote_reads_refused;
 	/* The batched path (userspace/batch_path.c). */
 	uint64_t batched_events;   /* events that came in threads' buffers */
 	uint64_t batch_threads;    /* buffers seen: one per thread and object */

@@ -8,6 +8,7 @@
 #include <libelf.h>
 #include <string.h>
 #include <unistd.h>
+#include "target_file.h"
 
 /* The file read with pread (ELF_C_READ: a file cut short under us cannot SIGBUS); NULL if unreadable. */
 static Elf *open_elf(const char *path, int *fd)
@@ -17,9 +18,12 @@ static Elf *open_elf(const char *path, int *fd)
 	*fd = -1;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return NULL;
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (*fd < 0)
+	/* A name from a process's maps: never blocking, only a regular file. */
+	*fd = target_file_open(path, true, NULL, NULL);
+	if (*fd < 0) {
+		*fd = -1;
 		return NULL;
+	}
 	elf = elf_begin(*fd, ELF_C_READ, NULL);
 	if (!elf) {
 		close(*fd);

@@ -11,10 +11,21 @@
 #include <unistd.h>
 #include "grow_array.h"
 #include "exec_image.h"
+#include "fd_limit.h"
 #include "proc_maps.h"
+#include "target_file.h"
 
-/* Enough for a program and its libraries many times over; beyond, no more files are held. */
-#define MAX_OPEN_FILES 1024
+/*
+ * Enough for a program and its libraries many times over, and at most a
+ * quarter of the fds the tracer may have (its links need the rest);
+ * beyond, no more files are held.
+ */
+static size_t max_open_files(void)
+{
+	size_t quarter = fd_limit_now() / 4;
+
+	return quarter < 1024 ? quarter : 1024;
+}
 
 struct file_range {
 	uint64_t start, end, offset;
@@ -81,6 +92,7 @@ void file_maps_init(struct file_maps *fm)
 	key_map_init(&fm->procs);
 	key_map_init(&fm->files);
 	key_map_init(&fm->parents);
+	fm->max_open_files = max_open_files();
 	tb_init(&fm->bound, "file_maps",
 		"the snapshot of a process's mappings taken longest ago is forgotten: a string of that process, once gone, is then unreadable (counted)",
 		FILE_MAPS_DEFAULT_LIMIT);
@@ -153,15 +165,6 @@ static void file_key(unsigned long long key[2], unsigned dev_major, unsigned dev
 	key[1] = ino;
 }
 
-/* Whether fd is the file of that device and inode. */
-static bool is_file(int fd, unsigned dev_major, unsigned dev_minor, uint64_t ino)
-{
-	struct stat st;
-
-	return fstat(fd, &st) == 0 && st.st_ino == ino && major(st.st_dev) == dev_major &&
-	       minor(st.st_dev) == dev_minor;
-}
-
 /* The fd, open from now on, is the file of key: held (and closed) by fm. */
 static void hold_fd(struct file_maps *fm, const unsigned long long key[2], int fd)
 {
@@ -169,9 +172,15 @@ static void hold_fd(struct file_maps *fm, const unsigned long long key[2], int f
 	fm->open_files++;
 }
 
-/* The mapped file, opened once: through the process's root, else its map_files entry. */
+/*
+ * The mapped file, opened once: through its map_files entry (the mapping's
+ * own file, whatever is at its name now), else through the process's root
+ * by the name maps gives (only that very file: a FIFO or another file put
+ * there is refused, and the open cannot block).
+ */
 static int file_fd(struct file_maps *fm, int pid, const struct proc_maps_entry *e)
 {
+	const struct target_file_id id = { e->dev_major, e->dev_minor, e->inode };
 	unsigned long long key[2];
 	void *have;
 	char path[PATH_MAX + 64];
@@ -181,17 +190,14 @@ static int file_fd(struct file_maps *fm, int pid, const struct proc_maps_entry *
 	have = key_map_get(&fm->files, key, sizeof(key));
 	if (have)
 		return (int)(uintptr_t)have - 1;
-	if (fm->open_files >= MAX_OPEN_FILES)
+	if (fm->open_files >= fm->max_open_files)
 		return -1;
-	snprintf(path, sizeof(path), "/proc/%d/root%.*s", pid, (int)e->path_len, e->path);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && !is_file(fd, e->dev_major, e->dev_minor, e->inode)) {
-		close(fd); /* replaced since it was mapped */
-		fd = -1;
-	}
+	/* The kernel names map_files entries with %lx, no leading zeros. */
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid, e->start, e->end);
+	fd = target_file_open(path, true, &id, NULL);
 	if (fd < 0) {
-		snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid, e->start, e->end);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		snprintf(path, sizeof(path), "/proc/%d/root%.*s", pid, (int)e->path_len, e->path);
+		fd = target_file_open(path, false, &id, NULL);
 	}
 	if (fd < 0)
 		return -1;
@@ -373,13 +379,12 @@ static int open_image(uint32_t tgid, const char *path, uint64_t ino, uint32_t kd
 	}
 	tries[n++] = path;
 	for (size_t i = 0; i < n; i++) {
-		int fd = open(tries[i], O_RDONLY | O_CLOEXEC);
+		const struct target_file_id id = { kdev >> 20, kdev & 0xfffff, ino };
+		/* The kernel's exe link is followed; a symlink at a name the process chose is not. */
+		int fd = target_file_open(tries[i], i == 0, &id, NULL);
 
-		if (fd < 0)
-			continue;
-		if (is_file(fd, kdev >> 20, kdev & 0xfffff, ino))
+		if (fd >= 0)
 			return fd;
-		close(fd);
 	}
 	return -1;
 }
@@ -388,11 +393,11 @@ int file_maps_hold_program(struct file_maps *fm, const char *path)
 {
 	unsigned long long key[2];
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = target_file_open(path, true, NULL, &st);
 
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) != 0 || fm->open_files >= MAX_OPEN_FILES) {
+		return fd;
+	if (fm->open_files >= fm->max_open_files) {
 		close(fd);
 		return -EMFILE;
 	}
@@ -428,7 +433,7 @@ int file_maps_exec_image(struct file_maps *fm, uint32_t tgid, uint32_t epoch, co
 	have = key_map_get(&fm->files, key, sizeof(key));
 	fd = have ? (int)(uintptr_t)have - 1 : -1;
 	if (fd < 0) {
-		if (fm->open_files >= MAX_OPEN_FILES)
+		if (fm->open_files >= fm->max_open_files)
 			return -EMFILE;
 		fd = open_image(tgid, path, ino, kdev);
 		if (fd < 0)

@@ -34,7 +34,7 @@ struct file_maps {
 	struct key_map procs;   /* tgid -> struct file_maps_proc * */
 	struct key_map files;   /* {dev, inode} -> fd + 1 */
 	struct key_map parents; /* child tgid -> parent tgid, until the child's own snapshot */
-	size_t open_files;
+	size_t open_files, max_open_files;
 	/*
 	 * The snapshots' budget (trace_model_limit_memory() sets it): the one
 	 * taken longest ago goes first (a live target's is taken again every

@@ -19,6 +19,8 @@
  * never do so.
  */
 #include "launch.h"
+#include "fd_limit.h"
+#include "tracer_priority.h"
 #include "sudo_user.h"
 
 #include <elf.h>
@@ -133,6 +135,8 @@ static void child_run(int fd, const struct identity *id, char *const argv[], int
 		if (setuid(id->uid) < 0)
 			child_fail(fd, STEP_UID, errno);
 	}
+	fd_limit_restore(); /* the command's own limit and priority, not the tracer's raised ones */
+	tracer_priority_for_child();
 	execvp(argv[0], argv);
 	child_fail(fd, STEP_EXEC, errno);
 }

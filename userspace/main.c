@@ -15,6 +15,8 @@
  */
 #include <string.h>
 #include "commands.h"
+#include "fd_limit.h"
+#include "tracer_priority.h"
 
 int main(int argc, char **argv)
 {
@@ -28,6 +30,9 @@ int main(int argc, char **argv)
 		{ "report", cmd_report },
 	};
 
+	/* A target decides how many files and objects there are: all the fds this user may have. */
+	fd_limit_start();
+	tracer_priority_raise(); /* the start is bounded work, however busy the CPUs (tracer_priority.h) */
 	if (argc > 1)
 		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 			if (!strcmp(argv[1], commands[i].name))

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include "remote_read.h"
 
 /* Reads a whole small /proc file into a malloc'd, NUL-terminated buffer. */
 static char *read_file(const char *path, size_t *len_out)
@@ -230,9 +231,7 @@ ssize_t proc_read_str(int pid, uint64_t addr, char *buf, size_t max,
 		size_t page_left = 4096 - ((addr + got) & 4095);
 		size_t want = max + 1 - got < page_left ? max + 1 - got : page_left;
 		char chunk[4096];
-		struct iovec local = { chunk, want };
-		struct iovec remote = { (void *)(uintptr_t)(addr + got), want };
-		ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+		ssize_t n = remote_read(pid, chunk, addr + got, want); /* never stalls (remote_read.h) */
 		char *nul;
 
 		if (n <= 0 && got) {

@@ -21,6 +21,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include "grow_array.h"
+#include "target_file.h"
 
 #define DELETED_SUFFIX " (deleted)"
 
@@ -123,6 +124,14 @@ void mapped_object_list_free(struct mapped_object_list *l)
 	free(l->v);
 	l->v = NULL;
 	l->n = 0;
+}
+
+int mapped_object_open(const struct mapped_object *o)
+{
+	const struct target_file_id id = { o->dev_major, o->dev_minor, o->inode };
+
+	/* Followed: host_path may be a kernel link (map_files), and only the mapped file is taken. */
+	return target_file_open(o->host_path, true, &id, NULL);
 }
 
 static bool same_file(const struct stat *st, const struct mapped_object *o)

@@ -48,6 +48,13 @@ int proc_maps_objects(int pid, struct mapped_object_list *out);
 void mapped_object_list_free(struct mapped_object_list *l);
 
 /*
+ * Opens the object's file for reading (target_file.h): host_path, only if
+ * it is still that very file (device and inode) and never blocking. An fd,
+ * or -errno (-ESTALE: something else is at that name now).
+ */
+int mapped_object_open(const struct mapped_object *o);
+
+/*
  * The executable of `pid` as the process sees it (readlink /proc/PID/exe; may
  * end in " (deleted)"). 0, -ESRCH, -ENAMETOOLONG (buf too small) or -errno.
  */

@@ -21,8 +21,10 @@
 #include "ctrace.skel.h"
 #include "batch_watch.h"
 #include "model_facts.h"
+#include "remote_read.h"
 #include "term_safe.h"
 #include "traced_set.h"
+#include "tracer_priority.h"
 #include "usdt_strings.h"
 
 /*
@@ -279,15 +281,14 @@ static void say_first_probes(struct session *s)
  * The stop is short and bounded (the detach, the drain, the file's end),
  * and a target that keeps every CPU busy would stretch it many times, and
  * the deadline's round too: from BOOST_BEFORE_NS before the deadline (or
- * the stop, whatever its cause), the tracer runs at a high priority (root
- * may), so that -d is kept. While it traces it competes on equal terms.
+ * the stop, whatever its cause), the tracer runs at a high priority
+ * (tracer_priority.h).
  */
 #define BOOST_BEFORE_NS (50 * 1000000ull)
 
 static void stop_at_high_priority(struct session *s)
 {
-	if (!s->boosted)
-		setpriority(PRIO_PROCESS, 0, -20); /* this thread; the detachers inherit it */
+	tracer_priority_raise();
 	s->boosted = true;
 }
 
@@ -358,6 +359,11 @@ static void flight_dumps(struct session *s, uint64_t now)
 void session_run(struct session *s)
 {
 	const char *why = NULL;
+
+	/* The load and attach are done: equal terms while it traces, until the stop nears. */
+	tracer_priority_watch(s->deadline_ns > BOOST_BEFORE_NS ? s->deadline_ns - BOOST_BEFORE_NS : s->deadline_ns,
+			      &session_stop_signal);
+	tracer_priority_restore();
 
 	while (!why) {
 		uint64_t now;
@@ -444,6 +450,7 @@ void session_stop(struct session *s)
 	status_line_end(&s->status);
 	s->skel->bss->stopping = true;
 	stop_at_high_priority(s);
+	tracer_priority_watch_end();
 	/* Buffers whose announcement never came (dropped, or a vfork() child's the kernel did not show us) too. */
 	batch_path_rediscover(&s->bpath, s->skel->bss->batch_dropped, true, session_now_ns(CLOCK_MONOTONIC));
 	batch_path_stop(&s->bpath, consume_ring, s->rb); /* every buffer up to the stop, before the detach */
@@ -488,6 +495,13 @@ void session_stop(struct session *s)
 	report_drops(s);
 	report_untraced(s);
 	s->stats.records_unread_at_stop = s->unread_at_stop;
+	{
+		struct remote_read_counts rc = remote_read_counts();
+
+		s->stats.remote_reads = rc.reads;
+		s->stats.remote_reads_abandoned = rc.abandoned;
+		s->stats.remote_reads_refused = rc.refused;
+	}
 	s->stats.dropped = s->skel->bss->dropped + s->unread_at_stop + s->bpath.lost;
 	trace_model_finish(&s->model, s->stats.stop_mono_ns);
 	s->model_live = false;

@@ -170,7 +170,7 @@ static void report(struct stack_unwind *u, struct stack_proc *p, const struct ma
 		p->objs = grown;
 		/* Recorded even if it fails to open: not tried again at every miss. */
 		p->objs[p->n_objs++] = (struct reported){ o->inode, o->dev_major, o->dev_minor, o->map_start };
-		fd = open(o->host_path, O_RDONLY | O_CLOEXEC);
+		fd = mapped_object_open(o);
 		if (fd < 0) {
 			u->objects_failed++;
 			continue;

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <bpf/libbpf.h>
@@ -245,13 +246,18 @@ int usdt_attach_object(struct bpf_program *prog, struct bpf_map *locs, int pid, 
 	unsigned attached = 0;
 	uint64_t left_out;
 	char err[256];
+	int fd;
 
 	if (!specs || !specs->n_probes)
 		return 0;
-	if (usdt_notes_read(obj->host_path, &notes, err, sizeof(err)) < 0) {
+	fd = mapped_object_open(obj);
+	if (fd < 0 || usdt_notes_read_fd(fd, &notes, err, sizeof(err)) < 0) {
+		if (fd >= 0)
+			close(fd);
 		usdt_note_list_free(&notes);
 		return 0; /* attach.c said why, with -v */
 	}
+	close(fd);
 	left_out = spans_left_out(obj, &notes, specs);
 	for (size_t i = 0; i < specs->n_probes; i++) {
 		struct usdt_probe *pr = &specs->probe[i];

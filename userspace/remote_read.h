@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * remote_read.h - reads of a traced process's memory that cannot stall the
+ * loader.
+ *
+ * process_vm_readv() can block for as long as the process likes: a page
+ * registered with userfaultfd and never served, a FUSE or NFS file it
+ * mapped, its mmap lock held by one of its threads that the CPUs starve.
+ * Those waits are killable only (the kernel's remote page walk), so no
+ * signal, watchdog or timer gets the reading thread out. So every read is
+ * made by a reader thread, into the reader's own buffer; the caller waits
+ * for it until a deadline (REMOTE_READ_DEADLINE_NS of the read blocked in
+ * the kernel: a reader only starved of CPU is waited for, up to
+ * REMOTE_READ_MAX_NS). Past it the read is abandoned to its thread (which
+ * ends when the read does: the process serves the fault, or exits), a new
+ * reader takes the next reads, and the process is "stalling": its reads
+ * are refused at once until the abandoned one returns. The first
+ * abandoned read is said once on stderr; abandoned and refused reads are
+ * counted (metadata.remote_reads).
+ *
+ * One thread calls these (the loader's loop), or several one at a time.
+ */
+#ifndef CTRACE_REMOTE_READ_H
+#define CTRACE_REMOTE_READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+/* A read blocked in the kernel this long is abandoned. */
+#define REMOTE_READ_DEADLINE_NS (100 * 1000000ull)
+/* However it waits (a reader starved of CPU), no read is waited for longer. */
+#define REMOTE_READ_MAX_NS (1000 * 1000000ull)
+/* Readers left blocked at once at most: past it every read is refused. */
+#define REMOTE_READ_MAX_ABANDONED 16
+/* The remote iovecs of one read at most. */
+#define REMOTE_READ_MAX_IOV 64
+
+/*
+ * process_vm_readv(pid, local, n_local, remote, n_remote, 0) through the
+ * reader: the bytes read (as process_vm_readv: a partial read stops at the
+ * first unreadable remote iovec), or -1 with errno: process_vm_readv's,
+ * ETIMEDOUT (abandoned now), EAGAIN (refused: the process is stalling),
+ * E2BIG (more than REMOTE_READ_MAX_IOV remote iovecs), ENOMEM.
+ */
+ssize_t remote_readv(pid_t pid, const struct iovec *local, unsigned long n_local,
+		     const struct iovec *remote, unsigned long n_remote);
+
+/* remote_readv of n bytes at addr into to. */
+ssize_t remote_read(pid_t pid, void *to, uint64_t addr, size_t n);
+
+struct remote_read_counts {
+	uint64_t reads;     /* made by a reader */
+	uint64_t abandoned; /* past the deadline */
+	uint64_t refused;   /* of a stalling process, or with every reader blocked */
+};
+
+struct remote_read_counts remote_read_counts(void);
+
+/* Whether a read of pid would be refused now (it is stalling). */
+int remote_read_stalling(pid_t pid);
+
+/* The reader stopped (the abandoned ones are left to end with the process). */
+void remote_read_end(void);
+
+#endif
