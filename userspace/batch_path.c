@@ -145,6 +145,17 @@ static void stream_end(struct batch_path *bp, struct batch_stream *st)
 	free(st);
 }
 
+/*
+ * The first number of a stream first seen in this copy: 0 for a buffer its
+ * thread took during this trace (every number is this trace's: those
+ * before the copy, their flushes dropped, are counted lost), else the
+ * copy's first (an older trace's are left out by their time).
+ */
+static uint64_t first_number(const struct batch_path *bp, const struct batch_header *h)
+{
+	return h->born && tsc_clock_to_ns(bp->tsc, h->born) >= bp->start_ns ? 0 : h->first_seq;
+}
+
 /* What one event of a buffer needs before the merge: its time and its literals. */
 struct split_ctx {
 	struct batch_path *bp;
@@ -374,7 +385,7 @@ static struct batch_stream *take_copy(struct batch_path *bp, uint32_t tgid, uint
 		return NULL;
 	}
 	if (!st->next_seq && !st->complete_ns) { /* new */
-		st->next_seq = h.first_seq;
+		st->next_seq = first_number(bp, &h);
 		st->inherited = h.tid != tid;
 		st->complete_ns = read_ns;
 	}
@@ -409,16 +420,6 @@ static struct batch_stream *take_copy(struct batch_path *bp, uint32_t tgid, uint
 	return st;
 }
 
-bool batch_path_record_kind(const void *data, size_t size)
-{
-	struct ctrace_record r;
-
-	if (size < sizeof(r))
-		return false;
-	memcpy(&r, data, sizeof(r));
-	return r.kind == CTRACE_KIND_BATCH;
-}
-
 bool batch_path_record(struct batch_path *bp, const void *data, size_t size)
 {
 	struct batch_stream *st;
@@ -439,6 +440,31 @@ bool batch_path_record(struct batch_path *bp, const void *data, size_t size)
 	if (st && (r.arg[2] == CTRACE_BATCH_WHY_SIGNAL || r.arg[2] == CTRACE_BATCH_WHY_EXITING ||
 		   r.arg[2] == CTRACE_BATCH_WHY_EXEC))
 		stream_end(bp, st);
+	return true;
+}
+
+bool batch_path_count_unread(struct batch_path *bp, const void *data, size_t size)
+{
+	struct batch_stream *st;
+	struct batch_header h;
+	struct ctrace_record r;
+
+	if (size < sizeof(r))
+		return false;
+	memcpy(&r, data, sizeof(r));
+	if (r.kind != CTRACE_KIND_BATCH)
+		return false;
+	if (r.arg[1] > size - sizeof(r) || !batch_header_parse((const char *)data + sizeof(r), r.arg[1], &h))
+		return true; /* counted by number at the end, as an unreadable copy is */
+	st = stream_get(bp, r.tgid, r.tid, r.arg[0], h.born, false);
+	if (!st) {
+		bp->lost += h.count;
+		return true;
+	}
+	if (r.arg[3] > st->next_seq) {
+		count_gap(bp, st, r.arg[3] - st->next_seq);
+		st->next_seq = r.arg[3];
+	}
 	return true;
 }
 
@@ -574,8 +600,8 @@ void batch_path_adopt(struct batch_path *bp, uint32_t tgid, uint64_t buf, const 
 	if (!st)
 		return;
 	/* Read from the next look on, from its first event: an older trace's are dropped by their time. */
-	st->next_seq = h.first_seq;
-	st->read_from = h.first_seq;
+	st->next_seq = first_number(bp, &h);
+	st->read_from = st->next_seq;
 	st->inherited = inherited;
 	st->complete_ns = now;
 	bp->stats->batch_adopted++;

@@ -105,8 +105,11 @@ void batch_path_rediscover(struct batch_path *bp, uint64_t batches_dropped, bool
 void batch_path_adopt(struct batch_path *bp, uint32_t tgid, uint64_t buf, const void *header, uint64_t now);
 /* A ring record: true if it was a BATCH record (taken here), false for any other. */
 bool batch_path_record(struct batch_path *bp, const void *data, size_t size);
-/* Is this ring record a BATCH record? */
-bool batch_path_record_kind(const void *data, size_t size);
+/*
+ * A BATCH record left unread at the stop (the drain ran out of time): its
+ * events not taken before are counted lost. True if it was one.
+ */
+bool batch_path_count_unread(struct batch_path *bp, const void *data, size_t size);
 /* A decoded per-event or process record, its strings resolved: into the merge. */
 void batch_path_push(struct batch_path *bp, const struct ctrace_event *ev);
 /*

@@ -120,8 +120,8 @@ int session_take_record(void *session, void *data, size_t size)
 	bool shown;
 
 	if (s->counting_only) {
-		/* A batch's events are counted lost by their numbers (batch_path_finish). */
-		if (!s->bpath.on || !batch_path_record_kind(data, size))
+		/* A batch's events are counted lost by their numbers. */
+		if (!s->bpath.on || !batch_path_count_unread(&s->bpath, data, size))
 			s->unread_at_stop++;
 		return 0;
 	}
