@@ -658,9 +658,11 @@ static void test_least_recently_used_marker_discarded(void **state)
 static void test_bounds_derived_from_max_memory(void **state)
 {
 	struct harness *h = *state;
+	struct table_bound streams;
 	size_t total = 0;
 
-	trace_model_limit_memory(&h->m, 64ull << 20, NULL, NULL, NULL);
+	tb_init(&streams, "batch_streams", "", 0);
+	trace_model_limit_memory(&h->m, 64ull << 20, NULL, NULL, &streams);
 	for (unsigned i = 0; i < h->stats.n_bounds; i++)
 		total += h->stats.bounds[i]->limit;
 	assert_true(total <= (64ull << 20) - TRACE_MEMORY_RESERVE);
