@@ -7,39 +7,56 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/*
+ * A reader is a process of its own that shares the tracer's memory
+ * (clone(CLONE_VM), not a thread): a read blocked uninterruptibly (the
+ * process's mmap lock held by one of its starved threads) or killably (a
+ * userfaultfd page) then holds neither the tracer's exit nor a sanitizer's
+ * stop of its threads. It dies with the thread that started it
+ * (PR_SET_PDEATHSIG), or when its read returns if the tracer is gone. It
+ * runs no C library code (no TLS of its own, so no errno): raw system
+ * calls and atomics only.
+ */
+#define READER_STACK (64 * 1024)
 
 /* A reader's read, one at a time: the caller sets READING, the reader DONE, or the caller ABANDONED. */
 enum { IDLE, READING, DONE, ABANDONED, QUIT };
 
 struct reader {
-	pthread_t thread;
-	int tid;                   /* set by the thread itself */
-	int state;                 /* the enum above; futex word */
-	int sleeping;              /* the reader sleeps on state */
-	int caller_sleeping;       /* the caller sleeps on state */
-	/* The read: the caller's while IDLE, the reader's while READING. */
+	pid_t pid_of_reader;
+	pid_t parent;
+	void *stack;
+	int state;           /* the enum above; futex word */
+	int sleeping;        /* the reader sleeps on state */
+	int caller_sleeping; /* the caller sleeps on state */
+	int finished;        /* an abandoned reader whose read returned: it has ended */
+	struct reader *next; /* in the abandoned list */
+	/* The read: the caller's while IDLE or DONE, the reader's while READING. */
 	pid_t pid;
 	struct iovec remote[REMOTE_READ_MAX_IOV];
 	unsigned long n_remote;
 	size_t len;
-	ssize_t got;
-	int err;
+	long got; /* bytes, or -errno */
 	char *buf; /* the reader's own: an abandoned read may fill it any time later */
 	size_t cap;
 };
 
-/* The slow path's state: the stalling processes, the counts. */
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER; /* one caller at a time */
 static struct reader *current;
-static pid_t stalled[REMOTE_READ_MAX_ABANDONED];
-static int n_stalled; /* read without mu first: 0 is the common case */
+static struct reader *abandoned; /* each stalls the process it reads */
+static size_t n_abandoned;
 static struct remote_read_counts counts;
 static bool said;
 
@@ -51,16 +68,19 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void futex_wait(int *word, int val, uint64_t timeout_ns)
+/* The reader's system calls, without the C library (x86-64). */
+static inline long raw_syscall(long n, long a, long b, long c, long d, long e, long f)
 {
-	struct timespec ts = { (time_t)(timeout_ns / 1000000000ull), (long)(timeout_ns % 1000000000ull) };
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	long ret;
 
-	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, timeout_ns ? &ts : NULL, NULL, 0);
-}
-
-static void futex_wake(int *word)
-{
-	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
 }
 
 static int load(int *word)
@@ -74,83 +94,100 @@ static bool move(int *state, int from, int to)
 	return __atomic_compare_exchange_n(state, &from, to, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
-static void unstall(pid_t pid)
-{
-	pthread_mutex_lock(&mu);
-	for (int i = 0; i < n_stalled; i++)
-		if (stalled[i] == pid) {
-			stalled[i] = stalled[n_stalled - 1];
-			__atomic_store_n(&n_stalled, n_stalled - 1, __ATOMIC_RELEASE);
-			break;
-		}
-	pthread_mutex_unlock(&mu);
-}
-
-static void *reader_main(void *arg)
+__attribute__((no_sanitize_address, no_stack_protector)) static int reader_main(void *arg)
 {
 	struct reader *r = arg;
 
-	__atomic_store_n(&r->tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	raw_syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0, 0);
+	if (raw_syscall(SYS_getppid, 0, 0, 0, 0, 0, 0) != r->parent)
+		return 0; /* the tracer ended before it could be told */
+	/* A copy of the tracer's fds would keep its BPF links alive as long as a read blocks. */
+	raw_syscall(SYS_close_range, 0, ~0u, 0, 0, 0, 0);
 	for (;;) {
 		struct iovec local;
 		int s;
 
-		/* No spinning for the next read: on a busy CPU, a futex hand-off was 5x faster. */
 		while ((s = load(&r->state)) == IDLE || s == DONE) {
 			__atomic_store_n(&r->sleeping, 1, __ATOMIC_SEQ_CST);
 			if (load(&r->state) == s)
-				futex_wait(&r->state, s, 0);
+				raw_syscall(SYS_futex, (long)&r->state, FUTEX_WAIT_PRIVATE, s, 0, 0, 0);
 			__atomic_store_n(&r->sleeping, 0, __ATOMIC_RELAXED);
 		}
 		if (s == QUIT)
-			return NULL;
+			return 0;
 		local = (struct iovec){ r->buf, r->len };
-		r->got = process_vm_readv(r->pid, &local, 1, r->remote, r->n_remote, 0);
-		r->err = errno;
+		r->got = raw_syscall(SYS_process_vm_readv, r->pid, (long)&local, 1, (long)r->remote,
+				     (long)r->n_remote, 0);
 		if (!move(&r->state, READING, DONE)) {
-			/* Abandoned: its caller went on long ago; the process may be read again. */
-			unstall(r->pid);
-			free(r->buf);
-			free(r);
-			return NULL;
+			/* Abandoned: its caller went on; it frees this reader once it has ended. */
+			__atomic_store_n(&r->finished, 1, __ATOMIC_RELEASE);
+			return 0;
 		}
 		if (__atomic_load_n(&r->caller_sleeping, __ATOMIC_SEQ_CST))
-			futex_wake(&r->state);
+			raw_syscall(SYS_futex, (long)&r->state, FUTEX_WAKE_PRIVATE, INT_MAX, 0, 0, 0);
 	}
+}
+
+static void futex_wait(int *word, int val, uint64_t timeout_ns)
+{
+	struct timespec ts = { (time_t)(timeout_ns / 1000000000ull), (long)(timeout_ns % 1000000000ull) };
+
+	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+}
+
+static void futex_wake(int *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+static void free_reader(struct reader *r)
+{
+	if (r->stack)
+		munmap(r->stack, READER_STACK);
+	free(r->buf);
+	free(r);
 }
 
 /* The current reader, started if there is none. NULL if it cannot be. */
 static struct reader *reader(void)
 {
-	pthread_attr_t attr;
+	sigset_t all, was;
 	struct reader *r;
-	int err;
 
 	if (current)
 		return current;
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 64 * 1024); /* it only makes one syscall */
-	err = pthread_create(&r->thread, &attr, reader_main, r);
-	pthread_attr_destroy(&attr);
-	if (err) {
-		free(r);
+	r->parent = getpid();
+	r->stack = mmap(NULL, READER_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+			-1, 0);
+	if (r->stack == MAP_FAILED) {
+		r->stack = NULL;
+		free_reader(r);
+		return NULL;
+	}
+	/* No signal handler of the tracer's may run on the reader (it has no TLS): all blocked. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &was);
+	r->pid_of_reader = clone(reader_main, (char *)r->stack + READER_STACK, CLONE_VM, r);
+	pthread_sigmask(SIG_SETMASK, &was, NULL);
+	if (r->pid_of_reader < 0) {
+		free_reader(r);
 		return NULL;
 	}
 	current = r;
 	return r;
 }
 
-/* Whether thread tid is running or waiting for a CPU (R), not blocked. */
-static bool runnable(int tid)
+/* Whether process pid is running or waiting for a CPU (R), not blocked. */
+static bool runnable(pid_t pid)
 {
 	char path[64], buf[512], *p;
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
@@ -173,10 +210,8 @@ static bool wait_read(struct reader *r)
 		if (now >= start + REMOTE_READ_MAX_NS)
 			return false;
 		if (now >= check) {
-			int tid = load(&r->tid);
-
 			/* Blocked in the kernel, not starved of a CPU: the process holds it. */
-			if (tid && !runnable(tid))
+			if (!runnable(r->pid_of_reader))
 				return false;
 			check = now + REMOTE_READ_DEADLINE_NS / 10;
 		}
@@ -188,47 +223,60 @@ static bool wait_read(struct reader *r)
 	return true;
 }
 
-static bool is_stalled(pid_t pid)
+/* The abandoned readers whose read has returned: reaped and freed, their processes readable again. */
+static void reap_finished(void)
 {
-	bool s = false;
+	for (struct reader **at = &abandoned; *at;) {
+		struct reader *r = *at;
 
-	if (!load(&n_stalled))
-		return false;
-	pthread_mutex_lock(&mu);
-	for (int i = 0; i < n_stalled && !s; i++)
-		s = stalled[i] == pid;
-	s = s || n_stalled == REMOTE_READ_MAX_ABANDONED; /* no reader to spare */
-	pthread_mutex_unlock(&mu);
-	return s;
+		if (!load(&r->finished) || waitpid(r->pid_of_reader, NULL, __WCLONE | WNOHANG) != r->pid_of_reader) {
+			at = &r->next;
+			continue;
+		}
+		*at = r->next;
+		n_abandoned--;
+		free_reader(r);
+	}
 }
 
-/* r's read left to its thread, unless it came meanwhile (false); pid stalling until it returns. */
+/* Whether pid's reads are refused: a read of it is still blocked, or every reader to spare is. */
+static bool refused(pid_t pid)
+{
+	if (!abandoned)
+		return false;
+	reap_finished();
+	if (n_abandoned == REMOTE_READ_MAX_ABANDONED)
+		return true;
+	for (struct reader *r = abandoned; r; r = r->next)
+		if (r->pid == pid)
+			return true;
+	return false;
+}
+
+/* r's read left to its reader, unless it came meanwhile (false); pid stalling until it returns. */
 static bool abandon(struct reader *r, pid_t pid)
 {
-	pthread_mutex_lock(&mu);
-	if (!move(&r->state, READING, ABANDONED)) {
-		pthread_mutex_unlock(&mu);
+	if (!move(&r->state, READING, ABANDONED))
 		return false;
-	}
-	pthread_detach(r->thread); /* it frees itself when its read returns */
 	current = NULL;
-	stalled[n_stalled] = pid;
-	__atomic_store_n(&n_stalled, n_stalled + 1, __ATOMIC_RELEASE);
+	r->next = abandoned;
+	abandoned = r;
+	n_abandoned++;
 	counts.abandoned++;
 	if (!said)
 		fprintf(stderr, "ctrace-bpf: a read of process %d's memory blocked for over %llu ms (a page it does not let be read): its reads are refused while that lasts (counted in metadata.remote_reads)\n",
 			(int)pid, REMOTE_READ_DEADLINE_NS / 1000000ull);
 	said = true;
-	pthread_mutex_unlock(&mu);
 	return true;
 }
 
-ssize_t remote_readv(pid_t pid, const struct iovec *local, unsigned long n_local,
-		     const struct iovec *remote, unsigned long n_remote)
+/* remote_readv under mu. */
+static ssize_t read_locked(pid_t pid, const struct iovec *local, unsigned long n_local,
+			   const struct iovec *remote, unsigned long n_remote)
 {
 	size_t want = 0, have = 0;
 	struct reader *r;
-	ssize_t got;
+	long got;
 
 	if (n_remote > REMOTE_READ_MAX_IOV) {
 		errno = E2BIG;
@@ -240,10 +288,8 @@ ssize_t remote_readv(pid_t pid, const struct iovec *local, unsigned long n_local
 		want += remote[i].iov_len;
 	if (want > have)
 		want = have;
-	if (is_stalled(pid)) {
-		pthread_mutex_lock(&mu);
+	if (refused(pid)) {
 		counts.refused++;
-		pthread_mutex_unlock(&mu);
 		errno = EAGAIN;
 		return -1;
 	}
@@ -267,21 +313,37 @@ ssize_t remote_readv(pid_t pid, const struct iovec *local, unsigned long n_local
 	__atomic_store_n(&r->state, READING, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&r->sleeping, __ATOMIC_SEQ_CST))
 		futex_wake(&r->state);
-	__atomic_add_fetch(&counts.reads, 1, __ATOMIC_RELAXED);
+	counts.reads++;
 	if (!wait_read(r) && abandon(r, pid)) {
 		errno = ETIMEDOUT;
 		return -1;
 	}
 	got = r->got;
+	if (got < 0) {
+		errno = (int)-got;
+		return -1;
+	}
 	/* The bytes out of the reader's buffer, spread over the caller's iovecs. */
-	for (unsigned long i = 0, at = 0; got > 0 && i < n_local && at < (size_t)got; i++) {
+	for (unsigned long i = 0, at = 0; i < n_local && at < (size_t)got; i++) {
 		size_t n = (size_t)got - at < local[i].iov_len ? (size_t)got - at : local[i].iov_len;
 
 		memcpy(local[i].iov_base, r->buf + at, n);
 		at += n;
 	}
-	if (got < 0)
-		errno = r->err;
+	return (ssize_t)got;
+}
+
+ssize_t remote_readv(pid_t pid, const struct iovec *local, unsigned long n_local,
+		     const struct iovec *remote, unsigned long n_remote)
+{
+	ssize_t got;
+	int err;
+
+	pthread_mutex_lock(&mu);
+	got = read_locked(pid, local, n_local, remote, n_remote);
+	err = errno;
+	pthread_mutex_unlock(&mu);
+	errno = err;
 	return got;
 }
 
@@ -305,19 +367,28 @@ struct remote_read_counts remote_read_counts(void)
 
 int remote_read_stalling(pid_t pid)
 {
-	return is_stalled(pid);
+	bool s;
+
+	pthread_mutex_lock(&mu);
+	s = refused(pid);
+	pthread_mutex_unlock(&mu);
+	return s;
 }
 
 void remote_read_end(void)
 {
-	struct reader *r = current;
+	struct reader *r;
 
+	pthread_mutex_lock(&mu);
+	r = current;
 	current = NULL;
-	if (!r)
-		return;
-	__atomic_store_n(&r->state, QUIT, __ATOMIC_SEQ_CST);
-	futex_wake(&r->state);
-	pthread_join(r->thread, NULL);
-	free(r->buf);
-	free(r);
+	if (r) {
+		__atomic_store_n(&r->state, QUIT, __ATOMIC_SEQ_CST);
+		futex_wake(&r->state);
+		while (waitpid(r->pid_of_reader, NULL, __WCLONE) < 0 && errno == EINTR)
+			;
+		free_reader(r);
+	}
+	/* The abandoned ones end with their reads, or with us (PR_SET_PDEATHSIG). */
+	pthread_mutex_unlock(&mu);
 }
