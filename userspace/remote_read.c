@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/close_range.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
@@ -42,8 +43,11 @@ struct reader {
 	int sleeping;        /* the reader sleeps on state */
 	int caller_sleeping; /* the caller sleeps on state */
 	int finished;        /* an abandoned reader whose read returned: it has ended */
+	int ready;           /* it has a fd table of its own */
 	struct reader *next; /* in the abandoned list */
 	/* The read: the caller's while IDLE or DONE, the reader's while READING. */
+	bool of_file;        /* the file at path (remote_read_file), else the memory at remote */
+	char path[96];
 	pid_t pid;
 	struct iovec remote[REMOTE_READ_MAX_IOV];
 	unsigned long n_remote;
@@ -94,6 +98,32 @@ static bool move(int *state, int from, int to)
 	return __atomic_compare_exchange_n(state, &from, to, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
+/* The reader's: the file's bytes into buf, at most cap: how many, or -errno. */
+__attribute__((no_sanitize_address, no_stack_protector)) static long read_whole(const char *path, char *buf,
+										 size_t cap)
+{
+	long fd = raw_syscall(SYS_open, (long)path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0, 0, 0, 0);
+	size_t len = 0;
+
+	if (fd < 0)
+		return fd;
+	while (len < cap) {
+		long n = raw_syscall(SYS_read, fd, (long)(buf + len), (long)(cap - len), 0, 0, 0);
+
+		if (n == -EINTR)
+			continue;
+		if (n < 0) {
+			raw_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
+			return n;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	raw_syscall(SYS_close, fd, 0, 0, 0, 0, 0);
+	return (long)len;
+}
+
 __attribute__((no_sanitize_address, no_stack_protector)) static int reader_main(void *arg)
 {
 	struct reader *r = arg;
@@ -101,8 +131,15 @@ __attribute__((no_sanitize_address, no_stack_protector)) static int reader_main(
 	raw_syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0, 0);
 	if (raw_syscall(SYS_getppid, 0, 0, 0, 0, 0, 0) != r->parent)
 		return 0; /* the tracer ended before it could be told */
-	/* A copy of the tracer's fds would keep its BPF links alive as long as a read blocks. */
-	raw_syscall(SYS_close_range, 0, ~0u, 0, 0, 0, 0);
+	/*
+	 * Started sharing the tracer's fd table (no reference to any of its
+	 * files): now a table of its own, empty. A reference to the tracer's
+	 * BPF links would keep the probes up as long as a read blocks.
+	 */
+	if (raw_syscall(SYS_close_range, 0, ~0u, CLOSE_RANGE_UNSHARE, 0, 0, 0) < 0)
+		return 0;
+	__atomic_store_n(&r->ready, 1, __ATOMIC_SEQ_CST);
+	raw_syscall(SYS_futex, (long)&r->ready, FUTEX_WAKE_PRIVATE, INT_MAX, 0, 0, 0);
 	for (;;) {
 		struct iovec local;
 		int s;
@@ -116,8 +153,11 @@ __attribute__((no_sanitize_address, no_stack_protector)) static int reader_main(
 		if (s == QUIT)
 			return 0;
 		local = (struct iovec){ r->buf, r->len };
-		r->got = raw_syscall(SYS_process_vm_readv, r->pid, (long)&local, 1, (long)r->remote,
-				     (long)r->n_remote, 0);
+		if (r->of_file)
+			r->got = read_whole(r->path, r->buf, r->len);
+		else
+			r->got = raw_syscall(SYS_process_vm_readv, r->pid, (long)&local, 1, (long)r->remote,
+					     (long)r->n_remote, 0);
 		if (!move(&r->state, READING, DONE)) {
 			/* Abandoned: its caller went on; it frees this reader once it has ended. */
 			__atomic_store_n(&r->finished, 1, __ATOMIC_RELEASE);
@@ -157,23 +197,36 @@ static struct reader *reader(void)
 	if (current)
 		return current;
 	r = calloc(1, sizeof(*r));
-	if (!r)
+	if (!r) {
+		errno = ENOMEM;
 		return NULL;
+	}
 	r->parent = getpid();
 	r->stack = mmap(NULL, READER_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
 			-1, 0);
 	if (r->stack == MAP_FAILED) {
 		r->stack = NULL;
 		free_reader(r);
+		errno = ENOMEM;
 		return NULL;
 	}
 	/* No signal handler of the tracer's may run on the reader (it has no TLS): all blocked. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &was);
-	r->pid_of_reader = clone(reader_main, (char *)r->stack + READER_STACK, CLONE_VM, r);
+	r->pid_of_reader = clone(reader_main, (char *)r->stack + READER_STACK, CLONE_VM | CLONE_FILES, r);
 	pthread_sigmask(SIG_SETMASK, &was, NULL);
 	if (r->pid_of_reader < 0) {
 		free_reader(r);
+		return NULL;
+	}
+	/* Until it has left the tracer's fd table, the tracer's exit would not close its files. */
+	for (uint64_t until = now_ns() + REMOTE_READ_MAX_NS; !load(&r->ready) && now_ns() < until;)
+		futex_wait(&r->ready, 0, REMOTE_READ_DEADLINE_NS / 10);
+	if (!load(&r->ready)) {
+		kill(r->pid_of_reader, SIGKILL);
+		waitpid(r->pid_of_reader, NULL, __WCLONE);
+		free_reader(r);
+		errno = EAGAIN;
 		return NULL;
 	}
 	current = r;
@@ -270,6 +323,53 @@ static bool abandon(struct reader *r, pid_t pid)
 	return true;
 }
 
+/* Under mu: the current reader with room for want bytes, or NULL (errno set: refused, no memory). */
+static struct reader *reader_for(pid_t pid, size_t want)
+{
+	struct reader *r;
+
+	if (refused(pid)) {
+		counts.refused++;
+		errno = EAGAIN;
+		return NULL;
+	}
+	r = reader();
+	if (r && want > r->cap) { /* the reader is between reads: its buffer is ours */
+		char *grown = realloc(r->buf, want);
+
+		if (grown) {
+			r->buf = grown;
+			r->cap = want;
+		}
+	}
+	if (!r)
+		return NULL; /* errno: why it could not start */
+	if (want > r->cap) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return r;
+}
+
+/* Under mu: r's read, set up, made; its result (bytes, or -1 with errno). */
+static long run_read(struct reader *r, pid_t pid)
+{
+	r->pid = pid;
+	__atomic_store_n(&r->state, READING, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&r->sleeping, __ATOMIC_SEQ_CST))
+		futex_wake(&r->state);
+	counts.reads++;
+	if (!wait_read(r) && abandon(r, pid)) {
+		errno = ETIMEDOUT;
+		return -1;
+	}
+	if (r->got < 0) {
+		errno = (int)-r->got;
+		return -1;
+	}
+	return r->got;
+}
+
 /* remote_readv under mu. */
 static ssize_t read_locked(pid_t pid, const struct iovec *local, unsigned long n_local,
 			   const struct iovec *remote, unsigned long n_remote)
@@ -288,49 +388,74 @@ static ssize_t read_locked(pid_t pid, const struct iovec *local, unsigned long n
 		want += remote[i].iov_len;
 	if (want > have)
 		want = have;
-	if (refused(pid)) {
-		counts.refused++;
-		errno = EAGAIN;
+	r = reader_for(pid, want);
+	if (!r)
 		return -1;
-	}
-	r = reader();
-	if (r && want > r->cap) { /* the reader is between reads: its buffer is ours */
-		char *grown = realloc(r->buf, want);
-
-		if (grown) {
-			r->buf = grown;
-			r->cap = want;
-		}
-	}
-	if (!r || want > r->cap) {
-		errno = ENOMEM;
-		return -1;
-	}
 	memcpy(r->remote, remote, n_remote * sizeof(*remote));
 	r->n_remote = n_remote;
-	r->pid = pid;
 	r->len = want;
-	__atomic_store_n(&r->state, READING, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&r->sleeping, __ATOMIC_SEQ_CST))
-		futex_wake(&r->state);
-	counts.reads++;
-	if (!wait_read(r) && abandon(r, pid)) {
-		errno = ETIMEDOUT;
-		return -1;
-	}
-	got = r->got;
-	if (got < 0) {
-		errno = (int)-got;
-		return -1;
-	}
+	r->of_file = false;
+	got = run_read(r, pid);
 	/* The bytes out of the reader's buffer, spread over the caller's iovecs. */
-	for (unsigned long i = 0, at = 0; i < n_local && at < (size_t)got; i++) {
+	for (unsigned long i = 0, at = 0; got > 0 && i < n_local && at < (size_t)got; i++) {
 		size_t n = (size_t)got - at < local[i].iov_len ? (size_t)got - at : local[i].iov_len;
 
 		memcpy(local[i].iov_base, r->buf + at, n);
 		at += n;
 	}
 	return (ssize_t)got;
+}
+
+/* remote_read_file under mu. */
+static char *file_locked(pid_t pid, const char *path, size_t *len_out)
+{
+	size_t cap = 16384;
+
+	if (strlen(path) >= sizeof(((struct reader *)0)->path)) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	for (;;) {
+		struct reader *r = reader_for(pid, cap);
+		char *copy;
+		long got;
+
+		if (!r)
+			return NULL;
+		strcpy(r->path, path);
+		r->len = cap;
+		r->of_file = true;
+		got = run_read(r, pid);
+		if (got < 0)
+			return NULL;
+		if ((size_t)got == cap && cap < REMOTE_READ_FILE_MAX) {
+			cap *= 4; /* more than that: read again into more room */
+			continue;
+		}
+		copy = malloc((size_t)got + 1);
+		if (!copy) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		memcpy(copy, r->buf, (size_t)got);
+		copy[got] = '\0';
+		if (len_out)
+			*len_out = (size_t)got;
+		return copy;
+	}
+}
+
+char *remote_read_file(pid_t pid, const char *path, size_t *len)
+{
+	char *text;
+	int err;
+
+	pthread_mutex_lock(&mu);
+	text = file_locked(pid, path, len);
+	err = errno;
+	pthread_mutex_unlock(&mu);
+	errno = err;
+	return text;
 }
 
 ssize_t remote_readv(pid_t pid, const struct iovec *local, unsigned long n_local,
