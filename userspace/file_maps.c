@@ -13,6 +13,7 @@
 #include "exec_image.h"
 #include "fd_limit.h"
 #include "proc_maps.h"
+#include "remote_read.h"
 #include "target_file.h"
 
 /*
@@ -208,8 +209,8 @@ static int file_fd(struct file_maps *fm, int pid, const struct proc_maps_entry *
 /* Reads /proc/PID/maps into snap: its read-only file ranges. 0, or -errno (-ESRCH: none). */
 static int read_ranges(struct file_maps *fm, int pid, struct file_maps_snap *snap)
 {
-	char path[64], *line = NULL;
-	size_t cap = 0;
+	char path[64], *line = NULL, *text;
+	size_t cap = 0, text_len;
 	struct stat exe;
 	bool have_exe;
 	FILE *f;
@@ -217,9 +218,19 @@ static int read_ranges(struct file_maps *fm, int pid, struct file_maps_snap *sna
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	have_exe = stat(path, &exe) == 0;
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	if (!f)
+	/* Made behind the process's mmap lock, which it may hold: read by remote_read. */
+	text = remote_read_file(pid, path, &text_len);
+	if (!text)
 		return -errno;
+	if (!text_len) { /* an exited process (a zombie) maps nothing */
+		free(text);
+		return -ESRCH;
+	}
+	f = fmemopen(text, text_len, "r");
+	if (!f) {
+		free(text);
+		return -ENOMEM;
+	}
 	while (getline(&line, &cap, f) > 0) {
 		struct proc_maps_entry e;
 		int fd;
@@ -240,6 +251,7 @@ static int read_ranges(struct file_maps *fm, int pid, struct file_maps_snap *sna
 	}
 	free(line);
 	fclose(f);
+	free(text);
 	if (!snap->n) {
 		/*
 		 * An exited process (a zombie) has an empty maps file: what it

@@ -155,7 +155,7 @@ int proc_facts_read(int pid, struct proc_facts *f)
 	snprintf(path, sizeof(path), "/proc/%d/cwd", pid);
 	read_link(path, f->cwd, sizeof(f->cwd));
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
-	f->cmdline = read_file(path, &f->cmdline_len);
+	f->cmdline = remote_read_file(pid, path, &f->cmdline_len); /* behind its mmap lock */
 	if (f->cmdline)
 		f->cmdline_len = cmdline_args_len(f->cmdline, f->cmdline_len);
 

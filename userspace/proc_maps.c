@@ -21,6 +21,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include "grow_array.h"
+#include "remote_read.h"
 #include "target_file.h"
 
 #define DELETED_SUFFIX " (deleted)"
@@ -222,7 +223,8 @@ int proc_maps_objects(int pid, struct mapped_object_list *out)
 	char fname[48];
 	struct stat exe_st;
 	bool have_exe;
-	char *line = NULL;
+	char *line = NULL, *text;
+	size_t text_len;
 	bool *exec = NULL;
 	size_t linecap = 0, cap = 0, kept = 0;
 	FILE *fp;
@@ -232,9 +234,19 @@ int proc_maps_objects(int pid, struct mapped_object_list *out)
 	if (pid <= 0)
 		return -EINVAL;
 	snprintf(fname, sizeof(fname), "/proc/%d/maps", pid);
-	fp = fopen(fname, "re");
-	if (!fp)
+	/* Made behind the process's mmap lock, which it may hold: read by remote_read. */
+	text = remote_read_file(pid, fname, &text_len);
+	if (!text)
 		return errno == ENOENT ? -ESRCH : -errno;
+	if (!text_len) { /* an exited process (a zombie) maps nothing */
+		free(text);
+		return -ESRCH;
+	}
+	fp = fmemopen(text, text_len, "r");
+	if (!fp) {
+		free(text);
+		return -ENOMEM;
+	}
 
 	while (getline(&line, &linecap, fp) > 0) {
 		struct proc_maps_entry e;
@@ -255,6 +267,7 @@ int proc_maps_objects(int pid, struct mapped_object_list *out)
 		rc = gone_or(pid, errno ? -errno : -EIO);
 	free(line);
 	fclose(fp);
+	free(text);
 	/*
 	 * No file mapped at all: an exited process (a zombie, or one that
 	 * exited while we read) or a kernel thread. Nothing to trace either way.

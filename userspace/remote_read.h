@@ -3,7 +3,8 @@
  * remote_read.h - reads of a traced process's memory that cannot stall the
  * loader.
  *
- * process_vm_readv() can block for as long as the process likes: a page
+ * process_vm_readv() can block for as long as the process likes (and so
+ * can a read of its /proc/PID/maps or cmdline, behind its mmap lock): a page
  * registered with userfaultfd and never served, a FUSE or NFS file it
  * mapped, its mmap lock held by one of its threads that the CPUs starve.
  * Those waits are killable only (the kernel's remote page walk), so no
@@ -46,6 +47,16 @@
  */
 ssize_t remote_readv(pid_t pid, const struct iovec *local, unsigned long n_local,
 		     const struct iovec *remote, unsigned long n_remote);
+
+/*
+ * A file of process pid that its own state can hold (/proc/PID/maps,
+ * cmdline, environ: the kernel takes its mmap lock to make them), read
+ * whole by the reader the same way (at most REMOTE_READ_FILE_MAX bytes):
+ * malloc'd, NUL-terminated, *len its length (len may be NULL); NULL with
+ * errno as remote_readv's, or open's and read's.
+ */
+char *remote_read_file(pid_t pid, const char *path, size_t *len);
+#define REMOTE_READ_FILE_MAX (64u << 20)
 
 /* remote_readv of n bytes at addr into to. */
 ssize_t remote_read(pid_t pid, void *to, uint64_t addr, size_t n);
