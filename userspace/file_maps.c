@@ -32,11 +32,13 @@ struct file_range {
 	uint64_t start, end, offset;
 	int fd;
 	/*
-	 * The file's size, mtime and ctime at the snapshot: a file rewritten
-	 * in place keeps its inode (and our fd) but not these, and its bytes
-	 * are then not those the process had mapped.
+	 * The file's size and mtime at the snapshot: a file rewritten in place
+	 * keeps its inode (and our fd) but not these, and its bytes are then
+	 * not those the process had mapped. Not its ctime: an unlink moves it
+	 * (a library a package upgrade replaced, a copy the process removed
+	 * before it exited) and leaves every byte as it was.
 	 */
-	uint64_t ident[3];
+	uint64_t ident[2];
 	/*
 	 * Mapped from the process's executable: no dlopen() or dlclose() can
 	 * put another object at these addresses (only an exec, which forgets
@@ -46,16 +48,15 @@ struct file_range {
 };
 
 /* What tells the contents apart under one inode (see file_range). */
-static void file_ident(int fd, uint64_t ident[3])
+static void file_ident(int fd, uint64_t ident[2])
 {
 	struct stat st;
 
-	memset(ident, 0, 3 * sizeof(*ident));
+	memset(ident, 0, 2 * sizeof(*ident));
 	if (fstat(fd, &st) != 0)
 		return;
 	ident[0] = (uint64_t)st.st_size;
 	ident[1] = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
-	ident[2] = (uint64_t)st.st_ctim.tv_sec * 1000000000ull + (uint64_t)st.st_ctim.tv_nsec;
 }
 
 /* One look at a process: its ranges, and the epoch it was taken in. */
@@ -581,7 +582,7 @@ ssize_t file_maps_read_str(const struct file_maps *fm, uint32_t tgid, uint32_t e
 	if (!r || !(exact || any || r->program))
 		return -1;
 	{
-		uint64_t now[3];
+		uint64_t now[2];
 
 		file_ident(r->fd, now);
 		if (memcmp(now, r->ident, sizeof(now)))
