@@ -171,6 +171,8 @@ static int collect_sites(const struct mapped_object *obj, struct attachment *a,
 
 	memset(set, 0, sizeof(*set));
 	fd = mapped_object_open(obj);
+	if (fd == -EMFILE || fd == -ENFILE)
+		return fd; /* attach_process says it, once */
 	if (fd < 0) {
 		if (a->verbose)
 			fprintf(stderr, "ctrace-bpf: %s: %s\n", TERM_SAFE(obj->path), strerror(-fd));
