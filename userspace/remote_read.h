@@ -7,17 +7,19 @@
  * can a read of its /proc/PID/maps or cmdline, behind its mmap lock): a page
  * registered with userfaultfd and never served, a FUSE or NFS file it
  * mapped, its mmap lock held by one of its threads that the CPUs starve.
- * Those waits are killable only (the kernel's remote page walk), so no
+ * Those waits are killable only, or not at all (the mmap lock), so no
  * signal, watchdog or timer gets the reading thread out. So every read is
- * made by a reader thread, into the reader's own buffer; the caller waits
- * for it until a deadline (REMOTE_READ_DEADLINE_NS of the read blocked in
- * the kernel: a reader only starved of CPU is waited for, up to
- * REMOTE_READ_MAX_NS). Past it the read is abandoned to its thread (which
- * ends when the read does: the process serves the fault, or exits), a new
- * reader takes the next reads, and the process is "stalling": its reads
- * are refused at once until the abandoned one returns. The first
- * abandoned read is said once on stderr; abandoned and refused reads are
- * counted (metadata.remote_reads).
+ * made by a reader, a process that shares the tracer's memory (not a
+ * thread: a thread blocked there would hold the tracer's exit), into the
+ * reader's own buffer; the caller waits for it until a deadline
+ * (REMOTE_READ_DEADLINE_NS of the read blocked in the kernel: a reader
+ * only starved of CPU is waited for, up to REMOTE_READ_MAX_NS). Past it the
+ * read is abandoned to its reader (which ends when the read does: the
+ * process serves the fault, or exits; or with the tracer), a new reader
+ * takes the next reads, and the process is "stalling": its reads are
+ * refused at once until the abandoned one returns. The first abandoned
+ * read is said once on stderr; abandoned and refused reads are counted
+ * (metadata.remote_reads).
  *
  * One thread calls these (the loader's loop), or several one at a time.
  */
