@@ -18,18 +18,20 @@
 int batch_anchor_address(int pid, unsigned dev_major, unsigned dev_minor, unsigned long long inode,
 			 uint64_t file_offset, uint64_t *addr)
 {
-	char fname[48], *line = NULL;
-	size_t cap = 0;
+	char fname[48], *text, *line, *end;
+	size_t len;
 	int rc = -ENOENT;
-	FILE *fp;
 
 	snprintf(fname, sizeof(fname), "/proc/%d/maps", pid);
-	fp = fopen(fname, "re");
-	if (!fp)
+	/* Made behind the process's mmap lock, which it may hold: read by remote_read. */
+	text = remote_read_file(pid, fname, &len);
+	if (!text)
 		return errno == ENOENT ? -ESRCH : -errno;
-	while (rc == -ENOENT && getline(&line, &cap, fp) > 0) {
+	for (line = text, end = text + len; rc == -ENOENT && line < end; line = strchr(line, '\n') + 1) {
 		struct proc_maps_entry e;
 
+		if (!memchr(line, '\n', (size_t)(end - line)))
+			break; /* the read ends in a line cut short */
 		if (proc_maps_parse_line(line, &e) || e.inode != inode || e.dev_major != dev_major ||
 		    e.dev_minor != dev_minor || file_offset < e.offset ||
 		    file_offset - e.offset >= e.end - e.start)
@@ -37,8 +39,7 @@ int batch_anchor_address(int pid, unsigned dev_major, unsigned dev_minor, unsign
 		*addr = e.start + (file_offset - e.offset);
 		rc = 0;
 	}
-	free(line);
-	fclose(fp);
+	free(text);
 	return rc;
 }
 

@@ -635,6 +635,8 @@ static enum read_result read_stream(struct batch_path *bp, struct batch_stream *
 				   { (void *)(uintptr_t)st->key.buf, BATCH_HEADER_BYTES } };
 
 	if (remote_readv((pid_t)st->key.tgid, local, 2, remote, 2) != 8 + BATCH_HEADER_BYTES) {
+		if (errno == ETIMEDOUT || errno == EAGAIN)
+			return READ_AGAIN; /* the process lives, its memory stalls reads (remote_read.h) */
 		st->retired = true; /* the process, or the buffer (its thread's exit), is gone */
 		return READ_GONE;
 	}
