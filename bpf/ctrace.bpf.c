@@ -1532,14 +1532,15 @@ static __always_inline bool batch_copy(__u64 pid_tgid, __u64 buf, struct batch_b
 	 * own pid namespace (a container's), and a forked child's buffers name
 	 * its parent. No other thread takes a buffer over while this one lives.
 	 */
-	if (bpf_probe_read_user(&h, sizeof(h), (const void *)buf) || h.magic != 0x43544231 ||
-	    (!h.len && why == CTRACE_BATCH_WHY_LINK_MAP))
+	/* A death or a certain exec (not an exec's entry, which may fail: execvp's search of PATH). */
+	bool last = why == CTRACE_BATCH_WHY_SIGNAL || why == CTRACE_BATCH_WHY_EXITING || why == CTRACE_BATCH_WHY_EXEC;
+
+	if (bpf_probe_read_user(&h, sizeof(h), (const void *)buf) || h.magic != 0x43544231 || (!h.len && !last))
 		return false;
 	if (b)
 		b->seq_end = h.first_seq + h.count;
-	/* An empty buffer's too at a death: the loader forgets the stream at its last copy. */
-	return batch_send(pid_tgid, buf, 64 + (__u64)h.len, why, h.first_seq + h.count, 0, false) &&
-	       why != CTRACE_BATCH_WHY_LINK_MAP;
+	/* An empty buffer's too when last: the loader forgets the stream at its last copy. */
+	return batch_send(pid_tgid, buf, 64 + (__u64)h.len, why, h.first_seq + h.count, 0, false) && last;
 }
 
 /* The forked child has its parent's buffer at the same address: watched under its own pid_tgid too. */
@@ -1692,7 +1693,7 @@ SEC("tracepoint/syscalls/sys_enter_execve")
 int ctrace_batch_execve(void *ctx)
 {
 	exec_begins();
-	batch_rescue(CTRACE_BATCH_WHY_EXEC);
+	batch_rescue(CTRACE_BATCH_WHY_EXEC_TRY);
 	return 0;
 }
 
@@ -1700,7 +1701,7 @@ SEC("tracepoint/syscalls/sys_enter_execveat")
 int ctrace_batch_execveat(void *ctx)
 {
 	exec_begins();
-	batch_rescue(CTRACE_BATCH_WHY_EXEC);
+	batch_rescue(CTRACE_BATCH_WHY_EXEC_TRY);
 	return 0;
 }
 
@@ -1720,7 +1721,7 @@ int ctrace_batch_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 		batch_rescue(CTRACE_BATCH_WHY_EXITING);
 	else if (id == 59 || id == 322) { /* execve, execveat */
 		exec_begins();
-		batch_rescue(CTRACE_BATCH_WHY_EXEC);
+		batch_rescue(CTRACE_BATCH_WHY_EXEC_TRY);
 	}
 	return 0;
 }

@@ -217,6 +217,7 @@ struct ctrace_usdt_str {
 #define CTRACE_BATCH_WHY_EXITING 4  /* copied by the kernel side: exit() or exit_group() */
 #define CTRACE_BATCH_WHY_EXEC 5     /* copied by the kernel side: execve() */
 #define CTRACE_BATCH_WHY_LINK_MAP 6 /* copied by the kernel side: dlopen(), dlclose() */
+#define CTRACE_BATCH_WHY_EXEC_TRY 7 /* copied by the kernel side: an execve() that may yet fail (its syscall's entry) */
 
 #define CTRACE_RECORD_MAX                                                      \
 	(sizeof(struct ctrace_record) + CTRACE_NAME_MAX + CTRACE_ARGS_MAX)

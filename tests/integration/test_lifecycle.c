@@ -366,6 +366,36 @@ static void test_vfork_children_once(void **state)
 }
 
 /*
+ * exec()s that fail, under the syscall watch (the exit and exec watch of
+ * kernels whose exit tracepoint runs after the memory goes: Debian's 6.1
+ * and 6.12): its copy at the exec's entry is not the thread's last, and
+ * every "try" comes once, none lost.
+ */
+static void test_failed_execs_exact(void **state)
+{
+	const char *const args[] = { "failexec", "50", NULL };
+	struct trace_run r;
+	int rc;
+
+	(void)state;
+	tr_require_root();
+	setenv("CTRACE_DEATH_WATCH", "syscalls", 1);
+	rc = tr_run(&r, "lifecycle", args, NULL);
+	unsetenv("CTRACE_DEATH_WATCH");
+	if (rc < 0)
+		fail_msg("%s", r.error);
+	if (r.prog_exit != 0 || r.tracer_exit != 0)
+		fail_msg("lifecycle exited %d, the tracer %d: %s", r.prog_exit, r.tracer_exit, r.tracer_stderr);
+	/* syscall_tracepoints, or raw_sys_enter where tracefs is not mounted: both see the exec's entry */
+	if (!per_event_run() && !strstr(tr_str(tr_meta(&r), "batch_death_watch"), "sys"))
+		fail_msg("the exec watch was %s, not one of the syscalls'", tr_str(tr_meta(&r), "batch_death_watch"));
+	if (count_named(&r, "try") != 50)
+		fail_msg("%zu \"try\" kept, %.0f dropped, 50 emitted", count_named(&r, "try"),
+			 tr_meta_num(&r, "dropped_events"));
+	tr_free(&r);
+}
+
+/*
  * The tracer's peak RSS (VmHWM) in KiB while it runs; 0 before its exec
  * (the forked child still holds the test's memory), -1 once it has exited.
  */
@@ -451,6 +481,7 @@ int main(void)
 		cmocka_unit_test(test_reexec_same_addresses_exact),
 		cmocka_unit_test(test_vfork_children_once),
 		cmocka_unit_test(test_forged_announcements_bounded),
+		cmocka_unit_test(test_failed_execs_exact),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,6 +18,10 @@
  *   lifecycle vfork K            waits for a tracer, then K times: vfork(), the
  *                                child emits one instant "child" and _exit()s;
  *                                the parent emits "parent" after each
+ *   lifecycle failexec K         waits for a tracer, then K times: an instant
+ *                                "try" and an exec() of a path that does not
+ *                                exist (it fails, as execvp's search of PATH
+ *                                does); prints "done"
  *   lifecycle forge N            waits for a tracer, emits "before", then
  *                                announces N buffers that are not (its own
  *                                calls of the batch flush, a hostile
@@ -196,6 +200,21 @@ static int bursts(int ms, int rounds)
 	return 0;
 }
 
+static int failexecs(int k)
+{
+	char *const argv[] = { "/nonexistent/lifecycle", NULL };
+
+	if (!ready_and_wait())
+		return 1;
+	for (int i = 0; i < k; i++) {
+		CTRACE_INSTANT(NULL, "try", CTRACE_SCOPE_THREAD, NULL);
+		execv(argv[0], argv);
+	}
+	puts("done");
+	fflush(stdout);
+	return 0;
+}
+
 /* Announcements of 1024 places in one region, each time as another thread's taking (born). */
 static int forge(long n)
 {
@@ -236,10 +255,12 @@ int main(int argc, char **argv)
 		return reexec(argv[0], atoi(argv[2]), atoi(argv[3]));
 	if (argc == 3 && !strcmp(argv[1], "vfork"))
 		return vforks(atoi(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "failexec"))
+		return failexecs(atoi(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "forge"))
 		return forge(atol(argv[2]));
 	if (argc == 4 && !strcmp(argv[1], "bursts"))
 		return bursts(atoi(argv[2]), atoi(argv[3]));
-	fprintf(stderr, "usage: lifecycle paced MS SECONDS | churn N ALIVE | reexec K E | vfork K | forge N | bursts MS ROUNDS\n");
+	fprintf(stderr, "usage: lifecycle paced MS SECONDS | churn N ALIVE | reexec K E | vfork K | failexec K | forge N | bursts MS ROUNDS\n");
 	return 2;
 }
