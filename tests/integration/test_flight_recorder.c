@@ -392,28 +392,6 @@ static void test_trigger_storm_rate_limited(void **state)
 	tr_free(&r);
 }
 
-/* VmHWM (peak RSS) of the running tracer in KiB; -1 before its exec and once it is gone. */
-static long vm_hwm(pid_t pid)
-{
-	char path[64], line[256];
-	long kib = -1;
-	bool tracer = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "Name:", 5))
-			tracer = strstr(line, "ctrace-bpf") != NULL;
-		if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
-			break;
-	}
-	fclose(f);
-	return tracer ? kib : -1;
-}
-
 /*
  * flood (two threads, as fast as they can, 1.5 s) under --ring `size`:
  * the tracer's peak RSS; its one dump (the end's) accounts for every
@@ -440,7 +418,7 @@ static long flood_peak(const char *size, double *overwritten)
 		if (waitid(P_PID, (id_t)r.tracer.pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0 ||
 		    si.si_pid == r.tracer.pid)
 			break;
-		kib = vm_hwm(r.tracer.pid);
+		kib = tr_tracer_peak_kib(r.tracer.pid);
 		if (kib > peak)
 			peak = kib;
 		usleep(2000);

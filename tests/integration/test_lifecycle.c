@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include <setjmp.h>
 #include <cmocka.h>
 #include "trace_run.h"
@@ -396,31 +397,6 @@ static void test_failed_execs_exact(void **state)
 }
 
 /*
- * The tracer's peak RSS (VmHWM) in KiB while it runs; 0 before its exec
- * (the forked child still holds the test's memory), -1 once it has exited.
- */
-static long vm_hwm_kib(pid_t pid)
-{
-	char path[64], line[256];
-	long kib = -1;
-	bool tracer = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "Name:", 5))
-			tracer = strstr(line, "ctrace-bpf") != NULL;
-		if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
-			break;
-	}
-	fclose(f);
-	return tracer || kib < 0 ? kib : 0;
-}
-
-/*
  * A program announcing 300,000 buffers that are not (its own calls of the
  * flush) under --max-memory 32M: the tracer keeps within it and the ring,
  * stops at its -d, and still has the program's real events; the streams
@@ -445,8 +421,12 @@ static void test_forged_announcements_bounded(void **state)
 		if (tr_spawn(&t, r.dir, "tracer", argv) < 0)
 			fail_msg("cannot start the tracer");
 	}
-	for (int waited = 0; waited < TR_TIMEOUT_MS && (kib = vm_hwm_kib(t.pid)) >= 0; waited += 20) {
-		if (kib > peak)
+	for (int waited = 0; waited < TR_TIMEOUT_MS; waited += 20) { /* until it exits (a zombie: its memory gone) */
+		siginfo_t si = { 0 };
+
+		if (waitid(P_PID, (id_t)t.pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid == t.pid)
+			break;
+		if ((kib = tr_tracer_peak_kib(t.pid)) > peak)
 			peak = kib;
 		usleep(20 * 1000);
 	}

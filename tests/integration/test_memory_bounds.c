@@ -39,31 +39,6 @@ struct flood {
 	struct trace_run r;
 };
 
-/*
- * VmHWM (peak RSS) of a running tracer in KiB; -1 before its exec (the
- * forked child still holds the test's memory) and once it has exited.
- */
-static long vm_hwm(pid_t pid)
-{
-	char path[64], line[256];
-	long kib = -1;
-	bool tracer = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "Name:", 5))
-			tracer = strstr(line, "ctrace-bpf") != NULL;
-		if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
-			break;
-	}
-	fclose(f);
-	return tracer ? kib : -1;
-}
-
 /* The CPU time (utime + stime, in clock ticks) process `pid` has used; -1 once it is gone. */
 static long cpu_ticks(pid_t pid)
 {
@@ -146,7 +121,7 @@ static void run_flood(struct flood *f)
 		if (waitid(P_PID, (id_t)r->tracer.pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0 ||
 		    si.si_pid == r->tracer.pid)
 			break;
-		kib = vm_hwm(r->tracer.pid);
+		kib = tr_tracer_peak_kib(r->tracer.pid);
 		if (kib > f->peak_kib)
 			f->peak_kib = kib;
 		tell_when_caught_up(f, &caught);

@@ -830,3 +830,24 @@ cJSON *tr_checker_summary(const char *trace_path)
 		fail_msg("%s", why);
 	return sum;
 }
+
+long tr_tracer_peak_kib(pid_t pid)
+{
+	char path[64], line[256];
+	long kib = -1;
+	bool tracer = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Name:", 5))
+			tracer = strstr(line, "ctrace-bpf") != NULL;
+		if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
+			break;
+	}
+	fclose(f);
+	return tracer ? kib : -1;
+}

@@ -123,6 +123,12 @@ int tr_reap(struct tr_child *c, int timeout_ms);
 /* Exit code of a reaped child (128+signal if it was killed). */
 int tr_exit_code(const struct tr_child *c);
 
+/*
+ * VmHWM (peak RSS) of a running tracer (process pid) in KiB; -1 before its
+ * exec (the forked child still holds the test's memory) and once it has
+ * exited.
+ */
+long tr_tracer_peak_kib(pid_t pid);
 /* One command, run to completion: exit code (or -1 on timeout), output. */
 struct tr_cmd {
 	int exit;
