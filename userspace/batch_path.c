@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "batch_discover.h"
@@ -689,11 +690,42 @@ static void read_one(const void *key, size_t len, void *value, void *ctx)
 	}
 }
 
+/*
+ * How long the stop waits, in all, for processes whose reads stall (an
+ * abandoned read not yet returned) before it reads them all the same: the
+ * read that blocked may have waited on a thread of the process holding its
+ * memory map, which a busy machine leaves without a CPU for a while.
+ */
+#define STOP_STALL_WAIT_NS (2 * 1000000000ull)
+
+struct stall_wait {
+	uint64_t until;
+};
+
+static void wait_stalled(const void *key, size_t len, void *value, void *ctx)
+{
+	struct stall_wait *sw = ctx;
+	struct batch_stream *st = value;
+
+	(void)key;
+	(void)len;
+	if (!st->retired)
+		remote_read_wait((pid_t)st->key.tgid, sw->until);
+}
+
 void batch_path_stop(struct batch_path *bp, void (*consume)(void *ctx), void *ctx)
 {
+	struct timespec ts;
+	struct stall_wait sw;
+
 	if (!bp->on)
 		return;
 	bp->stopping = true;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	sw.until = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + STOP_STALL_WAIT_NS;
+	key_map_each(&bp->streams, wait_stalled, &sw);
+	/* From here to batch_path_finish, the last reads: each buffer is tried whatever another blocked on. */
+	remote_read_last_chance(true);
 	/*
 	 * A few tries: under a flood a buffer may be flushed between any
 	 * consume and its read. The last takes what it finds and counts what
@@ -819,6 +851,8 @@ void batch_path_finish(struct batch_path *bp, int batch_threads_fd)
 	if (!bp->on)
 		return;
 	key_map_each(&bp->streams, read_one, &c);
+	remote_read_last_chance(false);
+	bp->unread_at_stop = c.again;
 	if (batch_threads_fd >= 0)
 		count_unseen(bp, batch_threads_fd);
 	event_merge_release(&bp->merge, UINT64_MAX);

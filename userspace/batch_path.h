@@ -75,6 +75,7 @@ struct batch_path {
 	uint64_t next_read_ns;        /* the next look at idle buffers */
 	size_t read_cursor;           /* where in `streams` this look goes on */
 	uint64_t lost;                /* events numbered but never seen: in dropped_events */
+	uint64_t unread_at_stop;      /* buffers of live threads the stop could not read (remote_read.h) */
 	bool stopping;                /* batch_path_stop() under way */
 };
 

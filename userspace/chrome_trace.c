@@ -356,6 +356,7 @@ void chrome_trace_write_end(struct chrome_trace *tf, struct json_writer *w, uint
 		write_kv_u64(w, "before_tracing", s->batch_before_tracing);
 		write_kv_u64(w, "adopted_buffers", s->batch_adopted);
 		write_kv_u64(w, "inherited_at_fork", s->batch_inherited_at_fork);
+		write_kv_u64(w, "unread_at_stop", s->batch_unread_at_stop);
 		/* Early (the budget full) is not out of order unless a later event then came older. */
 		write_kv_u64(w, "out_of_order", s->merge_late);
 		write_kv_u64(w, "handed_on_early", s->merge_forced);

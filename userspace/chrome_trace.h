@@ -88,6 +88,7 @@ struct trace_stats {
 	uint64_t batch_before_tracing;    /* left in a buffer by an earlier trace: left out */
 	uint64_t batch_adopted;           /* buffers the process had before this trace, found at attach */
 	uint64_t batch_inherited_at_fork; /* a child's copy of its parent's events: left out */
+	uint64_t batch_unread_at_stop;    /* live threads' buffers the stop could not read: their last events lost */
 	uint64_t merge_forced;     /* handed on before the watermark, for want of memory */
 	uint64_t merge_late;       /* handed on after a later event: out of order in the trace */
 	uint64_t stop_mono_ns;

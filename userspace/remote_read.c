@@ -60,6 +60,7 @@ struct reader {
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER; /* one caller at a time */
 static struct reader *current;
 static struct reader *abandoned; /* each stalls the process it reads */
+static bool last_chance;         /* remote_read_last_chance(): a stalling process is read all the same */
 static size_t n_abandoned;
 static struct remote_read_counts counts;
 static bool said;
@@ -300,6 +301,8 @@ static bool refused(pid_t pid)
 	reap_finished();
 	if (n_abandoned == REMOTE_READ_MAX_ABANDONED)
 		return true;
+	if (last_chance)
+		return false;
 	for (struct reader *r = abandoned; r; r = r->next)
 		if (r->pid == pid)
 			return true;
@@ -317,7 +320,7 @@ static bool abandon(struct reader *r, pid_t pid)
 	n_abandoned++;
 	counts.abandoned++;
 	if (!said)
-		fprintf(stderr, "ctrace-bpf: a read of process %d's memory blocked for over %llu ms (a page it does not let be read): its reads are refused while that lasts (counted in metadata.remote_reads)\n",
+		fprintf(stderr, "ctrace-bpf: a read of process %d's memory blocked for over %llu ms (a page it does not serve, or its memory map held by one of its threads while the CPUs are busy): its reads are put off until that read returns (counted in metadata.remote_reads)\n",
 			(int)pid, REMOTE_READ_DEADLINE_NS / 1000000ull);
 	said = true;
 	return true;
@@ -498,6 +501,25 @@ int remote_read_stalling(pid_t pid)
 	s = refused(pid);
 	pthread_mutex_unlock(&mu);
 	return s;
+}
+
+int remote_read_wait(pid_t pid, uint64_t until_ns)
+{
+	const struct timespec step = { 0, 5 * 1000000L };
+
+	while (remote_read_stalling(pid)) {
+		if (now_ns() >= until_ns)
+			return -1;
+		nanosleep(&step, NULL);
+	}
+	return 0;
+}
+
+void remote_read_last_chance(bool on)
+{
+	pthread_mutex_lock(&mu);
+	last_chance = on;
+	pthread_mutex_unlock(&mu);
 }
 
 void remote_read_end(void)

@@ -26,6 +26,7 @@
 #ifndef CTRACE_REMOTE_READ_H
 #define CTRACE_REMOTE_READ_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -73,6 +74,21 @@ struct remote_read_counts remote_read_counts(void);
 
 /* Whether a read of pid would be refused now (it is stalling). */
 int remote_read_stalling(pid_t pid);
+
+/*
+ * Waits until a read of pid is no longer refused (its abandoned read
+ * returned: the process served the fault, or the thread holding its memory
+ * map ran), or until CLOCK_MONOTONIC until_ns: 0, or -1 still stalling.
+ */
+int remote_read_wait(pid_t pid, uint64_t until_ns);
+
+/*
+ * The stop's last reads, on: a stalling process is read all the same (each
+ * read still abandoned at the deadline, while readers to spare remain).
+ * What blocked one read of it (one page, its memory map held a while) need
+ * not block the others, and past the stop they cannot be made again.
+ */
+void remote_read_last_chance(bool on);
 
 /* The reader stopped (the abandoned ones are left to end with the process). */
 void remote_read_end(void);

@@ -489,6 +489,10 @@ void session_stop(struct session *s)
 	batch_path_finish(&s->bpath, bpf_map__fd(s->skel->maps.batch_buffers));
 	s->stats.batch_lost = s->bpath.lost;
 	s->stats.batch_unwatched = s->skel->bss->batch_unwatched;
+	s->stats.batch_unread_at_stop = s->bpath.unread_at_stop;
+	if (s->stats.batch_unread_at_stop)
+		fprintf(stderr, "ctrace-bpf: the buffers of %llu live threads could not be read at the stop (each read of them blocked in its memory): the events they held since their last flush are lost uncounted (metadata.batch.unread_at_stop); --no-batch keeps every event\n",
+			(unsigned long long)s->stats.batch_unread_at_stop);
 	if (s->stats.batch_unwatched)
 		fprintf(stderr, "ctrace-bpf: %llu batch buffers were not watched (the kernel side's table of threads' buffers was full): what a thread left in them when it died is lost uncounted (metadata.batch.unwatched_buffers); --no-batch keeps every event\n",
 			(unsigned long long)s->stats.batch_unwatched);
