@@ -65,6 +65,17 @@ void attach_prepare_multi(struct ctrace_bpf *skel)
 	bpf_program__set_expected_attach_type(skel->progs.ctrace_link_map, CTRACE_TRACE_UPROBE_MULTI);
 }
 
+/* A --usdt probe's link, with the object's (usdt_attach.h). */
+static int keep_usdt_link(void *ctx, struct bpf_link *link)
+{
+	struct attachment *a = ctx;
+
+	if (GROW_ARRAY(a->links, a->cap_links, a->n_links, 16))
+		return -ENOMEM;
+	a->links[a->n_links++] = link;
+	return 0;
+}
+
 void attachment_init(struct attachment *a, bool multi, bool verbose)
 {
 	memset(a, 0, sizeof(*a));
@@ -488,9 +499,15 @@ static int attach_object(struct ctrace_bpf *skel, int pid,
 	site_set_free(&set);
 	/* --usdt's probes of other programs: their semaphores rise as they attach. */
 	if (!err && a->usdt) {
-		int n = usdt_attach_object(skel->progs.ctrace_usdt, skel->maps.usdt_locs, pid, obj, a->usdt, a);
+		int n;
 
+		a->usdt_state.keep_link = keep_usdt_link;
+		a->usdt_state.ctx = a;
+		a->usdt_state.verbose = a->verbose;
+		n = usdt_attach_object(skel->progs.ctrace_usdt, skel->maps.usdt_locs, pid, obj, a->usdt, &a->usdt_state);
 		err = n < 0 ? n : 0;
+		if (n > 0)
+			a->sites += (unsigned)n;
 		usdt_armed = n > 0;
 	}
 	if (!err && (set.n_armers || usdt_armed) && !a->first_armed_ns) {

@@ -15,6 +15,7 @@
 
 #include "key_map.h"
 #include "process_epoch.h"
+#include "usdt_attach.h"
 
 struct ctrace_bpf;
 struct bpf_link;
@@ -93,9 +94,7 @@ struct attachment {
 	unsigned filtered_sites;  /* sites of categories left out: not attached */
 	/* --usdt: other programs' probes to attach too (usdt_attach.c); NULL: none. */
 	struct usdt_specs *usdt;
-	unsigned usdt_sites;      /* of `sites`, the notes of those probes attached */
-	unsigned usdt_refused;    /* probes left out: argument specs not decoded, a table full (said) */
-	uint32_t usdt_loc_slots;    /* slots of usdt_locs written (usdt_attach.c) */
+	struct usdt_attach_state usdt_state; /* keeps their links in `links` */
 	bool other_categories;    /* a site of a category other than the default was attached */
 	struct bpf_link **links; /* perf-event uprobes */
 	size_t n_links, cap_links;

@@ -24,7 +24,6 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <bpf/libbpf.h>
-#include "attach.h"
 #include "grow_array.h"
 #include "proc_maps.h"
 #include "term_safe.h"
@@ -85,19 +84,19 @@ static bool rip_relative(const struct usdt_note_list *notes, const struct usdt_p
  * same object has the same spec (its %rip offsets do not depend on where
  * the object is mapped): one slot serves them all.
  */
-static int loc_slot(struct bpf_map *map, const struct ctrace_usdt_loc_spec *spec, struct attachment *a)
+static int loc_slot(struct bpf_map *map, const struct ctrace_usdt_loc_spec *spec, struct usdt_attach_state *a)
 {
 	struct ctrace_usdt_loc_spec have;
 
-	for (uint32_t slot = 0; slot < a->usdt_loc_slots; slot++)
+	for (uint32_t slot = 0; slot < a->loc_slots; slot++)
 		if (!bpf_map__lookup_elem(map, &slot, sizeof(slot), &have, sizeof(have), 0) &&
 		    !memcmp(&have, spec, sizeof(have)))
 			return (int)slot;
-	if (a->usdt_loc_slots == CTRACE_USDT_LOC_SLOTS)
+	if (a->loc_slots == CTRACE_USDT_LOC_SLOTS)
 		return -1;
-	if (bpf_map__update_elem(map, &a->usdt_loc_slots, sizeof(a->usdt_loc_slots), spec, sizeof(*spec), 0))
+	if (bpf_map__update_elem(map, &a->loc_slots, sizeof(a->loc_slots), spec, sizeof(*spec), 0))
 		return -1;
-	return (int)a->usdt_loc_slots++;
+	return (int)a->loc_slots++;
 }
 
 /*
@@ -144,7 +143,7 @@ static int note_spec(const struct mapped_object *obj, const struct usdt_probe *p
  */
 static int attach_by_hand(struct bpf_program *prog, struct bpf_map *locs, int pid,
 			  const struct mapped_object *obj, const struct usdt_note_list *notes,
-			  const struct usdt_probe *pr, uint64_t cookie, struct attachment *a)
+			  const struct usdt_probe *pr, uint64_t cookie, struct usdt_attach_state *a)
 {
 	struct ctrace_usdt_loc_spec spec;
 	int slots[CTRACE_USDT_LOC_SLOTS];
@@ -158,13 +157,13 @@ static int attach_by_hand(struct bpf_program *prog, struct bpf_map *locs, int pi
 		if (strcmp(n->provider, pr->provider) || strcmp(n->name, pr->name))
 			continue;
 		if (note_spec(obj, pr, n, cookie, &spec) < 0) {
-			a->usdt_refused++; /* said */
+			a->refused++; /* said */
 			return 0;
 		}
 		if (n_specs == CTRACE_USDT_LOC_SLOTS || (slots[n_specs] = loc_slot(locs, &spec, a)) < 0) {
 			fprintf(stderr, "ctrace-bpf: %s:%s in %s is not traced: the table of argument specs of probes read relative to %%rip is full\n",
 				pr->provider, pr->name, TERM_SAFE(obj->path));
-			a->usdt_refused++;
+			a->refused++;
 			return 0;
 		}
 		n_specs++;
@@ -184,16 +183,15 @@ static int attach_by_hand(struct bpf_program *prog, struct bpf_map *locs, int pi
 			/* No BPF cookie on a uprobe before Linux 5.15 (libbpf's own path keys its specs by address). */
 			fprintf(stderr, "ctrace-bpf: %s:%s in %s is not traced: its argument specs are read relative to %%rip, which needs BPF cookies on uprobes (Linux 5.15)\n",
 				pr->provider, pr->name, TERM_SAFE(obj->path));
-			a->usdt_refused++;
+			a->refused++;
 			return 0;
 		}
 		if (!link)
 			return -errno;
-		if (GROW_ARRAY(a->links, a->cap_links, a->n_links, 16)) {
+		if (a->keep_link(a->ctx, link)) {
 			bpf_link__destroy(link);
 			return -ENOMEM;
 		}
-		a->links[a->n_links++] = link;
 		attached++;
 	}
 	return attached;
@@ -240,7 +238,7 @@ static uint64_t spans_left_out(const struct mapped_object *obj, const struct usd
 }
 
 int usdt_attach_object(struct bpf_program *prog, struct bpf_map *locs, int pid, const struct mapped_object *obj,
-		       struct usdt_specs *specs, struct attachment *a)
+		       struct usdt_specs *specs, struct usdt_attach_state *a)
 {
 	struct usdt_note_list notes = { 0 };
 	unsigned attached = 0;
@@ -300,7 +298,7 @@ int usdt_attach_object(struct bpf_program *prog, struct bpf_map *locs, int pid, 
 			/* libbpf's table of argument specs is full (bpf/ctrace.bpf.c): this process goes without. */
 			fprintf(stderr, "ctrace-bpf: %s:%s in %s (process %d) is not traced: libbpf's table of USDT argument specs is full\n",
 				pr->provider, pr->name, TERM_SAFE(obj->path), pid);
-			a->usdt_refused++;
+			a->refused++;
 			continue;
 		}
 		if (!link) {
@@ -312,19 +310,16 @@ int usdt_attach_object(struct bpf_program *prog, struct bpf_map *locs, int pid, 
 			return e == EACCES || e == EPERM ? -ECANCELED : -e;
 		}
 		/* One of the object's links: detached with them (attach.c). */
-		if (GROW_ARRAY(a->links, a->cap_links, a->n_links, 16)) {
+		if (a->keep_link(a->ctx, link)) {
 			bpf_link__destroy(link);
 			usdt_note_list_free(&notes);
 			return -ENOMEM;
 		}
-		a->links[a->n_links++] = link;
 		attached += count;
 		if (a->verbose)
 			fprintf(stderr, "ctrace-bpf: attached %s:%s at %u sites of %s\n", pr->provider,
 				pr->name, count, TERM_SAFE(obj->path));
 	}
 	usdt_note_list_free(&notes);
-	a->sites += attached;
-	a->usdt_sites += attached;
 	return (int)attached;
 }
