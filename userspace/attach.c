@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "attach.h"
+#include "attach_sites.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,14 +42,14 @@ static const struct {
 #undef P
 };
 
-enum { KIND_COUNT = sizeof(programs) / sizeof(programs[0]) };
+_Static_assert(KIND_COUNT == sizeof(programs) / sizeof(programs[0]), "one program a kind");
 
 static struct bpf_program *program_at(struct ctrace_bpf *skel, int i)
 {
 	return *(struct bpf_program **)((char *)skel + programs[i].off);
 }
 
-static int kind_of(const char *probe)
+int attach_kind_of(const char *probe)
 {
 	for (int i = 0; i < KIND_COUNT; i++)
 		if (!strcmp(programs[i].probe, probe))
@@ -89,155 +90,6 @@ static void batch_sema_key(const struct mapped_object *o, uint64_t key[2])
 {
 	key[0] = (uint64_t)o->dev_major << 32 | o->dev_minor;
 	key[1] = o->inode;
-}
-
-/* One category's semaphore in an object, and the site that carries it (attached last). */
-struct armer {
-	int kind;
-	uint64_t offset, sema, cookie;
-	bool is_default; /* ctrace_semaphore: raised after the others */
-};
-
-/* One object's attachable sites, grouped by kind. */
-struct site_set {
-	uint64_t *offsets[KIND_COUNT]; /* uprobe offsets (the nop, or the guarded nop5) */
-	uint64_t *cookies[KIND_COUNT];
-	size_t n[KIND_COUNT], cap[KIND_COUNT];
-	struct armer *armers;          /* one per semaphore (category) */
-	size_t n_armers, cap_armers;
-	uint64_t batch_sema;           /* ctrace:batch's own (usdt/ctrace_batch.h) */
-};
-
-static void site_set_free(struct site_set *s)
-{
-	for (int i = 0; i < KIND_COUNT; i++) {
-		free(s->offsets[i]);
-		free(s->cookies[i]);
-	}
-	free(s->armers);
-}
-
-static int site_set_add(struct site_set *s, int kind, uint64_t offset, uint64_t cookie)
-{
-	size_t cap = s->cap[kind];
-
-	/* Two arrays, one capacity: it is raised once both have grown. */
-	if (GROW_ARRAY(s->offsets[kind], cap, s->n[kind], 16))
-		return -ENOMEM;
-	cap = s->cap[kind];
-	if (GROW_ARRAY(s->cookies[kind], cap, s->n[kind], 16))
-		return -ENOMEM;
-	s->cap[kind] = cap;
-	s->offsets[kind][s->n[kind]] = offset;
-	s->cookies[kind][s->n[kind]++] = cookie;
-	return 0;
-}
-
-/*
- * A site with a semaphore: it becomes its semaphore's armer if it is that
- * semaphore's highest offset so far (the previous armer an ordinary site).
- */
-static int site_set_add_armed(struct site_set *s, int kind, uint64_t offset, uint64_t sema,
-			      uint64_t cookie, bool is_default)
-{
-	struct armer *ar = NULL;
-
-	for (size_t i = 0; i < s->n_armers; i++)
-		if (s->armers[i].sema == sema)
-			ar = &s->armers[i];
-	if (!ar) {
-		if (GROW_ARRAY(s->armers, s->cap_armers, s->n_armers, 4))
-			return -ENOMEM;
-		s->armers[s->n_armers++] = (struct armer){ kind, offset, sema, cookie, is_default };
-		return 0;
-	}
-	if (offset < ar->offset)
-		return site_set_add(s, kind, offset, cookie);
-	{
-		struct armer old = *ar;
-
-		*ar = (struct armer){ kind, offset, sema, cookie, is_default };
-		return site_set_add(s, old.kind, old.offset, old.cookie);
-	}
-}
-
-/*
- * Collects the sites of one object. The semaphore must not turn on before
- * every site is attached, or the program would run sites nobody listens to
- * yet and their events would be lost (an event fired right after
- * CTRACE_ENABLED() turned true must be in the trace). So every site is
- * attached without the reference counter, and one site is attached last,
- * with it: the same one for every tracer (the highest offset), so that two
- * ctrace-bpf on one process agree and the kernel sees one ref_ctr_offset
- * per uprobe. So for each category's semaphore (usdt/ctrace_site.h): the
- * sites of a category --categories leaves out are not attached at all, and
- * their semaphore stays 0.
- */
-static int collect_sites(const struct mapped_object *obj, struct attachment *a,
-			 struct site_set *set)
-{
-	struct usdt_note_list notes = { 0 };
-	char err[256];
-	int fd, ret = 0;
-
-	memset(set, 0, sizeof(*set));
-	fd = mapped_object_open(obj);
-	if (fd == -EMFILE || fd == -ENFILE)
-		return fd; /* attach_process says it, once */
-	if (fd < 0) {
-		if (a->verbose)
-			fprintf(stderr, "ctrace-bpf: %s: %s\n", TERM_SAFE(obj->path), strerror(-fd));
-		return 0;
-	}
-	if (usdt_notes_read_fd(fd, &notes, err, sizeof(err)) < 0) {
-		if (a->verbose)
-			fprintf(stderr, "ctrace-bpf: %s: %s\n", TERM_SAFE(obj->path), TERM_SAFE(err));
-		close(fd);
-		return 0;
-	}
-	for (size_t i = 0; i < notes.n && !ret; i++) {
-		const struct usdt_note *n = &notes.v[i];
-		uint64_t offset = n->site_offset + (a->fast ? CTRACE_SITE_NOP5_OFFSET : 0);
-		uint64_t cookie;
-		bool is_default;
-		int kind;
-
-		if (strcmp(n->provider, "ctrace"))
-			continue;
-		kind = kind_of(n->name);
-		if (kind < 0 || !usdt_is_ctrace_site(fd, n->site_offset)) {
-			/* A newer header's probe, or a site not built by our header:
-			 * its arguments are not where our programs read them. */
-			a->skipped_sites++;
-			if (a->verbose)
-				fprintf(stderr, "ctrace-bpf: %s: skipping ctrace:%s at 0x%llx (not a site this version knows)\n",
-					TERM_SAFE(obj->path), TERM_SAFE(n->name), (unsigned long long)n->site_vaddr);
-			continue;
-		}
-		if (kind == kind_of("batch")) {
-			/* Its own semaphore: raised with its last site (attach_object). */
-			if (!a->no_batch && n->sema_offset) {
-				set->batch_sema = n->sema_offset;
-				ret = site_set_add(set, kind, offset, n->site_vaddr);
-			}
-			continue;
-		}
-		if (!category_filter_traces(a->categories, n->category)) {
-			a->filtered_sites++;
-			continue;
-		}
-		/* The category's number rides in the cookie's top bits (categories.h). */
-		cookie = n->site_vaddr | (uint64_t)category_id(n->category) << CATEGORY_COOKIE_SHIFT;
-		is_default = !strcmp(n->category, CATEGORY_DEFAULT);
-		a->other_categories |= !is_default;
-		if (n->sema_offset)
-			ret = site_set_add_armed(set, kind, offset, n->sema_offset, cookie, is_default);
-		else
-			ret = site_set_add(set, kind, offset, cookie);
-	}
-	close(fd);
-	usdt_note_list_free(&notes);
-	return ret;
 }
 
 /*
@@ -434,21 +286,26 @@ static int attach_sites(struct ctrace_bpf *skel, int pid,
 static int attach_object(struct ctrace_bpf *skel, int pid,
 			 const struct mapped_object *obj, struct attachment *a)
 {
+	struct site_options opt = { a->verbose, a->fast, a->no_batch, a->categories };
+	struct site_counts counts = { 0 };
 	struct site_set set;
 	unsigned before = a->sites;
 	bool usdt_armed = false;
 	int err;
 
-	err = collect_sites(obj, a, &set);
+	err = collect_sites(obj, &opt, &counts, &set);
+	a->skipped_sites += counts.skipped;
+	a->filtered_sites += counts.filtered;
+	a->other_categories |= counts.other_categories;
 	/*
 	 * The buffers the process has are found before its batch probe rises:
 	 * no flush of this trace can come before the look, so every event
 	 * numbered after it is this trace's, read or counted lost.
 	 */
-	if (!err && pid >= 0 && set.n[kind_of("batch")] && a->batch_object)
+	if (!err && pid >= 0 && set.n[attach_kind_of("batch")] && a->batch_object)
 		a->batch_object(a->batch_ctx, pid, obj, set.batch_sema);
 	for (int k = 0; k < KIND_COUNT && !err; k++) {
-		bool batch = k == kind_of("batch");
+		bool batch = k == attach_kind_of("batch");
 
 		/* Perf uprobes: the semaphore apart, once the programs are bound (see perf_arm). */
 		err = attach_sites(skel, pid, obj, k, set.offsets[k], set.cookies[k],
