@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "attach.h"
-#include "attach_sites.h"
+#include "site_set.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +26,7 @@
 #include "fd_limit.h"
 #include "grow_array.h"
 #include "path_list.h"
+#include "proc_info.h"
 #include "proc_maps.h"
 #include "term_safe.h"
 #include "uprobe_multi_abi.h"
@@ -266,6 +267,8 @@ static int attach_sites(struct ctrace_bpf *skel, int pid,
 			programs[kind].probe, TERM_SAFE(obj->path), strerror(-err));
 		return -ECANCELED;
 	}
+	if (err && pid > 0 && proc_exited(pid))
+		return -ESRCH; /* its files went with it (host_path is under /proc/PID): not an error */
 	if (err) {
 		if (err != -EMFILE && err != -ENFILE) /* attach_process says it, once */
 			fprintf(stderr, "ctrace-bpf: cannot attach to ctrace:%s in %s: %s\n",
@@ -557,6 +560,8 @@ int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a)
 
 		if (n < 0 && fd_limit_hit(n))
 			break; /* the trace goes on with what is attached */
+		if (n < 0 && n != -ESRCH && proc_exited(pid))
+			n = -ESRCH; /* it exited meanwhile: its end, which the session sees */
 		if (n < 0) {
 			mapped_object_list_free(&objs);
 			return n;

@@ -28,6 +28,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include "probelib_build.h"
+#include "target_check.h"
 #include "trace_run.h"
 
 /* As in tests/programs/many_objects.c. */
@@ -195,6 +196,32 @@ static void test_exit_with_events_in_many_objects(void **state)
 	check_every_event(nlibs, 1);
 }
 
+/*
+ * The process exits while the tracer is still attaching its libraries
+ * (it waits for its executable's probes alone): a library whose file is
+ * gone with the process is the process's end, not an error. Every event
+ * of the executable is kept; the tracer exits 0 with nothing on stderr
+ * about an attach.
+ */
+static void test_exit_during_the_attach(void **state)
+{
+	char n[16];
+	const char *const prog_args[] = { "exit", per_event_run() ? "first-armed" : "first-batched", libdir, n, NULL };
+
+	(void)state;
+	tr_require_root();
+	if (build_error[0])
+		fail_msg("building the test library failed: %s", build_error);
+	snprintf(n, sizeof(n), "%d", MOST_LIBS);
+	if (tr_run(&r, "many_objects", prog_args, NULL) < 0)
+		fail_msg("%s", r.error);
+	if (r.prog_exit != 0)
+		fail_msg("many_objects exited %d; stdout:\n%s", r.prog_exit, r.prog_stdout);
+	if (r.tracer_exit != 0 || (r.tracer_stderr && strstr(r.tracer_stderr, "cannot attach")))
+		fail_msg("the tracer exited %d; stderr:\n%s", r.tracer_exit, r.tracer_stderr);
+	assert_int_equal(tc_count(&r, "I", "exe-hit"), EVENTS);
+}
+
 /* The syscall watch (kernels before sched_prepare_exec): the same copies, from other programs. */
 static void test_threads_watched_by_syscalls(void **state)
 {
@@ -248,6 +275,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_exit_with_events_in_nine_objects, free_all),
 		cmocka_unit_test_teardown(test_threads_in_a_row_with_events_in_nine_objects, free_all),
 		cmocka_unit_test_teardown(test_exit_with_events_in_many_objects, free_all),
+		cmocka_unit_test_teardown(test_exit_during_the_attach, free_all),
 		cmocka_unit_test_teardown(test_threads_watched_by_syscalls, free_all),
 		cmocka_unit_test_teardown(test_forked_child_with_events_in_nine_objects, free_all),
 		cmocka_unit_test_teardown(test_buffers_not_watched_are_said, free_all),

@@ -13,7 +13,8 @@
  * prints "ready pid=P main_tid=T", and waits up to 10 s for a tracer to arm
  * every object (exit 3 if it does not): WAIT "batched" waits for each
  * object's batch semaphore too, "armed" only for its per-event one (what
- * --no-batch raises). Then:
+ * --no-batch raises); "first-batched" and "first-armed" wait so for the
+ * executable alone (the tracer still attaching the libraries). Then:
  *
  *   exit      main emits EVENTS events in the executable and in each
  *             library
@@ -77,12 +78,14 @@ static int load(const char *dir, int k)
 	return 0;
 }
 
-/* Every object armed (and batching, if asked)? */
+static int first_only;
+
+/* Every object armed (and batching, if asked)? The executable alone, with first_only. */
 static int all_armed(int batched)
 {
 	if (!CTRACE_ENABLED() || (batched && !ctrace_batch_semaphore.semaphore))
 		return 0;
-	for (int k = 0; k < nlibs; k++)
+	for (int k = 0; k < nlibs && !first_only; k++)
 		if (!libs[k].armed() || (batched && !libs[k].batching()))
 			return 0;
 	return 1;
@@ -118,12 +121,15 @@ int main(int argc, char **argv)
 	int threads = 1, batched;
 
 	if (argc != 5 || (strcmp(argv[1], "exit") && strcmp(argv[1], "threads") && strcmp(argv[1], "fork")) ||
-	    (strcmp(argv[2], "batched") && strcmp(argv[2], "armed")) || atoi(argv[4]) < 0 ||
+	    (strcmp(argv[2] + (strncmp(argv[2], "first-", 6) ? 0 : 6), "batched") &&
+	     strcmp(argv[2] + (strncmp(argv[2], "first-", 6) ? 0 : 6), "armed")) ||
+	    atoi(argv[4]) < 0 ||
 	    atoi(argv[4]) > LIBS_MAX) {
-		fprintf(stderr, "usage: many_objects exit|threads|fork batched|armed DIR N (N <= %d)\n", LIBS_MAX);
+		fprintf(stderr, "usage: many_objects exit|threads|fork [first-]batched|armed DIR N (N <= %d)\n", LIBS_MAX);
 		return 2;
 	}
-	batched = !strcmp(argv[2], "batched");
+	first_only = !strncmp(argv[2], "first-", 6);
+	batched = !strcmp(argv[2] + (first_only ? 6 : 0), "batched");
 	for (nlibs = 0; nlibs < atoi(argv[4]); nlibs++)
 		if (load(argv[3], nlibs) < 0)
 			return 2;

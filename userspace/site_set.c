@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "attach_sites.h"
+#include "site_set.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * attach_sites.h - one mapped object's ctrace probe sites, read from its
+ * site_set.h - one mapped object's ctrace probe sites, read from its
  * ELF notes and grouped by kind, with the semaphore of each category
- * (attach.c attaches them; attach_sites.c reads them).
+ * (attach.c attaches them; site_set.c reads them).
  */
-#ifndef CTRACE_ATTACH_SITES_H
-#define CTRACE_ATTACH_SITES_H
+#ifndef CTRACE_SITE_SET_H
+#define CTRACE_SITE_SET_H
 
 #include <stdbool.h>
 #include <stddef.h>
