@@ -755,7 +755,7 @@ void batch_path_tick(struct batch_path *bp, uint64_t now, uint64_t ring_drained_
 		return;
 	if (ring_drained_at > bp->ring_ns)
 		bp->ring_ns = ring_drained_at;
-	if (now >= bp->next_read_ns)
+	if (now >= bp->next_read_ns && !bp->offline)
 		read_some(bp, &c);
 	c.watermark = bp->ring_ns;
 	key_map_each(&bp->streams, lowest, &c);
@@ -782,9 +782,28 @@ static void index_latest(const void *key, size_t len, void *value, void *ctx)
  * entry of a buffer whose last copy at its thread's death was sent is
  * gone, as is its stream here).
  */
-static void count_unseen(struct batch_path *bp, int fd)
+static void count_unseen_in(struct batch_path *bp, const struct batch_unseen *v, size_t n)
 {
 	struct key_map latest;
+
+	key_map_init(&latest);
+	key_map_each(&bp->streams, index_latest, &latest);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t key[2] = { v[i].pid_tgid, v[i].buf };
+		struct batch_stream *st = key_map_get(&latest, key, sizeof(key));
+
+		if (st && v[i].seq_end > st->next_seq)
+			count_gap(bp, st, v[i].seq_end - st->next_seq);
+		else if (!st && !v[i].inherited)
+			bp->lost += v[i].seq_end; /* not one of its batches came */
+	}
+	key_map_free(&latest);
+}
+
+static void count_unseen(struct batch_path *bp, int fd)
+{
+	struct batch_unseen *v = NULL;
+	size_t n = 0, cap = 0;
 	struct {
 		uint64_t pid_tgid, buf;
 	} key, next;
@@ -794,22 +813,32 @@ static void count_unseen(struct batch_path *bp, int fd)
 	} b;
 	bool first = true;
 
-	key_map_init(&latest);
-	key_map_each(&bp->streams, index_latest, &latest);
 	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
-		struct batch_stream *st;
-
 		first = false;
 		key = next;
 		if (bpf_map_lookup_elem(fd, &key, &b))
 			continue;
-		st = key_map_get(&latest, &key, sizeof(key));
-		if (st && b.seq_end > st->next_seq)
-			count_gap(bp, st, b.seq_end - st->next_seq);
-		else if (!st && !b.inherited)
-			bp->lost += b.seq_end; /* not one of its batches came */
+		if (n == cap) {
+			struct batch_unseen *g = realloc(v, (cap = cap ? cap * 2 : 64) * sizeof(*v));
+
+			if (!g)
+				break;
+			v = g;
+		}
+		v[n++] = (struct batch_unseen){ key.pid_tgid, key.buf, b.seq_end, b.inherited };
 	}
-	key_map_free(&latest);
+	count_unseen_in(bp, v, n);
+	free(v);
+}
+
+void batch_path_finish_with(struct batch_path *bp, const struct batch_unseen *v, size_t n)
+{
+	if (!bp->on)
+		return;
+	count_unseen_in(bp, v, n);
+	event_merge_release(&bp->merge, UINT64_MAX);
+	bp->stats->merge_forced = bp->merge.forced;
+	bp->stats->merge_late = bp->merge.late;
 }
 
 void batch_path_finish(struct batch_path *bp, int batch_threads_fd)

@@ -76,6 +76,7 @@ struct batch_path {
 	size_t read_cursor;           /* where in `streams` this look goes on */
 	uint64_t lost;                /* events numbered but never seen: in dropped_events */
 	bool stopping;                /* batch_path_stop() under way */
+	bool offline;                 /* a conversion: no process is read, every copy comes from the capture */
 };
 
 void batch_path_init(struct batch_path *bp, bool on, const struct tsc_clock *tsc,
@@ -132,5 +133,12 @@ void batch_path_stop(struct batch_path *bp, void (*consume)(void *ctx), void *ct
  */
 void batch_path_finish(struct batch_path *bp, int batch_threads_fd);
 void batch_path_free(struct batch_path *bp);
+
+/* One entry of the kernel side's table of threads' buffers (count_unseen), as a capture keeps it. */
+struct batch_unseen {
+	uint64_t pid_tgid, buf, seq_end, inherited;
+};
+/* batch_path_finish() of a conversion: the table's entries from the capture, not from the BPF map. */
+void batch_path_finish_with(struct batch_path *bp, const struct batch_unseen *v, size_t n);
 
 #endif

@@ -20,6 +20,7 @@
 #include <bpf/libbpf.h>
 #include "ctrace.skel.h"
 #include "batch_watch.h"
+#include "capture_session.h"
 #include "model_facts.h"
 #include "remote_read.h"
 #include "term_safe.h"
@@ -61,8 +62,10 @@ static void round_begin(struct session *s, uint64_t deadline)
  * exec) and a dlopen() under way. False when the record has nothing for
  * the trace.
  */
-static bool note_process_change(struct session *s, const struct ctrace_event *ev)
+bool session_note_process_change(struct session *s, const struct ctrace_event *ev)
 {
+	if (s->replay)
+		return ev->kind != CTRACE_KIND_LINK_MAP; /* a conversion attaches nothing */
 	if (ev->kind == CTRACE_KIND_FORK || ev->kind == CTRACE_KIND_EXEC)
 		session_add_pending(s, (int)(ev->kind == CTRACE_KIND_FORK ? ev->arg[1] : ev->arg[0]));
 	if (ev->kind == CTRACE_KIND_LINK_MAP) {
@@ -105,7 +108,8 @@ static bool batch_read_str(void *session, const struct ctrace_event *ev, int arg
 
 void session_begin_batches(struct session *s)
 {
-	batch_path_init(&s->bpath, !s->o->no_batch, &s->tsc, &s->stats, &s->stop_ns,
+	/* A capture moves the batches undecoded: the conversion takes them (capture_replay.c). */
+	batch_path_init(&s->bpath, !s->o->no_batch && !s->cap, &s->tsc, &s->stats, &s->stop_ns,
 			s->out->facts.start_mono_ns, model_event, s);
 	s->out->facts.event_path = s->o->no_batch ? "per_event" : "batched";
 	s->out->facts.event_path_why = s->o->event_path_why;
@@ -113,24 +117,16 @@ void session_begin_batches(struct session *s)
 	s->bpath.read_ctx = s;
 }
 
-int session_take_record(void *session, void *data, size_t size)
+void session_decoded_record(struct session *s, const void *data, size_t size)
 {
-	struct session *s = session;
 	struct ctrace_event ev;
 	bool shown;
 
-	if (s->counting_only) {
-		/* A batch's events are counted lost by their numbers. */
-		if (!s->bpath.on || !batch_path_count_unread(&s->bpath, data, size))
-			s->unread_at_stop++;
-		return 0;
-	}
-	s->stats.records++;
 	if (s->bpath.on && batch_path_record(&s->bpath, data, size))
-		return round_over(s) ? END_OF_ROUND : 0;
+		return;
 	if (record_decode(data, size, &ev) < 0) {
 		s->stats.bad_records++;
-		return round_over(s) ? END_OF_ROUND : 0;
+		return;
 	}
 	if (s->o->stack_depth) { /* symbolized now, while the process's objects are as they were */
 		size_t len = 0;
@@ -141,15 +137,34 @@ int session_take_record(void *session, void *data, size_t size)
 	}
 	if (s->stop_ns && ev.ts_ns > s->stop_ns) {
 		s->stats.records_after_stop++;
-		return round_over(s) ? END_OF_ROUND : 0;
+		return;
 	}
 	record_strings_resolve(&s->strings, &ev);
 	usdt_strings_resolve(&s->strings, &ev, s->usdt_strings);
-	shown = note_process_change(s, &ev);
+	shown = session_note_process_change(s, &ev);
 	if (s->bpath.on)
 		batch_path_push(&s->bpath, &ev); /* in time order; a LINK_MAP forgets batched literals */
 	else if (shown)
 		model_event(s, &ev);
+}
+
+int session_take_record(void *session, void *data, size_t size)
+{
+	struct session *s = session;
+
+	if (s->cap) {
+		/* A capture: the bytes moved, nothing decoded (capture_session.c). */
+		capture_take_record(s, data, size);
+		return round_over(s) ? END_OF_ROUND : 0;
+	}
+	if (s->counting_only) {
+		/* A batch's events are counted lost by their numbers. */
+		if (!s->bpath.on || !batch_path_count_unread(&s->bpath, data, size))
+			s->unread_at_stop++;
+		return 0;
+	}
+	s->stats.records++;
+	session_decoded_record(s, data, size);
 	/* This record is taken (libbpf moved past it before calling us). */
 	return round_over(s) ? END_OF_ROUND : 0;
 }
@@ -172,7 +187,16 @@ static int take_records(struct session *s)
 	s->ring_behind = err == END_OF_ROUND;
 	/* Idle buffers read, and what is behind the watermark handed on. */
 	batch_path_rediscover(&s->bpath, s->skel->bss->batch_dropped, false, session_now_ns(CLOCK_MONOTONIC));
-	batch_path_tick(&s->bpath, session_now_ns(CLOCK_MONOTONIC), err == END_OF_ROUND ? 0 : round_start);
+	{
+		uint64_t now = session_now_ns(CLOCK_MONOTONIC), drained = err == END_OF_ROUND ? 0 : round_start;
+
+		batch_path_tick(&s->bpath, now, drained);
+		if (s->cap) { /* the conversion's merge moves on where this one would have */
+			uint64_t tick[2] = { now, drained };
+
+			capture_put(s->cap, CAPTURE_TICK, tick, sizeof(tick));
+		}
+	}
 	if (err == END_OF_ROUND)
 		err = 0; /* more may be waiting: the next round takes it */
 	if (err < 0 && err != -EINTR) {
@@ -182,13 +206,22 @@ static int take_records(struct session *s)
 	return 0;
 }
 
+uint64_t session_kernel_dropped(const struct session *s)
+{
+	return s->skel ? s->skel->bss->dropped : 0;
+}
+
 /* Says in the trace, at about the time it happened, that records were lost. */
-static void report_drops(struct session *s)
+void session_report_drops(struct session *s, uint64_t kernel_dropped, uint64_t now)
 {
 	/* Records left unread at the end of the drain are lost too, and said so. */
-	uint64_t total = s->skel->bss->dropped + s->unread_at_stop + s->bpath.lost;
-	uint64_t now = session_now_ns(CLOCK_MONOTONIC);
+	uint64_t total = kernel_dropped + s->unread_at_stop + s->bpath.lost;
 
+	if (s->cap) { /* every round: the conversion's own losses (batches) are said at these times */
+		uint64_t d[2] = { now, kernel_dropped };
+
+		capture_put(s->cap, CAPTURE_DROPS, d, sizeof(d));
+	}
 	if (total == s->drops_reported)
 		return;
 	/* Found after the stop, they happened before it: nothing is stamped later. */
@@ -197,6 +230,11 @@ static void report_drops(struct session *s)
 	model_facts_process(&s->model, (uint32_t)s->first_pid);
 	trace_model_drops(&s->model, (uint32_t)s->first_pid, now, total - s->drops_reported, total);
 	s->drops_reported = total;
+}
+
+static void report_drops(struct session *s)
+{
+	session_report_drops(s, session_kernel_dropped(s), session_now_ns(CLOCK_MONOTONIC));
 }
 
 /* Says once in the trace, and on stderr, that processes were left out of the full table. */
@@ -211,6 +249,11 @@ static void report_untraced(struct session *s)
 		fprintf(stderr, "ctrace-bpf: the table of traced processes is full: new processes are not traced (counted in metadata.untraced_processes)\n");
 	if (s->stop_ns && now > s->stop_ns)
 		now = s->stop_ns;
+	if (s->cap) {
+		uint64_t u[2] = { now, total };
+
+		capture_put(s->cap, CAPTURE_UNTRACED, u, sizeof(u));
+	}
 	traced_set_report_full(s->model.out, (uint32_t)s->first_pid, now, total - s->untraced_reported, total);
 	s->untraced_reported = total;
 	s->stats.untraced_processes = total;
@@ -261,6 +304,8 @@ static void rescan(struct session *s, uint64_t now)
 		model_facts_threads(&s->model, (uint32_t)s->targets.v[i].pid);
 	}
 	tsc_clock_update(&s->tsc);
+	if (s->cap)
+		capture_note_tsc(&s->tsc, &s->cap_tsc_written);
 	s->next_scan_ns = now + rescan_interval_ns();
 }
 
@@ -316,6 +361,8 @@ static const char *stop_reason(struct session *s, uint64_t now)
 	if (s->out->rot.full)
 		return "--max-size reached";
 	if (s->out->w.err)
+		return "write error";
+	if (s->cap && s->cap->err)
 		return "write error";
 	return NULL;
 }
@@ -376,6 +423,8 @@ void session_run(struct session *s)
 		report_untraced(s);
 		now = session_now_ns(CLOCK_MONOTONIC);
 		output_flush_every(s->out, now);
+		if (s->cap)
+			capture_flush(s->cap);
 		flight_dumps(s, now);
 		show_status(s, now);
 		attach_what_appeared(s);
@@ -447,6 +496,8 @@ void session_stop(struct session *s)
 	 */
 	s->stats.stop_mono_ns = session_now_ns(CLOCK_MONOTONIC);
 	s->stop_ns = s->stats.stop_mono_ns;
+	if (s->cap)
+		capture_put(s->cap, CAPTURE_STOP, &s->stop_ns, sizeof(s->stop_ns));
 	status_line_end(&s->status);
 	s->skel->bss->stopping = true;
 	stop_at_high_priority(s);
@@ -486,6 +537,8 @@ void session_stop(struct session *s)
 	while (ring_buffer__consume(s->rb) == END_OF_ROUND)
 		round_begin(s, 0);
 	s->counting_only = false;
+	if (s->cap && !s->o->no_batch)
+		capture_write_unseen(s, bpf_map__fd(s->skel->maps.batch_buffers));
 	batch_path_finish(&s->bpath, bpf_map__fd(s->skel->maps.batch_buffers));
 	s->stats.batch_lost = s->bpath.lost;
 	s->stats.batch_unwatched = s->skel->bss->batch_unwatched;
@@ -503,6 +556,10 @@ void session_stop(struct session *s)
 		s->stats.remote_reads_refused = rc.refused;
 	}
 	s->stats.dropped = s->skel->bss->dropped + s->unread_at_stop + s->bpath.lost;
+	if (s->cap) {
+		capture_write_end(s);
+		capture_flush(s->cap);
+	}
 	trace_model_finish(&s->model, s->stats.stop_mono_ns);
 	s->model_live = false;
 }
