@@ -367,6 +367,8 @@ static struct batch_stream *take_copy(struct batch_path *bp, uint32_t tgid, uint
 	uint64_t from;
 	int64_t end;
 
+	if (!from_ring && bp->copy_out) /* a capture: the conversion takes this copy where it was read */
+		bp->copy_out(bp->copy_ctx, tgid, tid, buf, bytes, n, read_ns, final, bp->stopping);
 	if (!batch_header_parse(bytes, n, &h)) {
 		bp->stats->bad_records++;
 		return NULL;
@@ -408,7 +410,11 @@ static struct batch_stream *take_copy(struct batch_path *bp, uint32_t tgid, uint
 		from = h.first_seq;
 		st->read_from = h.first_seq;
 	}
-	end = batch_split(bytes, n, from, tgid, tid, on_event, &c);
+	/*
+	 * A capture keeps the copy's bytes, not its events: the numbers its
+	 * header gives are what the conversion's split will find in it.
+	 */
+	end = bp->copy_out ? (int64_t)(h.first_seq + h.count) : batch_split(bytes, n, from, tgid, tid, on_event, &c);
 	if (end < 0)
 		bp->stats->bad_records++;
 	else if ((uint64_t)end > st->next_seq)
@@ -592,8 +598,10 @@ void batch_path_adopt(struct batch_path *bp, uint32_t tgid, uint64_t buf, const 
 	inherited = h.pid != tgid;
 	tid = inherited ? tgid : h.tid;
 	snprintf(task, sizeof(task), "/proc/%u/task/%u", tgid, tid);
-	if (!inherited && access(task, F_OK) != 0)
+	if (!bp->offline && !inherited && access(task, F_OK) != 0)
 		return;
+	if (bp->adopt_out)
+		bp->adopt_out(bp->copy_ctx, tgid, buf, header, now);
 	if (stream_get(bp, tgid, tid, buf, h.born, false))
 		return;
 	st = stream_get(bp, tgid, tid, buf, h.born, true);
@@ -831,6 +839,18 @@ static void count_unseen(struct batch_path *bp, int fd)
 	free(v);
 }
 
+void batch_path_copy(struct batch_path *bp, uint32_t tgid, uint32_t tid, uint64_t buf, const void *bytes,
+		     size_t n, uint64_t read_ns, bool final, bool stopping)
+{
+	bool was = bp->stopping;
+
+	if (!bp->on)
+		return;
+	bp->stopping = stopping;
+	take_copy(bp, tgid, tid, buf, bytes, n, false, read_ns, final, 0);
+	bp->stopping = was;
+}
+
 void batch_path_finish_with(struct batch_path *bp, const struct batch_unseen *v, size_t n)
 {
 	if (!bp->on)
@@ -848,7 +868,7 @@ void batch_path_finish(struct batch_path *bp, int batch_threads_fd)
 	if (!bp->on)
 		return;
 	key_map_each(&bp->streams, read_one, &c);
-	if (batch_threads_fd >= 0)
+	if (batch_threads_fd >= 0 && !bp->copy_out)
 		count_unseen(bp, batch_threads_fd);
 	event_merge_release(&bp->merge, UINT64_MAX);
 	bp->stats->merge_forced = bp->merge.forced;

@@ -49,7 +49,9 @@ enum capture_type {
 	CAPTURE_TARGET = 12,  /* a process traced from the start, named in the trace */
 	CAPTURE_CATEGORY = 13, /* a category given its number (categories.c), in that order */
 	CAPTURE_UNSEEN = 14,  /* the kernel side's count of each thread buffer's events, at the end */
-	CAPTURE_TYPE_MAX = 14,
+	CAPTURE_BUFFER = 15,  /* the loader's copy of a thread's buffer (an idle read, the stop's) */
+	CAPTURE_ADOPT = 16,   /* a buffer the process had before the trace, found at attach */
+	CAPTURE_TYPE_MAX = 16,
 };
 
 /* The TLV keys of FACTS and END: {u16 key, u16 0, u32 len, bytes, padding to 8}. */

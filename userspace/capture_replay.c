@@ -338,6 +338,27 @@ static void one_record(struct replay *r, uint32_t type, const unsigned char *p, 
 			}
 		}
 		break;
+	case CAPTURE_BUFFER:
+		if (len >= 32) {
+			uint32_t tgid, tid;
+
+			memcpy(&tgid, p, 4);
+			memcpy(&tid, p + 4, 4);
+			batch_path_copy(&s->bpath, tgid, tid, u64_at(p, len, 8), p + 32, len - 32, u64_at(p, len, 16),
+					p[24], p[25]);
+		}
+		break;
+	case CAPTURE_ADOPT:
+		if (len == 24 + 64) {
+			uint32_t tgid;
+			unsigned char header[64]; /* batch_header_parse reads these only */
+
+			memcpy(&tgid, p, 4);
+			memset(header, 0, sizeof(header));
+			memcpy(header, p + 24, 64);
+			batch_path_adopt(&s->bpath, tgid, u64_at(p, len, 8), header, u64_at(p, len, 16));
+		}
+		break;
 	case CAPTURE_END:
 		end_facts(r, p, len);
 		break;

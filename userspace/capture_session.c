@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include "batch_split.h"
 #include "ctrace_record.h"
 #include "proc_info.h"
 #include "session.h"
@@ -187,7 +188,8 @@ int capture_take_record(struct session *s, void *data, size_t size)
 	memcpy(&r, data, sizeof(r));
 	if (s->counting_only) {
 		capture_put(s->cap, CAPTURE_UNREAD, data, size);
-		if (r.kind != CTRACE_KIND_BATCH)
+		/* The streams' numbers move on here as in the conversion. */
+		if (!s->bpath.on || !batch_path_count_unread(&s->bpath, data, size))
 			s->unread_at_stop++;
 		return 0;
 	}
@@ -204,7 +206,51 @@ int capture_take_record(struct session *s, void *data, size_t size)
 	if (r.kind != CTRACE_KIND_LINK_MAP)
 		name_new_thread(s, r.tgid, r.tid);
 	capture_put(s->cap, CAPTURE_RING, data, size);
+	/* A batch: its stream's numbers, from its header (the idle reads follow them). */
+	if (r.kind == CTRACE_KIND_BATCH && s->bpath.on)
+		batch_path_record(&s->bpath, data, size);
 	return 0;
+}
+
+/* BUFFER: {u32 tgid, u32 tid, u64 buf, u64 read_ns, u8 final, u8 stopping, 6 bytes 0}, then the copy. */
+static void copy_out(void *ctx, uint32_t tgid, uint32_t tid, uint64_t buf, const void *bytes, size_t n,
+		     uint64_t read_ns, bool final, bool stopping)
+{
+	struct session *s = ctx;
+	unsigned char *p = capture_reserve(s->cap, CAPTURE_BUFFER, 32 + n);
+
+	if (!p)
+		return;
+	memset(p, 0, 32);
+	memcpy(p, &tgid, 4);
+	memcpy(p + 4, &tid, 4);
+	memcpy(p + 8, &buf, 8);
+	memcpy(p + 16, &read_ns, 8);
+	p[24] = final;
+	p[25] = stopping;
+	memcpy(p + 32, bytes, n);
+}
+
+/* ADOPT: {u32 tgid, u32 0, u64 buf, u64 now}, then the buffer's 64-byte header. */
+static void adopt_out(void *ctx, uint32_t tgid, uint64_t buf, const void *header, uint64_t now)
+{
+	struct session *s = ctx;
+	unsigned char *p = capture_reserve(s->cap, CAPTURE_ADOPT, 24 + BATCH_HEADER_BYTES);
+
+	if (!p)
+		return;
+	memset(p, 0, 24);
+	memcpy(p, &tgid, 4);
+	memcpy(p + 8, &buf, 8);
+	memcpy(p + 16, &now, 8);
+	memcpy(p + 24, header, BATCH_HEADER_BYTES);
+}
+
+void capture_watch_batches(struct session *s)
+{
+	s->bpath.copy_out = copy_out;
+	s->bpath.adopt_out = adopt_out;
+	s->bpath.copy_ctx = s;
 }
 
 /* UNSEEN: {u64 pid_tgid, u64 buf, u64 seq_end, u64 inherited} an entry (batch_path.c: count_unseen). */

@@ -45,6 +45,8 @@ void capture_write_facts(struct session *s);
 void capture_write_end(struct session *s);
 /* UNSEEN: the BPF side's table of threads' buffers (fd), at the end. */
 void capture_write_unseen(struct session *s, int fd);
+/* The batched path's copies of buffers and its adopted buffers into the capture (batch_path.h: copy_out). */
+void capture_watch_batches(struct session *s);
 /* The ring callback's body in a capture. */
 int capture_take_record(struct session *s, void *data, size_t size);
 

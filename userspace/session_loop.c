@@ -108,13 +108,14 @@ static bool batch_read_str(void *session, const struct ctrace_event *ev, int arg
 
 void session_begin_batches(struct session *s)
 {
-	/* A capture moves the batches undecoded: the conversion takes them (capture_replay.c). */
-	batch_path_init(&s->bpath, !s->o->no_batch && !s->cap, &s->tsc, &s->stats, &s->stop_ns,
+	batch_path_init(&s->bpath, !s->o->no_batch, &s->tsc, &s->stats, &s->stop_ns,
 			s->out->facts.start_mono_ns, model_event, s);
 	s->out->facts.event_path = s->o->no_batch ? "per_event" : "batched";
 	s->out->facts.event_path_why = s->o->event_path_why;
 	s->bpath.read_str = batch_read_str;
 	s->bpath.read_ctx = s;
+	if (s->cap) /* the batches go undecoded into the capture, with the loader's reads of buffers */
+		capture_watch_batches(s);
 }
 
 void session_decoded_record(struct session *s, const void *data, size_t size)
