@@ -20,9 +20,10 @@ struct replay {
 	struct trace_output out;
 	struct key_map names; /* {tgid, tid} -> NUL-ended name (model_facts_replay) */
 	struct trace_facts start; /* FACTS' times */
-	char *strings[16];        /* END's strings, kept until the end */
+	char *strings[32];        /* END's strings, kept until the end */
 	unsigned n_strings;
 	bool begun, ended;
+	uint64_t bad_records; /* side records that cannot be true (forged, damaged): left out, said */
 	uint64_t last_now;
 };
 
@@ -136,6 +137,9 @@ static void tsc(struct replay *r, const unsigned char *p, size_t len)
 	memcpy(&c->piece_ns, p + 24, 8);
 	memcpy(&first, p + 32, 8);
 	n = (len - 40) / 24;
+	/* A forged ratio would make the conversion's arithmetic undefined: kept as it was. */
+	if (!(c->ticks_per_ns > 1e-6 && c->ticks_per_ns < 1e6))
+		c->ticks_per_ns = 1;
 	if (first != c->n || !n)
 		return; /* pieces are only ever added, in order */
 	if (c->n + n > c->cap) {
@@ -148,11 +152,17 @@ static void tsc(struct replay *r, const unsigned char *p, size_t len)
 		c->cap = cap;
 	}
 	for (size_t i = 0; i < n; i++) {
-		struct tsc_piece *pc = &c->pieces[c->n++];
+		struct tsc_piece pc;
 
-		memcpy(&pc->tsc, p + 40 + i * 24, 8);
-		memcpy(&pc->ns, p + 48 + i * 24, 8);
-		memcpy(&pc->ns_per_tick, p + 56 + i * 24, 8);
+		memcpy(&pc.tsc, p + 40 + i * 24, 8);
+		memcpy(&pc.ns, p + 48 + i * 24, 8);
+		memcpy(&pc.ns_per_tick, p + 56 + i * 24, 8);
+		/* In TSC order, with a slope the clock can have (tsc_clock.c's binary search, its casts). */
+		if (!(pc.ns_per_tick > 1e-6 && pc.ns_per_tick < 1e6) || (c->n && pc.tsc <= c->pieces[c->n - 1].tsc)) {
+			r->bad_records++;
+			return;
+		}
+		c->pieces[c->n++] = pc;
 	}
 }
 
@@ -255,6 +265,12 @@ static void end_facts(struct replay *r, const unsigned char *p, size_t len)
 		default: break;
 		}
 	}
+	/* What the writer takes as always there, whatever the capture said. */
+	if (f->program_set && !f->probe_links)
+		f->probe_links = "";
+	for (int i = 0; i < KERNEL_FEATURE_COUNT; i++)
+		if (!f->kernel_features[i].name)
+			f->kernel_features[i].name = "(not in the capture)";
 	r->ended = true;
 }
 
@@ -421,6 +437,9 @@ int capture_convert(const char *in, const char *out_path, struct trace_summary *
 		s->stats.stop_reason = "capture cut short";
 		batch_path_finish_with(&s->bpath, NULL, 0);
 	}
+	if (r->bad_records)
+		fprintf(stderr, "ctrace-bpf: %s: %llu damaged records of the capture were left out\n", TERM_SAFE(in),
+			(unsigned long long)r->bad_records);
 	s->stats.batch_lost = s->bpath.lost;
 	s->stats.records_unread_at_stop = s->unread_at_stop;
 	s->stats.dropped = s->kernel_dropped + s->unread_at_stop + s->bpath.lost;

@@ -223,8 +223,8 @@ void session_report_drops(struct session *s, uint64_t kernel_dropped, uint64_t n
 
 		capture_put(s->cap, CAPTURE_DROPS, d, sizeof(d));
 	}
-	if (total == s->drops_reported)
-		return;
+	if (total <= s->drops_reported)
+		return; /* (a forged capture's count may go down: nothing said) */
 	/* Found after the stop, they happened before it: nothing is stamped later. */
 	if (s->stop_ns && now > s->stop_ns)
 		now = s->stop_ns;
