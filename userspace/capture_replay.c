@@ -261,7 +261,6 @@ static void end_facts(struct replay *r, const unsigned char *p, size_t len)
 		case CK_REMOTE_REFUSED: s->stats.remote_reads_refused = u; break;
 		case CK_BATCH_UNWATCHED: s->stats.batch_unwatched = u; break;
 		case CK_UNTRACED: s->stats.untraced_processes = u; break;
-		case CK_THREAD_RENAMES: s->stats.thread_renames = u; break;
 		default: break;
 		}
 	}
