@@ -209,6 +209,11 @@ static void names(struct replay *r, const unsigned char *p, size_t len)
 	if (flags & CAPTURE_NAMES_PASS)
 		trace_model_thread_name(&r->s.model, tgid, tid, name, strlen(name));
 	key = (uint64_t)tgid << 32 | tid;
+	if (flags & CAPTURE_NAMES_GONE) { /* the live path's look would find nothing from here on */
+		free(name);
+		free(key_map_del(&r->names, &key, sizeof(key)));
+		return;
+	}
 	free(key_map_put(&r->names, &key, sizeof(key), name));
 }
 
@@ -273,6 +278,26 @@ static void end_facts(struct replay *r, const unsigned char *p, size_t len)
 	r->ended = true;
 }
 
+/*
+ * A thread's last batch, copied at its death: from here on the live path
+ * could not read its name in /proc (the model asks when it first shows the
+ * thread, after the merge), and neither can the conversion.
+ */
+static void thread_gone(struct replay *r, const unsigned char *p, size_t len)
+{
+	struct ctrace_record rec;
+	uint64_t key;
+
+	if (len < sizeof(rec))
+		return;
+	memcpy(&rec, p, sizeof(rec));
+	if (rec.kind != CTRACE_KIND_BATCH ||
+	    (rec.arg[2] != CTRACE_BATCH_WHY_EXITING && rec.arg[2] != CTRACE_BATCH_WHY_SIGNAL))
+		return;
+	key = (uint64_t)rec.tgid << 32 | rec.tid;
+	free(key_map_del(&r->names, &key, sizeof(key)));
+}
+
 static void one_record(struct replay *r, uint32_t type, const unsigned char *p, size_t len)
 {
 	struct session *s = &r->s;
@@ -281,6 +306,7 @@ static void one_record(struct replay *r, uint32_t type, const unsigned char *p, 
 	case CAPTURE_RING:
 		s->stats.records++;
 		session_decoded_record(s, p, len);
+		thread_gone(r, p, len);
 		break;
 	case CAPTURE_UNREAD:
 		/* Left unread at the stop: a batch's events counted lost by their numbers. */

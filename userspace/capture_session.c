@@ -158,11 +158,24 @@ void capture_write_end(struct session *s)
 	capture_tlv_put(s->cap, CAPTURE_END, &tlv);
 }
 
-/* A thread seen for the first time: its name now, as the model would read it when it shows the thread. */
-static void name_new_thread(struct session *s, uint32_t tgid, uint32_t tid)
+static void name_now(uint32_t tgid, uint32_t tid)
+{
+	char comm[32];
+
+	if (proc_thread_comm((int)tgid, (int)tid, comm, sizeof(comm)))
+		capture_note_name(tgid, tid, comm, CAPTURE_NAMES_ONE);
+	else
+		capture_note_name(tgid, tid, "", CAPTURE_NAMES_GONE);
+}
+
+/*
+ * A thread seen for the first time: named at the end of the round
+ * (capture_name_new_threads), when the live path's model, handed the
+ * round's events by the merge, would read its name in /proc.
+ */
+static void note_new_thread(struct session *s, uint32_t tgid, uint32_t tid)
 {
 	uint64_t key = (uint64_t)tgid << 32 | tid;
-	char comm[32];
 
 	if (key == s->cap_last_thread)
 		return;
@@ -170,10 +183,34 @@ static void name_new_thread(struct session *s, uint32_t tgid, uint32_t tid)
 	if (key_map_get(&s->cap_threads, &key, sizeof(key)))
 		return;
 	key_map_put(&s->cap_threads, &key, sizeof(key), (void *)1);
-	if (proc_thread_comm((int)tgid, (int)tid, comm, sizeof(comm)))
-		capture_note_name(tgid, tid, comm, CAPTURE_NAMES_ONE);
-	if (tid != tgid && proc_thread_comm((int)tgid, (int)tgid, comm, sizeof(comm)))
-		capture_note_name(tgid, tgid, comm, CAPTURE_NAMES_ONE);
+	if (!s->bpath.on) { /* --no-batch: the live model shows it at once, no merge between */
+		name_now(tgid, tid);
+		if (tid != tgid)
+			name_now(tgid, tgid);
+		return;
+	}
+	if (s->cap_n_new == s->cap_cap_new) {
+		size_t cap = s->cap_cap_new ? s->cap_cap_new * 2 : 64;
+		uint64_t *g = realloc(s->cap_new, cap * sizeof(*g));
+
+		if (!g)
+			return;
+		s->cap_new = g;
+		s->cap_cap_new = cap;
+	}
+	s->cap_new[s->cap_n_new++] = key;
+}
+
+void capture_name_new_threads(struct session *s)
+{
+	for (size_t i = 0; i < s->cap_n_new; i++) {
+		uint32_t tgid = (uint32_t)(s->cap_new[i] >> 32), tid = (uint32_t)s->cap_new[i];
+
+		name_now(tgid, tid);
+		if (tid != tgid)
+			name_now(tgid, tgid); /* its process, if not named yet */
+	}
+	s->cap_n_new = 0;
 }
 
 int capture_take_record(struct session *s, void *data, size_t size)
@@ -203,7 +240,7 @@ int capture_take_record(struct session *s, void *data, size_t size)
 		}
 	}
 	if (r.kind != CTRACE_KIND_LINK_MAP)
-		name_new_thread(s, r.tgid, r.tid);
+		note_new_thread(s, r.tgid, r.tid);
 	capture_put(s->cap, CAPTURE_RING, data, size);
 	/* A batch: its stream's numbers, from its header (the idle reads follow them). */
 	if (r.kind == CTRACE_KIND_BATCH && s->bpath.on)

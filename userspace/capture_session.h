@@ -27,6 +27,7 @@ extern struct capture_writer *capture_journal;
 /* NAMES' flags: a pass over every thread of a process (told to the model), or one thread looked up. */
 #define CAPTURE_NAMES_PASS 1u
 #define CAPTURE_NAMES_ONE 2u
+#define CAPTURE_NAMES_GONE 4u /* looked up, and gone: no name */
 
 /* True when path names a capture (ends in ".ctrace"). */
 bool capture_path(const char *path);
@@ -47,6 +48,8 @@ void capture_write_end(struct session *s);
 void capture_write_unseen(struct session *s, int fd);
 /* The batched path's copies of buffers and its adopted buffers into the capture (batch_path.h: copy_out). */
 void capture_watch_batches(struct session *s);
+/* The threads first seen this round, named as /proc says now (the round's end). */
+void capture_name_new_threads(struct session *s);
 /* The ring callback's body in a capture. */
 int capture_take_record(struct session *s, void *data, size_t size);
 

@@ -198,6 +198,7 @@ int cmd_trace(int argc, char **argv)
 		if (code && !s.started)
 			unlink(capture_path_given);
 		key_map_free(&s.cap_threads);
+		free(s.cap_new);
 		free(cap);
 	}
 	return session_end(&s, code);

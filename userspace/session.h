@@ -107,6 +107,8 @@ struct session {
 	size_t cap_tsc_written;        /* the TSC's pieces in the capture */
 	struct key_map cap_threads;    /* {tgid, tid} named in the capture */
 	uint64_t cap_last_thread;
+	uint64_t *cap_new;             /* {tgid, tid} first seen this round, to name at its end */
+	size_t cap_n_new, cap_cap_new;
 	uint64_t kernel_dropped;       /* a conversion: the kernel's drops as the last DROPS said */
 	/* convert (capture_replay.c): the records come from a capture, the live world is not asked. */
 	bool replay;

@@ -195,6 +195,7 @@ static int take_records(struct session *s)
 		if (s->cap) { /* the conversion's merge moves on where this one would have */
 			uint64_t tick[2] = { now, drained };
 
+			capture_name_new_threads(s);
 			capture_put(s->cap, CAPTURE_TICK, tick, sizeof(tick));
 		}
 	}
@@ -538,8 +539,10 @@ void session_stop(struct session *s)
 	while (ring_buffer__consume(s->rb) == END_OF_ROUND)
 		round_begin(s, 0);
 	s->counting_only = false;
-	if (s->cap && !s->o->no_batch)
+	if (s->cap && !s->o->no_batch) {
+		capture_name_new_threads(s); /* the model is handed the rest now: named as it would be */
 		capture_write_unseen(s, bpf_map__fd(s->skel->maps.batch_buffers));
+	}
 	batch_path_finish(&s->bpath, bpf_map__fd(s->skel->maps.batch_buffers));
 	s->stats.batch_lost = s->bpath.lost;
 	s->stats.batch_unwatched = s->skel->bss->batch_unwatched;
