@@ -18,7 +18,7 @@
 #define CAPTURE_VERSION 1u
 #define CAPTURE_HEADER_BYTES 32u
 /* No record is larger: a batch copy (64 KiB) and a /proc/PID/maps text (capture_session.c caps it) fit. */
-#define CAPTURE_RECORD_MAX (4u << 20)
+#define CAPTURE_RECORD_MAX ((4u << 20) - 4096)
 
 struct capture_header {
 	char magic[8];
@@ -51,7 +51,8 @@ enum capture_type {
 	CAPTURE_UNSEEN = 14,  /* the kernel side's count of each thread buffer's events, at the end */
 	CAPTURE_BUFFER = 15,  /* the loader's copy of a thread's buffer (an idle read, the stop's) */
 	CAPTURE_ADOPT = 16,   /* a buffer the process had before the trace, found at attach */
-	CAPTURE_TYPE_MAX = 16,
+	CAPTURE_PAD = 17,     /* zeros to the next 4 KiB (the writer's direct writes): skipped */
+	CAPTURE_TYPE_MAX = 17,
 };
 
 /* The TLV keys of FACTS and END: {u16 key, u16 0, u32 len, bytes, padding to 8}. */

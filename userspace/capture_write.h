@@ -1,33 +1,73 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * capture_write.h - appends records to a capture (capture_format.h): into
- * a buffer, written out whole when it fills and at each flush. A record is
- * one memcpy on the tracer's hot path; a failed write (a full disk) is
- * kept as `err`: the session stops on it, and what was written before is a
- * whole capture (records are written whole or not at all).
+ * capture_write.h - appends records to a capture (capture_format.h). A
+ * record is one memcpy into a buffer on the tracer's hot path; full
+ * buffers go to a thread of their own that writes them out (a few MiB at a
+ * time), so that the ring buffer is read on while the disk takes the last
+ * ones. At most CAPTURE_BUFS buffers: when the disk falls that far behind,
+ * the reader waits for it (and the kernel side counts what the ring then
+ * has no room for).
+ *
+ * A failed write (a full disk) is kept as `err`: nothing more is written,
+ * the session stops on it, and the file ends at the last whole buffer it
+ * wrote: buffers hold whole records only, so the capture converts up to
+ * there.
  */
 #ifndef CTRACE_CAPTURE_WRITE_H
 #define CTRACE_CAPTURE_WRITE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "capture_format.h"
 
+/*
+ * 4 MiB: a write a few hundred thousand events (the syscall's cost per
+ * event a fraction of a nanosecond); four of them, 16 MiB, the capture's
+ * share of the tracer's memory.
+ */
+#define CAPTURE_BUF_BYTES (4u << 20)
+#define CAPTURE_BUFS 4
+#define CAPTURE_BLOCK 4096u          /* O_DIRECT's unit: every write is whole blocks */
+#define CAPTURE_PUSH_BYTES (256u << 10)
+
+struct capture_buf {
+	char *p;
+	size_t len;
+};
+
 struct capture_writer {
 	int fd;
-	char *buf;
-	size_t len, cap;
+	struct capture_buf bufs[CAPTURE_BUFS];
+	struct capture_buf *cur;  /* the one being filled (NULL: none free yet) */
+	/* The writer thread's queue: bufs handed over, in order, and the free ones. */
+	pthread_t thread;
+	bool thread_on;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct capture_buf *queue[CAPTURE_BUFS], *free_bufs[CAPTURE_BUFS];
+	unsigned q_head, q_len, n_free;
+	bool busy, closing;
+	bool direct;      /* O_DIRECT (see capture_open) */
+	uint64_t pushed_ns;
 	uint64_t written; /* bytes in the file */
 	uint64_t records;
+	uint64_t waits;   /* times the reader waited for the disk */
 	int err;          /* 0, or the errno of the first failed write: nothing more is written */
 };
 
-/* Opens path (created, truncated) and writes the header: 0 or -errno. */
+/* Opens path (created, truncated), writes the header, starts the writer thread: 0 or -errno. */
 int capture_open(struct capture_writer *cw, const char *path);
-/* What the buffer holds goes to the file: 0 or -errno (kept in err). */
+/*
+ * The buffer being filled goes to the writer thread, without waiting for
+ * it, once it holds CAPTURE_PUSH_BYTES or a second after the last (each
+ * round: a killed tracer loses at most that).
+ */
+void capture_push(struct capture_writer *cw, uint64_t now_ns);
+/* Everything appended so far is in the file: 0 or -errno (kept in err). */
 int capture_flush(struct capture_writer *cw);
-/* Flushes and closes: 0 or -errno. */
+/* Flushes, stops the thread, closes: 0 or -errno. */
 int capture_close(struct capture_writer *cw);
 
 /* Room for a record of len payload bytes: where to write them, NULL after an error. */

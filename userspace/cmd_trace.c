@@ -125,6 +125,10 @@ int cmd_trace(int argc, char **argv)
 		cap = calloc(1, sizeof(*cap));
 		if (!cap || (err = capture_open(cap, o.output)) < 0) {
 			fprintf(stderr, "ctrace-bpf: cannot write %s: %s\n", TERM_SAFE(o.output), strerror(-err));
+			if (cap) {
+				capture_close(cap);
+				unlink(o.output);
+			}
 			free(cap);
 			return session_end(&s, 1);
 		}

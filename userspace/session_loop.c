@@ -426,7 +426,7 @@ void session_run(struct session *s)
 		now = session_now_ns(CLOCK_MONOTONIC);
 		output_flush_every(s->out, now);
 		if (s->cap)
-			capture_flush(s->cap);
+			capture_push(s->cap, now);
 		flight_dumps(s, now);
 		show_status(s, now);
 		attach_what_appeared(s);
@@ -562,7 +562,7 @@ void session_stop(struct session *s)
 	s->stats.dropped = s->skel->bss->dropped + s->unread_at_stop + s->bpath.lost;
 	if (s->cap) {
 		capture_write_end(s);
-		capture_flush(s->cap);
+		capture_push(s->cap, UINT64_MAX);
 	}
 	trace_model_finish(&s->model, s->stats.stop_mono_ns);
 	s->model_live = false;

@@ -110,10 +110,16 @@ static void free_lines(char **v, size_t n)
 	free(v);
 }
 
-/* The metadata's counters: the same in both, but for these (times, the target, what each run read live). */
+/*
+ * The metadata's counters: the same in both, but for these: times, the
+ * target, what each run read live, and `records`, the ring records: a
+ * thread's events come in its own flushes or in the loader's reads of its
+ * buffer, as the timing falls (two live runs of nested_scopes under load:
+ * 18 and 417).
+ */
 static const char *const meta_own[] = {
 	"trace_start_wall_time", "trace_start_wall_ns", "trace_start_monotonic_ns", "trace_stop_monotonic_ns",
-	"target", "remote_reads", "late_string_reads", "file_string_reads", NULL,
+	"target", "remote_reads", "late_string_reads", "file_string_reads", "records", NULL,
 };
 
 static bool meta_own_key(const char *k)
@@ -386,10 +392,10 @@ static void test_bad_captures(void **state)
 	snprintf(junk, sizeof(junk), "%s/junk.ctrace", conv.dir);
 	snprintf(out, sizeof(out), "%s/out.json", conv.dir);
 
-	/* Cut in the middle of a record: converted up to the one before, said so, a valid trace. */
-	write_bytes(cut, bytes, len - 1001);
+	/* Cut halfway (in a record, or between two): converted up to the last whole one, said so, a valid trace. */
+	write_bytes(cut, bytes, len / 2 + 5);
 	assert_int_equal(convert(cut, out, &err), 0);
-	assert_non_null(strstr(err, "cut short at byte"));
+	assert_non_null(strstr(err, "cut short"));
 	assert_non_null(strstr(err, "converted up to its last whole record"));
 	free(err);
 	{
