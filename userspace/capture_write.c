@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static int write_all(int fd, const char *p, size_t n)
@@ -95,8 +96,14 @@ int capture_open(struct capture_writer *cw, const char *path)
 	for (int i = 0; i < CAPTURE_BUFS; i++) {
 		void *p;
 
-		if (posix_memalign(&p, CAPTURE_BLOCK, CAPTURE_BUF_BYTES) != 0)
+		/*
+		 * 2 MiB-aligned, as huge pages where the kernel gives them: a
+		 * direct write pins its buffer's pages, 2 of them rather than
+		 * 1024 (the pinning was an eighth of the tracer's time).
+		 */
+		if (posix_memalign(&p, 2u << 20, CAPTURE_BUF_BYTES) != 0)
 			return -ENOMEM;
+		madvise(p, CAPTURE_BUF_BYTES, MADV_HUGEPAGE);
 		cw->bufs[i].p = p;
 		cw->free_bufs[cw->n_free++] = &cw->bufs[i];
 	}
