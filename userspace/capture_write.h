@@ -83,7 +83,7 @@ static inline void capture_put(struct capture_writer *cw, uint32_t type, const v
 {
 	void *to = capture_reserve(cw, type, len);
 
-	if (to)
+	if (to && len) /* (p may be NULL with nothing to copy) */
 		__builtin_memcpy(to, p, len);
 }
 

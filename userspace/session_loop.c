@@ -378,6 +378,11 @@ static void show_status(struct session *s, uint64_t now)
 		.bytes = s->out->w.written + s->out->rot.bytes_before, /* every file of a rotation */
 	};
 
+	if (s->cap) { /* a capture: its records and bytes (the events are counted by convert) */
+		f.events = s->stats.records;
+		f.bytes = s->cap->written;
+	}
+
 	if (s->status.fd < 0 || now < s->status.next_ns)
 		return;
 	for (size_t i = 0; i < s->targets.n; i++)
