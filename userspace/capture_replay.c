@@ -279,9 +279,10 @@ static void end_facts(struct replay *r, const unsigned char *p, size_t len)
 }
 
 /*
- * A thread's last batch, copied at its death: from here on the live path
- * could not read its name in /proc (the model asks when it first shows the
- * thread, after the merge), and neither can the conversion.
+ * What a record tells of names /proc would give from here on: a thread's
+ * last batch, copied at its death, leaves none (the live path's model asks
+ * when it first shows the thread, after the merge, and finds it gone); an
+ * exec, the kernel's new comm for the process.
  */
 static void thread_gone(struct replay *r, const unsigned char *p, size_t len)
 {
@@ -291,6 +292,19 @@ static void thread_gone(struct replay *r, const unsigned char *p, size_t len)
 	if (len < sizeof(rec))
 		return;
 	memcpy(&rec, p, sizeof(rec));
+	if (rec.kind == CTRACE_KIND_EXEC && rec.args_len && rec.args_len < 64 &&
+	    sizeof(rec) + (size_t)rec.name_len + rec.args_len <= len) {
+		/* After an exec /proc names the process as the kernel's comm the record carries. */
+		char *comm = malloc(rec.args_len + 1u);
+
+		if (!comm)
+			return;
+		memcpy(comm, p + sizeof(rec) + rec.name_len, rec.args_len);
+		comm[rec.args_len] = '\0';
+		key = (uint64_t)rec.arg[0] << 32 | (uint32_t)rec.arg[0];
+		free(key_map_put(&r->names, &key, sizeof(key), comm));
+		return;
+	}
 	if (rec.kind != CTRACE_KIND_BATCH ||
 	    (rec.arg[2] != CTRACE_BATCH_WHY_EXITING && rec.arg[2] != CTRACE_BATCH_WHY_SIGNAL))
 		return;
