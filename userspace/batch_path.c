@@ -368,6 +368,8 @@ static struct batch_stream *take_copy(struct batch_path *bp, uint32_t tgid, uint
 	uint64_t from;
 	int64_t end;
 
+	if (!from_ring && bp->copy_out) /* a capture: the conversion takes this copy where it was read */
+		bp->copy_out(bp->copy_ctx, tgid, tid, buf, bytes, n, read_ns, final, bp->stopping);
 	if (!batch_header_parse(bytes, n, &h)) {
 		bp->stats->bad_records++;
 		return NULL;
@@ -409,7 +411,11 @@ static struct batch_stream *take_copy(struct batch_path *bp, uint32_t tgid, uint
 		from = h.first_seq;
 		st->read_from = h.first_seq;
 	}
-	end = batch_split(bytes, n, from, tgid, tid, on_event, &c);
+	/*
+	 * A capture keeps the copy's bytes, not its events: the numbers its
+	 * header gives are what the conversion's split will find in it.
+	 */
+	end = bp->copy_out ? (int64_t)(h.first_seq + h.count) : batch_split(bytes, n, from, tgid, tid, on_event, &c);
 	if (end < 0)
 		bp->stats->bad_records++;
 	else if ((uint64_t)end > st->next_seq)
@@ -593,8 +599,10 @@ void batch_path_adopt(struct batch_path *bp, uint32_t tgid, uint64_t buf, const 
 	inherited = h.pid != tgid;
 	tid = inherited ? tgid : h.tid;
 	snprintf(task, sizeof(task), "/proc/%u/task/%u", tgid, tid);
-	if (!inherited && access(task, F_OK) != 0)
+	if (!bp->offline && !inherited && access(task, F_OK) != 0)
 		return;
+	if (bp->adopt_out)
+		bp->adopt_out(bp->copy_ctx, tgid, buf, header, now);
 	if (stream_get(bp, tgid, tid, buf, h.born, false))
 		return;
 	st = stream_get(bp, tgid, tid, buf, h.born, true);
@@ -787,7 +795,7 @@ void batch_path_tick(struct batch_path *bp, uint64_t now, uint64_t ring_drained_
 		return;
 	if (ring_drained_at > bp->ring_ns)
 		bp->ring_ns = ring_drained_at;
-	if (now >= bp->next_read_ns)
+	if (now >= bp->next_read_ns && !bp->offline)
 		read_some(bp, &c);
 	c.watermark = bp->ring_ns;
 	key_map_each(&bp->streams, lowest, &c);
@@ -814,9 +822,28 @@ static void index_latest(const void *key, size_t len, void *value, void *ctx)
  * entry of a buffer whose last copy at its thread's death was sent is
  * gone, as is its stream here).
  */
-static void count_unseen(struct batch_path *bp, int fd)
+static void count_unseen_in(struct batch_path *bp, const struct batch_unseen *v, size_t n)
 {
 	struct key_map latest;
+
+	key_map_init(&latest);
+	key_map_each(&bp->streams, index_latest, &latest);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t key[2] = { v[i].pid_tgid, v[i].buf };
+		struct batch_stream *st = key_map_get(&latest, key, sizeof(key));
+
+		if (st && v[i].seq_end > st->next_seq)
+			count_gap(bp, st, v[i].seq_end - st->next_seq);
+		else if (!st && !v[i].inherited)
+			bp->lost += v[i].seq_end; /* not one of its batches came */
+	}
+	key_map_free(&latest);
+}
+
+static void count_unseen(struct batch_path *bp, int fd)
+{
+	struct batch_unseen *v = NULL;
+	size_t n = 0, cap = 0;
 	struct {
 		uint64_t pid_tgid, buf;
 	} key, next;
@@ -826,22 +853,44 @@ static void count_unseen(struct batch_path *bp, int fd)
 	} b;
 	bool first = true;
 
-	key_map_init(&latest);
-	key_map_each(&bp->streams, index_latest, &latest);
 	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
-		struct batch_stream *st;
-
 		first = false;
 		key = next;
 		if (bpf_map_lookup_elem(fd, &key, &b))
 			continue;
-		st = key_map_get(&latest, &key, sizeof(key));
-		if (st && b.seq_end > st->next_seq)
-			count_gap(bp, st, b.seq_end - st->next_seq);
-		else if (!st && !b.inherited)
-			bp->lost += b.seq_end; /* not one of its batches came */
+		if (n == cap) {
+			struct batch_unseen *g = realloc(v, (cap = cap ? cap * 2 : 64) * sizeof(*v));
+
+			if (!g)
+				break;
+			v = g;
+		}
+		v[n++] = (struct batch_unseen){ key.pid_tgid, key.buf, b.seq_end, b.inherited };
 	}
-	key_map_free(&latest);
+	count_unseen_in(bp, v, n);
+	free(v);
+}
+
+void batch_path_copy(struct batch_path *bp, uint32_t tgid, uint32_t tid, uint64_t buf, const void *bytes,
+		     size_t n, uint64_t read_ns, bool final, bool stopping)
+{
+	bool was = bp->stopping;
+
+	if (!bp->on)
+		return;
+	bp->stopping = stopping;
+	take_copy(bp, tgid, tid, buf, bytes, n, false, read_ns, final, 0);
+	bp->stopping = was;
+}
+
+void batch_path_finish_with(struct batch_path *bp, const struct batch_unseen *v, size_t n)
+{
+	if (!bp->on)
+		return;
+	count_unseen_in(bp, v, n);
+	event_merge_release(&bp->merge, UINT64_MAX);
+	bp->stats->merge_forced = bp->merge.forced;
+	bp->stats->merge_late = bp->merge.late;
 }
 
 void batch_path_finish(struct batch_path *bp, int batch_threads_fd)
@@ -853,7 +902,7 @@ void batch_path_finish(struct batch_path *bp, int batch_threads_fd)
 	key_map_each(&bp->streams, read_one, &c);
 	remote_read_last_chance(false);
 	bp->unread_at_stop = c.again;
-	if (batch_threads_fd >= 0)
+	if (batch_threads_fd >= 0 && !bp->copy_out)
 		count_unseen(bp, batch_threads_fd);
 	event_merge_release(&bp->merge, UINT64_MAX);
 	bp->stats->merge_forced = bp->merge.forced;

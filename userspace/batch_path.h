@@ -77,6 +77,16 @@ struct batch_path {
 	uint64_t lost;                /* events numbered but never seen: in dropped_events */
 	uint64_t unread_at_stop;      /* buffers of live threads the stop could not read (remote_read.h) */
 	bool stopping;                /* batch_path_stop() under way */
+	bool offline;                 /* a conversion: no process is read, every copy comes from the capture */
+	/*
+	 * A capture (capture_session.c): each copy the loader reads of a
+	 * buffer, and each buffer adopted, handed to these as they come,
+	 * undecoded; the streams kept by their headers' numbers alone.
+	 */
+	void (*copy_out)(void *ctx, uint32_t tgid, uint32_t tid, uint64_t buf, const void *bytes, size_t n,
+			 uint64_t read_ns, bool final, bool stopping);
+	void (*adopt_out)(void *ctx, uint32_t tgid, uint64_t buf, const void *header, uint64_t now);
+	void *copy_ctx;
 };
 
 void batch_path_init(struct batch_path *bp, bool on, const struct tsc_clock *tsc,
@@ -133,5 +143,15 @@ void batch_path_stop(struct batch_path *bp, void (*consume)(void *ctx), void *ct
  */
 void batch_path_finish(struct batch_path *bp, int batch_threads_fd);
 void batch_path_free(struct batch_path *bp);
+
+/* One entry of the kernel side's table of threads' buffers (count_unseen), as a capture keeps it. */
+struct batch_unseen {
+	uint64_t pid_tgid, buf, seq_end, inherited;
+};
+/* A conversion: a copy the capture's loader read (copy_out), taken as it was then. */
+void batch_path_copy(struct batch_path *bp, uint32_t tgid, uint32_t tid, uint64_t buf, const void *bytes,
+		     size_t n, uint64_t read_ns, bool final, bool stopping);
+/* batch_path_finish() of a conversion: the table's entries from the capture, not from the BPF map. */
+void batch_path_finish_with(struct batch_path *bp, const struct batch_unseen *v, size_t n);
 
 #endif

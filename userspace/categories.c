@@ -2,6 +2,8 @@
 /* categories.c - --categories and the numbers of category names (see categories.h). */
 #include "categories.h"
 
+#include "capture_session.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -96,6 +98,7 @@ unsigned category_id(const char *name)
 		return 0;
 	}
 	snprintf(names[n_names], sizeof(names[n_names]), "%s", name);
+	capture_note_category(names[n_names]); /* the conversion gives the same numbers */
 	return n_names++;
 }
 

@@ -2,12 +2,18 @@
 /*
  * cmd_report.c - `ctrace-bpf report [--top N] FILE`: the summary the trace
  * command prints at its end (trace_summary.h), for any trace file it wrote,
- * plain or gzip (trace_report.c reads it).
+ * plain or gzip (trace_report.c reads it), or a capture (-o FILE.ctrace),
+ * converted first.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "capture_replay.h"
+#include "capture_session.h"
 #include "commands.h"
 #include "term_safe.h"
 #include "trace_report.h"
@@ -15,7 +21,8 @@
 static const char usage_text[] =
 	"Usage: ctrace-bpf report [--top N] FILE\n"
 	"\n"
-	"Summarizes a trace written by ctrace-bpf (JSON, gzip or .pftrace): the span names\n"
+	"Summarizes a trace written by ctrace-bpf (JSON, gzip, .pftrace or a .ctrace\n"
+	"capture, converted first): the span names\n"
 	"by total time (count, total, mean, p50, p99; percentiles within 3.2%), the\n"
 	"instant names by count, the counters by samples, and what the trace lost.\n"
 	"The same summary the trace command prints when it ends.\n"
@@ -45,7 +52,11 @@ int cmd_report(int argc, char **argv)
 		{ 0 },
 	};
 	struct trace_report r;
+	char converted[4200];
+	bool remove_after = false;
+	const char *path;
 	long top = TOP_DEFAULT;
+	int err_read;
 	char *end;
 	int c;
 
@@ -72,7 +83,33 @@ int cmd_report(int argc, char **argv)
 		fputs("ctrace-bpf: report needs one trace file: ctrace-bpf report FILE\n", stderr);
 		return 2;
 	}
-	if (trace_report_read(argv[optind], &r) < 0) {
+	path = argv[optind];
+	if (capture_path(argv[optind])) {
+		/* A capture: converted first, into a file of its own that goes at once (capture_replay.h). */
+		struct capture_convert_result res;
+		const char *tmp = getenv("TMPDIR");
+		int fd, err;
+
+		snprintf(converted, sizeof(converted), "%s/ctrace-report-XXXXXX.json", tmp && *tmp ? tmp : "/tmp");
+		fd = mkstemps(converted, 5);
+		if (fd < 0) {
+			fprintf(stderr, "ctrace-bpf: report: cannot make a file to convert %s into (%s): %s\n",
+				TERM_SAFE(argv[optind]), TERM_SAFE(converted), strerror(errno));
+			return 1;
+		}
+		close(fd);
+		err = capture_convert(argv[optind], converted, NULL, &res);
+		if (err < 0) {
+			unlink(converted);
+			return 1;
+		}
+		path = converted;
+		remove_after = true;
+	}
+	err_read = trace_report_read(path, &r);
+	if (remove_after)
+		unlink(converted);
+	if (err_read < 0) {
 		fprintf(stderr, "ctrace-bpf: %s\n", TERM_SAFE(r.why));
 		trace_report_free(&r);
 		return 1;

@@ -6,7 +6,11 @@
  * the session (session.h: load, attach, targets, the loop), the exit code.
  */
 #include <stdio.h>
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include "capture_session.h"
 #include "commands.h"
 #include "output_file.h"
 #include "session.h"
@@ -90,6 +94,9 @@ int cmd_trace(int argc, char **argv)
 	struct trace_summary summary;
 	struct otlp_export otlp;
 	char default_out[300];
+	struct capture_writer *cap = NULL;
+	bool cap_failed = false;
+	const char *capture_path_given = NULL;
 	int code;
 
 	trace_options_parse(argc, argv, &o);
@@ -103,12 +110,39 @@ int cmd_trace(int argc, char **argv)
 		o.output = default_output(&s, default_out, sizeof(default_out));
 
 	code = 1;
+	if (capture_path(o.output)) {
+		/*
+		 * A capture: the records are written undecoded (capture_session.h);
+		 * the trace's own writer runs idle, on /dev/null, for its facts.
+		 */
+		if (o.stack_depth || o.usdt || o.ring_size || o.otlp_file || o.otlp_url || o.perfetto ||
+		    o.max_size) {
+			fprintf(stderr, "ctrace-bpf: -o FILE.ctrace does not take --stacks, --usdt, --ring, --otlp, --format or --max-size yet: capture without them\n");
+			return session_end(&s, 2);
+		}
+		int err = -ENOMEM;
+
+		cap = calloc(1, sizeof(*cap));
+		if (!cap || (err = capture_open(cap, o.output)) < 0) {
+			fprintf(stderr, "ctrace-bpf: cannot write %s: %s\n", TERM_SAFE(o.output), strerror(-err));
+			if (cap) {
+				capture_close(cap);
+				unlink(o.output);
+			}
+			free(cap);
+			return session_end(&s, 1);
+		}
+		capture_path_given = o.output;
+		s.cap = cap;
+		capture_journal = cap;
+		key_map_init(&s.cap_threads);
+	}
 	trace_summary_init(&summary);
 	if (o.otlp_file)
 		o.output = "/dev/null"; /* -o FILE.otlp.json: the OTLP lines instead of the Chrome trace */
 	otlp_export_open(&otlp, o.otlp_url, o.otlp_file);
-	if (output_begin(&out, o.output,
-			 &(struct output_limits){ o.max_size, o.max_files, &s.stats, o.ring_size, o.perfetto },
+	if (output_begin(&out, cap ? "/dev/null" : o.output,
+			 &(struct output_limits){ o.max_size, o.max_files, &s.stats, o.ring_size, o.perfetto, NULL },
 			 &s.target) == 0 &&
 	    (!otlp.where || otlp_export_start(&otlp, &out.facts) == 0)) {
 		if (!o.quiet)
@@ -121,10 +155,31 @@ int cmd_trace(int argc, char **argv)
 			snprintf(out.failure_note, sizeof(out.failure_note),
 				 "; tracing stopped, %.60s (pid %d) goes on untraced to its end", o.command[0],
 				 s.launched.pid);
+		if (s.cap) {
+			s.out = &out; /* session_start sets it too */
+			capture_write_facts(&s);
+		}
 		if (session_start(&s, &out) == 0) {
 			session_run(&s);
 			session_stop(&s);
-			if (output_end(&out, &s.stats) == 0) {
+			if (cap) {
+				capture_journal = NULL;
+				if (capture_close(cap) < 0 || cap->err) {
+					cap_failed = true;
+					fprintf(stderr, "ctrace-bpf: writing %s failed: %s: the capture holds what came before\n",
+						TERM_SAFE(capture_path_given), strerror(cap->err ? cap->err : errno));
+				} else if (!o.quiet || s.stats.dropped) {
+					fprintf(stderr, "ctrace-bpf: %s: captured %llu records (%llu bytes) in %s, %llu dropped; `ctrace-bpf convert %s -o FILE` writes the trace\n",
+						s.stats.stop_reason, (unsigned long long)s.stats.records,
+						(unsigned long long)cap->written, TERM_SAFE(capture_path_given),
+						(unsigned long long)s.stats.dropped, TERM_SAFE(capture_path_given));
+				}
+			}
+			if (output_end(&out, &s.stats) < 0) {
+				/* said by output_end */
+			} else if (cap) {
+				code = cap_failed ? 1 : 0;
+			} else {
 				/* A loss is a warning: said even with -q. */
 				if ((!o.quiet || s.stats.dropped) && !o.otlp_file)
 					say_written(&s, &out);
@@ -141,5 +196,14 @@ int cmd_trace(int argc, char **argv)
 	output_close(&out, code && !s.started); /* tracing never started: no file left */
 	otlp_export_close(&otlp, code && !s.started);
 	trace_summary_free(&summary);
+	if (cap) {
+		capture_journal = NULL;
+		capture_close(cap);
+		if (code && !s.started)
+			unlink(capture_path_given);
+		key_map_free(&s.cap_threads);
+		free(s.cap_new);
+		free(cap);
+	}
 	return session_end(&s, code);
 }

@@ -13,5 +13,7 @@ int cmd_list(int argc, char **argv);
 int cmd_fix(int argc, char **argv);
 /* ctrace-bpf report FILE: the summary of a trace file (the one the trace command prints at its end). */
 int cmd_report(int argc, char **argv);
+/* ctrace-bpf convert FILE.ctrace -o OUT: a capture written as a trace. */
+int cmd_convert(int argc, char **argv);
 
 #endif

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include "capture_session.h"
 #include "grow_array.h"
 #include "exec_image.h"
 #include "fd_limit.h"
@@ -207,31 +208,48 @@ static int file_fd(struct file_maps *fm, int pid, const struct proc_maps_entry *
 	return fd;
 }
 
-/* Reads /proc/PID/maps into snap: its read-only file ranges. 0, or -errno (-ESRCH: none). */
-static int read_ranges(struct file_maps *fm, int pid, struct file_maps_snap *snap)
+/*
+ * A conversion's open of a mapped file (file_maps_replay): by the name
+ * maps gave, only if it is that very file (device and inode).
+ */
+static int file_fd_by_name(struct file_maps *fm, const struct proc_maps_entry *e)
 {
-	char path[64], *line = NULL, *text;
-	size_t cap = 0, text_len;
-	struct stat exe;
-	bool have_exe;
-	FILE *f;
+	const struct target_file_id id = { e->dev_major, e->dev_minor, e->inode };
+	unsigned long long key[2];
+	void *have;
+	char path[PATH_MAX + 1];
+	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-	have_exe = stat(path, &exe) == 0;
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	/* Made behind the process's mmap lock, which it may hold: read by remote_read. */
-	text = remote_read_file(pid, path, &text_len);
-	if (!text)
-		return -errno;
-	if (!text_len) { /* an exited process (a zombie) maps nothing */
-		free(text);
-		return -ESRCH;
-	}
-	f = fmemopen(text, text_len, "r");
-	if (!f) {
-		free(text);
+	file_key(key, e->dev_major, e->dev_minor, e->inode);
+	have = key_map_get(&fm->files, key, sizeof(key));
+	if (have)
+		return (int)(uintptr_t)have - 1;
+	if (fm->open_files >= fm->max_open_files)
+		return -1;
+	snprintf(path, sizeof(path), "%.*s", (int)e->path_len, e->path);
+	fd = target_file_open(path, false, &id, NULL);
+	if (fd < 0)
+		return -1;
+	hold_fd(fm, key, fd);
+	return fd;
+}
+
+/*
+ * The text of /proc/PID/maps into snap: its read-only file ranges. exe:
+ * the process's program (dev, inode; have_exe false: not known). idents:
+ * in a conversion, each range's size and mtime as the capture saw them,
+ * in order (n_idents); NULL: live, taken now. 0, or -ESRCH (none).
+ */
+static int parse_ranges(struct file_maps *fm, int pid, const char *text, size_t text_len, bool have_exe,
+			uint64_t exe_dev, uint64_t exe_ino, const uint64_t *idents, size_t n_idents,
+			struct file_maps_snap *snap)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	FILE *f = fmemopen((void *)text, text_len, "r");
+
+	if (!f)
 		return -ENOMEM;
-	}
 	while (getline(&line, &cap, f) > 0) {
 		struct proc_maps_entry e;
 		int fd;
@@ -239,20 +257,23 @@ static int read_ranges(struct file_maps *fm, int pid, struct file_maps_snap *sna
 		if (proc_maps_parse_line(line, &e) < 0 || e.perms[0] != 'r' || e.perms[1] == 'w' ||
 		    !e.inode || !e.path_len || e.path[0] != '/')
 			continue;
-		fd = file_fd(fm, pid, &e);
+		fd = fm->offline ? file_fd_by_name(fm, &e) : file_fd(fm, pid, &e);
 		if (fd < 0)
 			continue;
 		if (GROW_ARRAY(snap->v, snap->cap, snap->n, 32))
 			break;
 		snap->v[snap->n] = (struct file_range){ e.start, e.end, e.offset, fd, { 0 },
-							have_exe && e.inode == exe.st_ino &&
-								e.dev_major == major(exe.st_dev) &&
-								e.dev_minor == minor(exe.st_dev) };
-		file_ident(fd, snap->v[snap->n++].ident);
+							have_exe && e.inode == exe_ino &&
+								e.dev_major == major(exe_dev) &&
+								e.dev_minor == minor(exe_dev) };
+		if (!fm->offline)
+			file_ident(fd, snap->v[snap->n].ident);
+		else if (snap->n < n_idents)
+			memcpy(snap->v[snap->n].ident, idents + 2 * snap->n, sizeof(snap->v[0].ident));
+		snap->n++;
 	}
 	free(line);
 	fclose(f);
-	free(text);
 	if (!snap->n) {
 		/*
 		 * An exited process (a zombie) has an empty maps file: what it
@@ -261,9 +282,32 @@ static int read_ranges(struct file_maps *fm, int pid, struct file_maps_snap *sna
 		 * still be on their way). A live process maps its program.
 		 */
 		free(snap->v);
+		snap->v = NULL;
 		return -ESRCH;
 	}
 	return 0;
+}
+
+/* Reads /proc/PID/maps into snap (*text: its text, for a capture). 0, or -errno (-ESRCH: none). */
+static int read_ranges(struct file_maps *fm, int pid, struct file_maps_snap *snap, char **text, size_t *text_len,
+		       struct stat *exe, bool *have_exe)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	*have_exe = stat(path, exe) == 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	/* Made behind the process's mmap lock, which it may hold: read by remote_read. */
+	*text = remote_read_file(pid, path, text_len);
+	if (!*text)
+		return -errno;
+	if (!*text_len) { /* an exited process (a zombie) maps nothing */
+		free(*text);
+		*text = NULL;
+		return -ESRCH;
+	}
+	return parse_ranges(fm, pid, *text, *text_len, *have_exe, *have_exe ? exe->st_dev : 0,
+			    *have_exe ? exe->st_ino : 0, NULL, 0, snap);
 }
 
 /* The process's entry, made if it has none; NULL without memory. */
@@ -328,27 +372,11 @@ static void insert_snap(struct file_maps *fm, struct file_maps_proc *p, struct f
 	budget_kept(fm, p);
 }
 
-int file_maps_snapshot(struct file_maps *fm, int pid, const struct process_epochs *pe)
+/* A look's snap kept as the process's newest of its epoch (see below). 0 or -errno. */
+static int keep_snap(struct file_maps *fm, int pid, struct file_maps_snap snap)
 {
-	struct process_look look = process_look_begin(pe, (uint32_t)pid);
-	struct file_maps_snap snap = { .epoch = look.epoch };
-	struct file_maps_proc *p;
-	int err = read_ranges(fm, pid, &snap);
+	struct file_maps_proc *p = proc_entry(fm, (uint32_t)pid);
 
-	if (err < 0)
-		return err;
-	/*
-	 * An exec touched the look: it may have seen the new image, which
-	 * under this epoch would stand for the old one (its events' literals
-	 * read from the wrong file, or unreadable). The next look, in the
-	 * exec's own epoch, sees it as it is.
-	 */
-	if (!process_look_whole(pe, (uint32_t)pid, &look)) {
-		free(snap.v);
-		return -EAGAIN;
-	}
-	snap.exact = process_look_exact(pe, (uint32_t)pid, &look);
-	p = proc_entry(fm, (uint32_t)pid);
 	if (!p) {
 		free(snap.v);
 		return -ENOMEM;
@@ -370,6 +398,63 @@ int file_maps_snapshot(struct file_maps *fm, int pid, const struct process_epoch
 	}
 	push_snap(fm, p, snap);
 	return 0;
+}
+
+int file_maps_snapshot(struct file_maps *fm, int pid, const struct process_epochs *pe)
+{
+	struct process_look look = process_look_begin(pe, (uint32_t)pid);
+	struct file_maps_snap snap = { .epoch = look.epoch };
+	struct stat exe;
+	bool have_exe, whole;
+	char *text = NULL;
+	size_t text_len = 0;
+	int err = read_ranges(fm, pid, &snap, &text, &text_len, &exe, &have_exe);
+
+	if (err < 0) {
+		free(text);
+		return err;
+	}
+	/*
+	 * An exec touched the look: it may have seen the new image, which
+	 * under this epoch would stand for the old one (its events' literals
+	 * read from the wrong file, or unreadable). The next look, in the
+	 * exec's own epoch, sees it as it is.
+	 */
+	whole = process_look_whole(pe, (uint32_t)pid, &look);
+	snap.exact = whole && process_look_exact(pe, (uint32_t)pid, &look);
+	if (capture_journal) {
+		uint64_t *idents = calloc(snap.n ? snap.n : 1, 2 * sizeof(uint64_t));
+
+		for (size_t i = 0; idents && i < snap.n; i++)
+			memcpy(idents + 2 * i, snap.v[i].ident, sizeof(snap.v[i].ident));
+		if (idents)
+			capture_note_maps((uint32_t)pid, snap.epoch, whole, snap.exact, text, text_len,
+					  have_exe ? exe.st_dev : 0, have_exe ? exe.st_ino : 0, idents, snap.n);
+		free(idents);
+	}
+	free(text);
+	if (!whole) {
+		free(snap.v);
+		return -EAGAIN;
+	}
+	return keep_snap(fm, pid, snap);
+}
+
+int file_maps_replay(struct file_maps *fm, uint32_t pid, uint32_t epoch, bool whole, bool exact, const char *text,
+		     size_t len, uint64_t exe_dev, uint64_t exe_ino, const uint64_t *idents, size_t n_idents)
+{
+	struct file_maps_snap snap = { .epoch = epoch, .exact = exact };
+	int err;
+
+	fm->offline = true;
+	err = parse_ranges(fm, (int)pid, text, len, exe_ino != 0, exe_dev, exe_ino, idents, n_idents, &snap);
+	if (err < 0)
+		return err;
+	if (!whole) {
+		free(snap.v);
+		return -EAGAIN;
+	}
+	return keep_snap(fm, (int)pid, snap);
 }
 
 /*

@@ -41,6 +41,7 @@ struct file_maps {
 	 * round, so that is one of a process long gone).
 	 */
 	struct table_bound bound;
+	bool offline; /* a conversion: files opened by the names the capture's looks gave */
 };
 
 /* Snapshots kept per process at most (changes not yet read, with the one being read). */
@@ -96,5 +97,13 @@ int file_maps_exec_image(struct file_maps *fm, uint32_t tgid, uint32_t epoch, co
  */
 ssize_t file_maps_read_str(const struct file_maps *fm, uint32_t tgid, uint32_t epoch, bool any,
 			   uint64_t addr, char *buf, size_t max, bool *truncated);
+
+/*
+ * A conversion: a look the capture kept (capture_format.h: MAPS), the
+ * files opened by name, only if they are those the process mapped (device,
+ * inode) and unchanged since (size, mtime: idents, one a range).
+ */
+int file_maps_replay(struct file_maps *fm, uint32_t pid, uint32_t epoch, bool whole, bool exact, const char *text,
+		     size_t len, uint64_t exe_dev, uint64_t exe_ino, const uint64_t *idents, size_t n_idents);
 
 #endif

@@ -28,6 +28,7 @@ int main(int argc, char **argv)
 		{ "list", cmd_list },
 		{ "fix", cmd_fix },
 		{ "report", cmd_report },
+		{ "convert", cmd_convert },
 	};
 
 	/* A target decides how many files and objects there are: all the fds this user may have. */

@@ -1,8 +1,40 @@
 // SPDX-License-Identifier: MIT
 #include "model_facts.h"
 
+#include <stdio.h>
 #include <string.h>
+#include "capture_session.h"
+#include "key_map.h"
 #include "proc_info.h"
+
+/*
+ * In a conversion the names come from the capture (model_facts_replay):
+ * {tgid, tid} -> the name /proc gave when the capture looked, NUL-ended.
+ */
+static struct key_map *replay_names;
+
+void model_facts_replay(struct key_map *names)
+{
+	replay_names = names;
+}
+
+static bool thread_comm(uint32_t tgid, uint32_t tid, char *comm, size_t size)
+{
+	uint64_t key = (uint64_t)tgid << 32 | tid;
+	const char *have;
+
+	if (!replay_names) {
+		if (!proc_thread_comm((int)tgid, (int)tid, comm, size))
+			return false;
+		capture_note_name(tgid, tid, comm, CAPTURE_NAMES_ONE);
+		return true;
+	}
+	have = key_map_get(replay_names, &key, sizeof(key));
+	if (!have)
+		return false;
+	snprintf(comm, size, "%s", have);
+	return true;
+}
 
 struct threads_of {
 	struct trace_model *m;
@@ -13,6 +45,7 @@ static void thread_named(void *ctx, int tid, const char *comm)
 {
 	struct threads_of *t = ctx;
 
+	capture_note_name(t->pid, (uint32_t)tid, comm, CAPTURE_NAMES_PASS);
 	trace_model_thread_name(t->m, t->pid, (uint32_t)tid, comm, strlen(comm));
 }
 
@@ -20,6 +53,8 @@ void model_facts_threads(struct trace_model *m, uint32_t pid)
 {
 	struct threads_of t = { m, pid };
 
+	if (replay_names)
+		return; /* the capture's NAMES records of the pass come in its place */
 	proc_each_thread((int)pid, thread_named, &t);
 }
 
@@ -28,7 +63,7 @@ static void name_now(struct trace_model *m, uint32_t tgid, uint32_t tid)
 {
 	char comm[32];
 
-	if (proc_thread_comm((int)tgid, (int)tid, comm, sizeof(comm)))
+	if (thread_comm(tgid, tid, comm, sizeof(comm)))
 		trace_model_thread_name(m, tgid, tid, comm, strlen(comm));
 }
 

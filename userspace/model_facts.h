@@ -30,4 +30,8 @@ static inline void model_facts_event(struct trace_model *m, const struct ctrace_
 	model_facts_event_read(m, ev);
 }
 
+struct key_map;
+/* A conversion: names from this table ({tgid, tid} -> NUL-ended name), never from /proc. */
+void model_facts_replay(struct key_map *names);
+
 #endif

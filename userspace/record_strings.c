@@ -66,7 +66,7 @@ static void late_read(struct record_strings *rs, struct ctrace_event *ev, int ar
 	 * than another object's string.
 	 */
 	look = process_look_begin(&rs->epochs, ev->tgid);
-	unchanged = look.epoch == epoch && process_look_exact(&rs->epochs, ev->tgid, &look);
+	unchanged = !rs->offline && look.epoch == epoch && process_look_exact(&rs->epochs, ev->tgid, &look);
 	n = unchanged ? proc_read_str((int)ev->tgid, ev->arg[arg], buf, max, &truncated) : -1;
 	if (n >= 0 && !process_look_exact(&rs->epochs, ev->tgid, &look))
 		n = -1, unchanged = false;

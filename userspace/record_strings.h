@@ -31,6 +31,7 @@ struct record_strings {
 	/* The epoch at the point of the ring being read (from the records). */
 	uint32_t known_epoch[PROCESS_EPOCH_SLOTS];
 	struct trace_stats *stats; /* late, file and unreadable strings counted here */
+	bool offline; /* a conversion: no process is read, strings come from files only */
 	/* Where strings read late are put: an event's name and args point here until the next. */
 	char name_buf[CTRACE_NAME_MAX], args_buf[CTRACE_ARGS_MAX];
 };

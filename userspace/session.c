@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "ctrace.skel.h"
+#include "capture_session.h"
 #include "model_facts.h"
 #include "ptrace_access.h"
 #include "term_safe.h"
@@ -109,6 +110,8 @@ static void begin_model(struct session *s)
 		trace_model_traced_from_start(&s->model, (uint32_t)s->launched.pid);
 	tsc_clock_init(&s->tsc);
 	s->model.tsc = &s->tsc;
+	if (s->cap)
+		capture_note_tsc(&s->tsc, &s->cap_tsc_written);
 	if (o->usdt) {
 		usdt_model_init(&s->usdt, o->usdt);
 		s->model.usdt = &s->usdt;
@@ -206,7 +209,11 @@ static void name_and_hook_targets(struct session *s)
 {
 	for (size_t i = 0; i < s->targets.n; i++) {
 		/* Named first as it was when tracing began: it may have exec()d since it was armed. */
-		model_facts_process(&s->model, (uint32_t)s->targets.v[i].pid);
+		uint32_t pid = (uint32_t)s->targets.v[i].pid;
+
+		model_facts_process(&s->model, pid);
+		if (s->cap)
+			capture_put(s->cap, CAPTURE_TARGET, &pid, sizeof(pid));
 		trace_model_add_process(&s->model, (uint32_t)s->targets.v[i].pid);
 		model_facts_threads(&s->model, (uint32_t)s->targets.v[i].pid);
 	}

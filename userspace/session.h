@@ -101,6 +101,17 @@ struct session {
 	 */
 	uint64_t stop_ns;
 	struct status_line status; /* on the terminal while tracing (status_line.h) */
+
+	/* -o FILE.ctrace (capture_session.h): the capture; NULL when the records are decoded here. */
+	struct capture_writer *cap;
+	size_t cap_tsc_written;        /* the TSC's pieces in the capture */
+	struct key_map cap_threads;    /* {tgid, tid} named in the capture */
+	uint64_t cap_last_thread;
+	uint64_t *cap_new;             /* {tgid, tid} first seen this round, to name at its end */
+	size_t cap_n_new, cap_cap_new;
+	uint64_t kernel_dropped;       /* a conversion: the kernel's drops as the last DROPS said */
+	/* convert (capture_replay.c): the records come from a capture, the live world is not asked. */
+	bool replay;
 };
 
 /* The signal that asked for the stop (SIGINT, SIGTERM, SIGHUP), 0 until one came. */
@@ -145,6 +156,14 @@ int session_end(struct session *s, int code);
 /* The ring buffer's callback: one record, decoded, its strings resolved, modelled. */
 void session_begin_batches(struct session *s);
 int session_take_record(void *session, void *data, size_t size);
+/* A decoded record's way on (strings, the batches' merge, the model): live and in a conversion. */
+void session_decoded_record(struct session *s, const void *data, size_t size);
+/* What a record tells the session itself (a process to attach): false when it has nothing for the trace. */
+bool session_note_process_change(struct session *s, const struct ctrace_event *ev);
+/* The drops said in the trace: kernel's count (the ring had no room) at `now`. */
+void session_report_drops(struct session *s, uint64_t kernel_dropped, uint64_t now);
+/* The BPF side's count of records lost, and its table of untraced processes (0 in a conversion). */
+uint64_t session_kernel_dropped(const struct session *s);
 /* Traces until a stop: a signal, -d, every target gone, an error. */
 void session_run(struct session *s);
 /* The stop: probes detached, the ring buffer drained, the model finished. */

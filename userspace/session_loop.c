@@ -20,6 +20,7 @@
 #include <bpf/libbpf.h>
 #include "ctrace.skel.h"
 #include "batch_watch.h"
+#include "capture_session.h"
 #include "model_facts.h"
 #include "remote_read.h"
 #include "term_safe.h"
@@ -61,8 +62,10 @@ static void round_begin(struct session *s, uint64_t deadline)
  * exec) and a dlopen() under way. False when the record has nothing for
  * the trace.
  */
-static bool note_process_change(struct session *s, const struct ctrace_event *ev)
+bool session_note_process_change(struct session *s, const struct ctrace_event *ev)
 {
+	if (s->replay)
+		return ev->kind != CTRACE_KIND_LINK_MAP; /* a conversion attaches nothing */
 	if (ev->kind == CTRACE_KIND_FORK || ev->kind == CTRACE_KIND_EXEC)
 		session_add_pending(s, (int)(ev->kind == CTRACE_KIND_FORK ? ev->arg[1] : ev->arg[0]));
 	if (ev->kind == CTRACE_KIND_LINK_MAP) {
@@ -111,26 +114,20 @@ void session_begin_batches(struct session *s)
 	s->out->facts.event_path_why = s->o->event_path_why;
 	s->bpath.read_str = batch_read_str;
 	s->bpath.read_ctx = s;
+	if (s->cap) /* the batches go undecoded into the capture, with the loader's reads of buffers */
+		capture_watch_batches(s);
 }
 
-int session_take_record(void *session, void *data, size_t size)
+void session_decoded_record(struct session *s, const void *data, size_t size)
 {
-	struct session *s = session;
 	struct ctrace_event ev;
 	bool shown;
 
-	if (s->counting_only) {
-		/* A batch's events are counted lost by their numbers. */
-		if (!s->bpath.on || !batch_path_count_unread(&s->bpath, data, size))
-			s->unread_at_stop++;
-		return 0;
-	}
-	s->stats.records++;
 	if (s->bpath.on && batch_path_record(&s->bpath, data, size))
-		return round_over(s) ? END_OF_ROUND : 0;
+		return;
 	if (record_decode(data, size, &ev) < 0) {
 		s->stats.bad_records++;
-		return round_over(s) ? END_OF_ROUND : 0;
+		return;
 	}
 	if (s->o->stack_depth) { /* symbolized now, while the process's objects are as they were */
 		size_t len = 0;
@@ -141,15 +138,34 @@ int session_take_record(void *session, void *data, size_t size)
 	}
 	if (s->stop_ns && ev.ts_ns > s->stop_ns) {
 		s->stats.records_after_stop++;
-		return round_over(s) ? END_OF_ROUND : 0;
+		return;
 	}
 	record_strings_resolve(&s->strings, &ev);
 	usdt_strings_resolve(&s->strings, &ev, s->usdt_strings);
-	shown = note_process_change(s, &ev);
+	shown = session_note_process_change(s, &ev);
 	if (s->bpath.on)
 		batch_path_push(&s->bpath, &ev); /* in time order; a LINK_MAP forgets batched literals */
 	else if (shown)
 		model_event(s, &ev);
+}
+
+int session_take_record(void *session, void *data, size_t size)
+{
+	struct session *s = session;
+
+	if (s->cap) {
+		/* A capture: the bytes moved, nothing decoded (capture_session.c). */
+		capture_take_record(s, data, size);
+		return round_over(s) ? END_OF_ROUND : 0;
+	}
+	if (s->counting_only) {
+		/* A batch's events are counted lost by their numbers. */
+		if (!s->bpath.on || !batch_path_count_unread(&s->bpath, data, size))
+			s->unread_at_stop++;
+		return 0;
+	}
+	s->stats.records++;
+	session_decoded_record(s, data, size);
 	/* This record is taken (libbpf moved past it before calling us). */
 	return round_over(s) ? END_OF_ROUND : 0;
 }
@@ -172,7 +188,17 @@ static int take_records(struct session *s)
 	s->ring_behind = err == END_OF_ROUND;
 	/* Idle buffers read, and what is behind the watermark handed on. */
 	batch_path_rediscover(&s->bpath, s->skel->bss->batch_dropped, false, session_now_ns(CLOCK_MONOTONIC));
-	batch_path_tick(&s->bpath, session_now_ns(CLOCK_MONOTONIC), err == END_OF_ROUND ? 0 : round_start);
+	{
+		uint64_t now = session_now_ns(CLOCK_MONOTONIC), drained = err == END_OF_ROUND ? 0 : round_start;
+
+		batch_path_tick(&s->bpath, now, drained);
+		if (s->cap) { /* the conversion's merge moves on where this one would have */
+			uint64_t tick[2] = { now, drained };
+
+			capture_name_new_threads(s);
+			capture_put(s->cap, CAPTURE_TICK, tick, sizeof(tick));
+		}
+	}
 	if (err == END_OF_ROUND)
 		err = 0; /* more may be waiting: the next round takes it */
 	if (err < 0 && err != -EINTR) {
@@ -182,21 +208,35 @@ static int take_records(struct session *s)
 	return 0;
 }
 
+uint64_t session_kernel_dropped(const struct session *s)
+{
+	return s->skel ? s->skel->bss->dropped : 0;
+}
+
 /* Says in the trace, at about the time it happened, that records were lost. */
-static void report_drops(struct session *s)
+void session_report_drops(struct session *s, uint64_t kernel_dropped, uint64_t now)
 {
 	/* Records left unread at the end of the drain are lost too, and said so. */
-	uint64_t total = s->skel->bss->dropped + s->unread_at_stop + s->bpath.lost;
-	uint64_t now = session_now_ns(CLOCK_MONOTONIC);
+	uint64_t total = kernel_dropped + s->unread_at_stop + s->bpath.lost;
 
-	if (total == s->drops_reported)
-		return;
+	if (s->cap) { /* every round: the conversion's own losses (batches) are said at these times */
+		uint64_t d[2] = { now, kernel_dropped };
+
+		capture_put(s->cap, CAPTURE_DROPS, d, sizeof(d));
+	}
+	if (total <= s->drops_reported)
+		return; /* (a forged capture's count may go down: nothing said) */
 	/* Found after the stop, they happened before it: nothing is stamped later. */
 	if (s->stop_ns && now > s->stop_ns)
 		now = s->stop_ns;
 	model_facts_process(&s->model, (uint32_t)s->first_pid);
 	trace_model_drops(&s->model, (uint32_t)s->first_pid, now, total - s->drops_reported, total);
 	s->drops_reported = total;
+}
+
+static void report_drops(struct session *s)
+{
+	session_report_drops(s, session_kernel_dropped(s), session_now_ns(CLOCK_MONOTONIC));
 }
 
 /* Says once in the trace, and on stderr, that processes were left out of the full table. */
@@ -211,6 +251,11 @@ static void report_untraced(struct session *s)
 		fprintf(stderr, "ctrace-bpf: the table of traced processes is full: new processes are not traced (counted in metadata.untraced_processes)\n");
 	if (s->stop_ns && now > s->stop_ns)
 		now = s->stop_ns;
+	if (s->cap) {
+		uint64_t u[2] = { now, total };
+
+		capture_put(s->cap, CAPTURE_UNTRACED, u, sizeof(u));
+	}
 	traced_set_report_full(s->model.out, (uint32_t)s->first_pid, now, total - s->untraced_reported, total);
 	s->untraced_reported = total;
 	s->stats.untraced_processes = total;
@@ -261,6 +306,8 @@ static void rescan(struct session *s, uint64_t now)
 		model_facts_threads(&s->model, (uint32_t)s->targets.v[i].pid);
 	}
 	tsc_clock_update(&s->tsc);
+	if (s->cap)
+		capture_note_tsc(&s->tsc, &s->cap_tsc_written);
 	s->next_scan_ns = now + rescan_interval_ns();
 }
 
@@ -317,6 +364,8 @@ static const char *stop_reason(struct session *s, uint64_t now)
 		return "--max-size reached";
 	if (s->out->w.err)
 		return "write error";
+	if (s->cap && s->cap->err)
+		return "write error";
 	return NULL;
 }
 
@@ -328,6 +377,11 @@ static void show_status(struct session *s, uint64_t now)
 		.dropped = s->skel->bss->dropped + s->unread_at_stop + s->bpath.lost,
 		.bytes = s->out->w.written + s->out->rot.bytes_before, /* every file of a rotation */
 	};
+
+	if (s->cap) { /* a capture: its records and bytes (the events are counted by convert) */
+		f.events = s->stats.records;
+		f.bytes = s->cap->written;
+	}
 
 	if (s->status.fd < 0 || now < s->status.next_ns)
 		return;
@@ -376,6 +430,8 @@ void session_run(struct session *s)
 		report_untraced(s);
 		now = session_now_ns(CLOCK_MONOTONIC);
 		output_flush_every(s->out, now);
+		if (s->cap)
+			capture_push(s->cap, now);
 		flight_dumps(s, now);
 		show_status(s, now);
 		attach_what_appeared(s);
@@ -447,6 +503,8 @@ void session_stop(struct session *s)
 	 */
 	s->stats.stop_mono_ns = session_now_ns(CLOCK_MONOTONIC);
 	s->stop_ns = s->stats.stop_mono_ns;
+	if (s->cap)
+		capture_put(s->cap, CAPTURE_STOP, &s->stop_ns, sizeof(s->stop_ns));
 	status_line_end(&s->status);
 	s->skel->bss->stopping = true;
 	stop_at_high_priority(s);
@@ -486,6 +544,10 @@ void session_stop(struct session *s)
 	while (ring_buffer__consume(s->rb) == END_OF_ROUND)
 		round_begin(s, 0);
 	s->counting_only = false;
+	if (s->cap && !s->o->no_batch) {
+		capture_name_new_threads(s); /* the model is handed the rest now: named as it would be */
+		capture_write_unseen(s, bpf_map__fd(s->skel->maps.batch_buffers));
+	}
 	batch_path_finish(&s->bpath, bpf_map__fd(s->skel->maps.batch_buffers));
 	s->stats.batch_lost = s->bpath.lost;
 	s->stats.batch_unwatched = s->skel->bss->batch_unwatched;
@@ -507,6 +569,10 @@ void session_stop(struct session *s)
 		s->stats.remote_reads_refused = rc.refused;
 	}
 	s->stats.dropped = s->skel->bss->dropped + s->unread_at_stop + s->bpath.lost;
+	if (s->cap) {
+		capture_write_end(s);
+		capture_push(s->cap, UINT64_MAX);
+	}
 	trace_model_finish(&s->model, s->stats.stop_mono_ns);
 	s->model_live = false;
 }

@@ -84,6 +84,12 @@ int output_begin(struct trace_output *out, const char *path, const struct output
 		out->facts.target_start_mono_ns = out->facts.start_mono_ns > since_start ?
 							  out->facts.start_mono_ns - since_start : 0;
 	}
+	if (limits->replay_facts) {
+		out->facts.start_wall_ns = limits->replay_facts->start_wall_ns;
+		out->facts.start_mono_ns = limits->replay_facts->start_mono_ns;
+		out->facts.target_start_wall_ns = limits->replay_facts->target_start_wall_ns;
+		out->facts.target_start_mono_ns = limits->replay_facts->target_start_mono_ns;
+	}
 	out->facts.tracer_version = CTRACE_BPF_VERSION;
 	out->facts.target = target;
 	if (out->ring) {

@@ -60,6 +60,8 @@ struct output_limits {
 	struct trace_stats *stats;
 	uint64_t ring;
 	bool perfetto; /* Perfetto's protobuf, converted from the JSON as it is written (pftrace.h) */
+	/* A conversion: the start's times as the capture says them (NULL: now). */
+	const struct trace_facts *replay_facts;
 };
 
 /*

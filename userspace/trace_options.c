@@ -34,7 +34,9 @@ static const char usage_text[] =
 	"                       with -p, a process of another user is refused\n"
 	"  -o, --output FILE    where to write the trace (default ctrace-PID.json;\n"
 	"                       - for standard output); FILE.json.gz: gzip;\n"
-	"                       FILE.pftrace: Perfetto's protobuf trace\n"
+	"                       FILE.pftrace: Perfetto's protobuf trace;\n"
+	"                       FILE.ctrace: a capture, the records undecoded (the\n"
+	"                       tracer's least CPU), made a trace by convert\n"
 	"  --format FORMAT      json (default) or perfetto (Perfetto's protobuf trace,\n"
 	"                       3.4-3.6x smaller; what -o FILE.pftrace picks), for\n"
 	"                       any name and -o -; not with --ring, --max-size or\n"
@@ -126,7 +128,9 @@ static const char usage_text[] =
 	"                                  disk full) so that viewers open it\n"
 	"  ctrace-bpf report FILE          the summary printed at the end of a trace (span\n"
 	"                                  names by total time, instants, counters, losses)\n"
-	"                                  for a trace file: JSON, gzip or .pftrace\n"
+	"                                  for a trace file: JSON, gzip, .pftrace or .ctrace\n"
+	"  ctrace-bpf convert FILE.ctrace -o OUT  a capture as a trace: OUT.json, .json.gz\n"
+	"                                  or .pftrace (docs/capture-format.md)\n"
 	"See man ctrace-bpf and man ctrace.h.\n";
 
 /*

@@ -5,8 +5,9 @@
  *
  *   lose_nothing one SECONDS [--cpu C]
  *       one thread fires CTRACE_INSTANT back to back for SECONDS.
- *       Prints "fired N", "rate EVENTS_PER_S" and "still_traced 1" (0: the
- *       tracer went away before the end; the exit status is then 1).
+ *       Prints "firing" once the tracer is there, then "fired N",
+ *       "rate EVENTS_PER_S" and "still_traced 1" (0: the tracer went away
+ *       before the end; the exit status is then 1).
  *
  *   lose_nothing ramp STEP_SECONDS RATE0 FACTOR STEPS
  *       two threads (pinned to CPUs 0 and 1) fire together at a paced total
@@ -50,6 +51,9 @@ static int one(double seconds, int cpu)
 
 	bench_pin(cpu);
 	wait_for_tracer();
+	/* For scripts/bench: the tracer's CPU is read from here to "fired" (row 4d). */
+	printf("firing\n");
+	fflush(stdout);
 	t0 = bench_now_ns();
 	end = t0 + seconds * 1e9;
 	do {

@@ -254,6 +254,7 @@ static void test_command_options_in_help_and_man(void **state)
 		{ "list", "userspace/cmd_list.c" },
 		{ "fix", "userspace/cmd_fix.c" },
 		{ "report", "userspace/cmd_report.c" },
+		{ "convert", "userspace/cmd_convert.c" },
 	};
 
 	(void)state;
