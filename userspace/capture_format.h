@@ -68,6 +68,7 @@ enum capture_key {
 	/* END */
 	CK_STOP_MONO = 64, CK_STOP_REASON, CK_REMOTE_READS, CK_REMOTE_ABANDONED, CK_REMOTE_REFUSED,
 	CK_BATCH_UNWATCHED, CK_UNREAD_AT_STOP, CK_KERNEL_DROPPED, CK_UNTRACED,
+	CK_BATCH_UNREAD, /* live threads' buffers the stop could not read */
 };
 
 #endif

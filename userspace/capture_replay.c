@@ -265,6 +265,7 @@ static void end_facts(struct replay *r, const unsigned char *p, size_t len)
 		case CK_REMOTE_ABANDONED: s->stats.remote_reads_abandoned = u; break;
 		case CK_REMOTE_REFUSED: s->stats.remote_reads_refused = u; break;
 		case CK_BATCH_UNWATCHED: s->stats.batch_unwatched = u; break;
+		case CK_BATCH_UNREAD: s->stats.batch_unread_at_stop = u; break;
 		case CK_UNTRACED: s->stats.untraced_processes = u; break;
 		default: break;
 		}

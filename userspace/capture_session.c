@@ -154,6 +154,7 @@ void capture_write_end(struct session *s)
 	capture_tlv_u64(&tlv, CK_REMOTE_ABANDONED, s->stats.remote_reads_abandoned);
 	capture_tlv_u64(&tlv, CK_REMOTE_REFUSED, s->stats.remote_reads_refused);
 	capture_tlv_u64(&tlv, CK_BATCH_UNWATCHED, s->stats.batch_unwatched);
+	capture_tlv_u64(&tlv, CK_BATCH_UNREAD, s->stats.batch_unread_at_stop);
 	capture_tlv_u64(&tlv, CK_UNTRACED, s->stats.untraced_processes);
 	capture_tlv_put(s->cap, CAPTURE_END, &tlv);
 }
