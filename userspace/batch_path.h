@@ -79,7 +79,7 @@ struct batch_path {
 	bool stopping;                /* batch_path_stop() under way */
 	bool offline;                 /* a conversion: no process is read, every copy comes from the capture */
 	/*
-	 * A capture (capture_session.c): each copy the loader reads of a
+	 * A capture (session_capture.c): each copy the loader reads of a
 	 * buffer, and each buffer adopted, handed to these as they come,
 	 * undecoded; the streams kept by their headers' numbers alone.
 	 */

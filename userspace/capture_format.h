@@ -17,7 +17,7 @@
 #define CAPTURE_MAGIC "CTRACECP"
 #define CAPTURE_VERSION 1u
 #define CAPTURE_HEADER_BYTES 32u
-/* No record is larger: a batch copy (64 KiB) and a /proc/PID/maps text (capture_session.c caps it) fit. */
+/* No record is larger: a batch copy (64 KiB) and a /proc/PID/maps text (session_capture.c caps it) fit. */
 #define CAPTURE_RECORD_MAX ((4u << 20) - 4096)
 
 struct capture_header {

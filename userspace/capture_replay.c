@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "capture_read.h"
-#include "capture_session.h"
+#include "capture_journal.h"
 #include "categories.h"
 #include "model_facts.h"
 #include "output_file.h"

@@ -2,7 +2,7 @@
 /* categories.c - --categories and the numbers of category names (see categories.h). */
 #include "categories.h"
 
-#include "capture_session.h"
+#include "capture_journal.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "capture_replay.h"
-#include "capture_session.h"
+#include "capture_journal.h"
 #include "commands.h"
 #include "term_safe.h"
 #include "trace_summary.h"

@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "capture_replay.h"
-#include "capture_session.h"
+#include "capture_journal.h"
 #include "commands.h"
 #include "term_safe.h"
 #include "trace_report.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <stdlib.h>
-#include "capture_session.h"
+#include "capture_journal.h"
 #include "commands.h"
 #include "output_file.h"
 #include "session.h"
@@ -112,7 +112,7 @@ int cmd_trace(int argc, char **argv)
 	code = 1;
 	if (capture_path(o.output)) {
 		/*
-		 * A capture: the records are written undecoded (capture_session.h);
+		 * A capture: the records are written undecoded (session_capture.c);
 		 * the trace's own writer runs idle, on /dev/null, for its facts.
 		 */
 		if (o.stack_depth || o.usdt || o.ring_size || o.otlp_file || o.otlp_url || o.perfetto ||

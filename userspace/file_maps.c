@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-#include "capture_session.h"
+#include "capture_journal.h"
 #include "grow_array.h"
 #include "exec_image.h"
 #include "fd_limit.h"

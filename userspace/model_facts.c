@@ -3,7 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
-#include "capture_session.h"
+#include "capture_journal.h"
 #include "key_map.h"
 #include "proc_info.h"
 

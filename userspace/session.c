@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "ctrace.skel.h"
-#include "capture_session.h"
+#include "capture_journal.h"
 #include "model_facts.h"
 #include "ptrace_access.h"
 #include "term_safe.h"

@@ -102,7 +102,7 @@ struct session {
 	uint64_t stop_ns;
 	struct status_line status; /* on the terminal while tracing (status_line.h) */
 
-	/* -o FILE.ctrace (capture_session.h): the capture; NULL when the records are decoded here. */
+	/* -o FILE.ctrace (session_capture.c): the capture; NULL when the records are decoded here. */
 	struct capture_writer *cap;
 	size_t cap_tsc_written;        /* the TSC's pieces in the capture */
 	struct key_map cap_threads;    /* {tgid, tid} named in the capture */
@@ -168,5 +168,19 @@ uint64_t session_kernel_dropped(const struct session *s);
 void session_run(struct session *s);
 /* The stop: probes detached, the ring buffer drained, the model finished. */
 void session_stop(struct session *s);
+
+/* session_capture.c: a session writing a capture (-o FILE.ctrace, capture_journal.h for the rest) */
+/* FACTS: what the trace's head says, and what the conversion must know of the options. */
+void capture_write_facts(struct session *s);
+/* END: what the stop found. */
+void capture_write_end(struct session *s);
+/* UNSEEN: the BPF side's table of threads' buffers (fd), at the end. */
+void capture_write_unseen(struct session *s, int fd);
+/* The batched path's copies of buffers and its adopted buffers into the capture (batch_path.h: copy_out). */
+void capture_watch_batches(struct session *s);
+/* The threads first seen this round, named as /proc says now (the round's end). */
+void capture_name_new_threads(struct session *s);
+/* The ring callback's body in a capture. */
+int capture_take_record(struct session *s, void *data, size_t size);
 
 #endif

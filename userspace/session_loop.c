@@ -20,7 +20,7 @@
 #include <bpf/libbpf.h>
 #include "ctrace.skel.h"
 #include "batch_watch.h"
-#include "capture_session.h"
+#include "capture_journal.h"
 #include "model_facts.h"
 #include "remote_read.h"
 #include "term_safe.h"
@@ -154,7 +154,7 @@ int session_take_record(void *session, void *data, size_t size)
 	struct session *s = session;
 
 	if (s->cap) {
-		/* A capture: the bytes moved, nothing decoded (capture_session.c). */
+		/* A capture: the bytes moved, nothing decoded (session_capture.c). */
 		capture_take_record(s, data, size);
 		return round_over(s) ? END_OF_ROUND : 0;
 	}
