@@ -43,10 +43,16 @@ int jw_pftrace(struct json_writer *w, int json_fd)
 	return trace_sink_init_pftrace(&w->sink, json_fd);
 }
 
+/* The write-behind thread's writes: through the sink (write_behind.h). */
+static int sink_write(void *ctx, int fd, const char *p, size_t n, unsigned long long *written)
+{
+	return trace_sink_write(ctx, fd, p, n, written);
+}
+
 void jw_write_behind(struct json_writer *w)
 {
 	if (!w->behind && w->fd >= 0)
-		w->behind = write_behind_start(w->fd, &w->sink, w->cap);
+		w->behind = write_behind_start(w->fd, sink_write, &w->sink, w->cap);
 }
 
 void jw_free(struct json_writer *w)

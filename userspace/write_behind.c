@@ -7,11 +7,11 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include "trace_sink.h"
 
 struct write_behind {
 	int fd;
-	struct trace_sink *sink;
+	write_behind_fn write;
+	void *ctx;
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -62,7 +62,7 @@ static void *run(void *arg)
 		if (!wb->err) {
 			pthread_mutex_unlock(&wb->lock);
 			/* Compressing (gzip output) is done here too: off the loop as well. */
-			err = trace_sink_write(wb->sink, wb->fd, buf, n, &written);
+			err = wb->write(wb->ctx, wb->fd, buf, n, &written);
 			pthread_mutex_lock(&wb->lock);
 		}
 		wb->written += written;
@@ -76,7 +76,7 @@ static void *run(void *arg)
 	return NULL;
 }
 
-struct write_behind *write_behind_start(int fd, struct trace_sink *sink, size_t cap)
+struct write_behind *write_behind_start(int fd, write_behind_fn write, void *ctx, size_t cap)
 {
 	struct write_behind *wb = calloc(1, sizeof(*wb));
 	sigset_t all, old;
@@ -85,7 +85,8 @@ struct write_behind *write_behind_start(int fd, struct trace_sink *sink, size_t 
 	if (!wb)
 		return NULL;
 	wb->fd = fd;
-	wb->sink = sink;
+	wb->write = write;
+	wb->ctx = ctx;
 	wb->spare = malloc(cap);
 	if (!wb->spare) {
 		free(wb);

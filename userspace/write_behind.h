@@ -18,14 +18,16 @@
 
 struct write_behind;
 
-struct trace_sink;
+/* How a buffer is written: all of p to fd, adding to *written; 0 or the errno (trace_sink_write). */
+typedef int (*write_behind_fn)(void *ctx, int fd, const char *p, size_t n, unsigned long long *written);
 
 /*
- * The thread, writing to fd through sink (trace_sink.h: a gzip sink compresses in
- * this thread too), with a spare buffer of `cap` bytes; NULL if either
- * cannot be had (then write directly).
+ * The thread, writing to fd with write(ctx, ...) (json_writer.c: through
+ * its trace sink, so that a gzip sink compresses in this thread too), with
+ * a spare buffer of `cap` bytes; NULL if either cannot be had (then write
+ * directly).
  */
-struct write_behind *write_behind_start(int fd, struct trace_sink *sink, size_t cap);
+struct write_behind *write_behind_start(int fd, write_behind_fn write, void *ctx, size_t cap);
 
 /*
  * Hands buf[0, n) over to be written (buf must have been malloc()ed with
