@@ -63,7 +63,7 @@ TEST_HELPER_OBJS += $(BUILD)/userspace/json_check.o $(BUILD)/userspace/json_writ
 TEST_HELPER_OBJS += $(BUILD)/userspace/pftrace_write.o $(BUILD)/userspace/pftrace_read.o $(BUILD)/userspace/key_map.o \
 	$(BUILD)/userspace/perfetto_trace.pb-c.o
 
-.PHONY: test-program-sets fuzz all clean test unit-test header-test integration-test install deps deps-test demo bench
+.PHONY: test-program-sets fuzz all clean test unit-test header-test integration-test install deps deps-test demo bench bench-e2e
 all: $(BUILD)/ctrace-bpf $(EXAMPLES)
 
 # vmlinux.h is generated from the running kernel's BTF (CO-RE: the object
@@ -268,6 +268,13 @@ fuzz: deps-test
 # ($(BUILD)/bench-profile.md).
 bench: all $(LIB_OBJS)
 	$(Q)BUILD=$(BUILD) CC="$(CC)" LIB_OBJS="$(LIB_OBJS)" ./scripts/bench $(if $(filter 1,$(PROFILE)),--profile)
+
+# Row 7 of the table alone (root): Redis, patched with ctrace sites and
+# built once into $(BUILD)/redis, under redis-benchmark, untraced and
+# traced (tests/bench/redis/e2e; E2E_FORMAT=ctrace, pftrace... picks -o's
+# format). Prints its rows, also written to $(BUILD)/bench-e2e.md.
+bench-e2e: all
+	$(Q)CC="$(CC)" ./tests/bench/redis/e2e $(BUILD) $(BUILD)/ctrace-bpf | tee $(BUILD)/bench-e2e.md
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
