@@ -112,7 +112,7 @@ int cmd_trace(int argc, char **argv)
 			 &s.target) == 0 &&
 	    (!otlp.where || otlp_export_start(&otlp, &out.facts) == 0)) {
 		if (!o.quiet)
-			out.tf.summary = &summary;
+			trace_fanout_add(&out.fan, trace_summary_encoder(&summary));
 		if (otlp.where) {
 			out.tf.obs = &otlp.obs;
 			out.otlp = &otlp;

@@ -55,6 +55,7 @@ int output_begin(struct trace_output *out, const char *path, const struct output
 	uint64_t ring = limits->ring;
 
 	memset(out, 0, sizeof(*out));
+	trace_fanout_init(&out->fan);
 	out->fd = -1;
 	out->json_fd = -1;
 	if (trace_rotation_init(&out->rot, path, limits->max_size, limits->max_files) < 0)
@@ -94,6 +95,7 @@ int output_begin(struct trace_output *out, const char *path, const struct output
 			return -ENOMEM;
 		}
 		chrome_trace_begin_ring(&out->tf, &out->w, &out->fr);
+		trace_fanout_add(&out->fan, chrome_trace_encoder(&out->tf)); /* its end: output_dump()'s */
 		out->last_dump_ns = 0;
 		return 0;
 	}
@@ -112,6 +114,7 @@ int output_begin(struct trace_output *out, const char *path, const struct output
 	}
 	jw_write_behind(&out->w); /* the write(2)s (and the compression) off the loop that reads the ring */
 	chrome_trace_begin(&out->tf, &out->w, &out->facts);
+	trace_fanout_add(&out->fan, chrome_trace_encoder(&out->tf));
 	trace_rotation_attach(&out->rot, &out->tf, &out->w, &out->fd, &out->facts, limits->stats);
 	return 0;
 }
@@ -234,7 +237,7 @@ int output_end(struct trace_output *out, struct trace_stats *stats)
 	}
 	if (out->otlp)
 		otlp_export_finish(out->otlp); /* its counts go in the metadata */
-	chrome_trace_end(&out->tf, &out->facts, stats);
+	trace_fanout_end(&out->fan, &out->facts, stats);
 	stats->events_written = out->tf.events;
 	if (jw_finish(&out->w) < 0 || out->w.err) {
 		say_write_failed(out, out->path, out->w.err ? out->w.err : EIO);

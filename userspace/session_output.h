@@ -23,7 +23,8 @@ struct trace_output {
 	bool created;     /* a new file: removed if tracing never started */
 	uint64_t next_flush_ns;
 	struct json_writer w;
-	struct chrome_trace tf;
+	struct chrome_trace tf; /* the JSON encoder */
+	struct trace_fanout fan; /* the encoders the model's events go to (trace_event.h) */
 	struct trace_facts facts; /* the trace's metadata; the session adds what it attached */
 	struct trace_rotation rot; /* --max-size */
 	/*

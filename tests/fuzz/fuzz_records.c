@@ -160,6 +160,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct trace_stats stats = { 0 };
 	struct json_writer w;
 	struct chrome_trace tf;
+	struct trace_fanout fan;
 	struct trace_model m;
 	struct usdt_model um;
 	uint64_t drops = 0;
@@ -173,7 +174,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    jw_init(&w, out_fd, 64) < 0) /* a small buffer: flushes mid-event */
 		abort();
 	chrome_trace_begin(&tf, &w, &facts);
-	trace_model_init(&m, &tf, &stats);
+	trace_fanout_init(&fan);
+	trace_fanout_add(&fan, chrome_trace_encoder(&tf));
+	trace_model_init(&m, &fan, &stats);
 	m.tsc = &tsc;
 	usdt_specs_once();
 	usdt_model_init(&um, &usdt_specs);

@@ -40,6 +40,7 @@ struct harness {
 	FILE *tmp;
 	struct json_writer w;
 	struct chrome_trace tf;
+	struct trace_fanout fan;
 	struct trace_stats stats;
 	struct trace_model m;
 	struct proc_facts target;
@@ -63,7 +64,9 @@ static int setup(void **state)
 	h->facts.start_wall_ns = 1;
 	h->facts.start_mono_ns = 1000;
 	chrome_trace_begin(&h->tf, &h->w, &h->facts);
-	trace_model_init(&h->m, &h->tf, &h->stats);
+	trace_fanout_init(&h->fan);
+	trace_fanout_add(&h->fan, chrome_trace_encoder(&h->tf));
+	trace_model_init(&h->m, &h->fan, &h->stats);
 	trace_model_thread_name(&h->m, h->pid, h->pid, "tester", 6);
 	*state = h;
 	return 0;
