@@ -1136,3 +1136,80 @@ struct trace_encoder chrome_trace_encoder(struct chrome_trace *ct)
 	/* Begun by chrome_trace_begin() or _begin_ring(), which say where it writes. */
 	return (struct trace_encoder){ .event = json_event, .end = json_end, .ctx = ct };
 }
+
+/*
+ * The args an event has in the JSON, written as ,"args":{...} (or nothing)
+ * into w with ct's settings (its frames): what an encoder of another
+ * format reads an event's args from, so that they are the JSON's exactly.
+ * end: an async pair's end's args rather than its begin's.
+ */
+void chrome_trace_args_json(struct chrome_trace *ct, struct json_writer *w, const struct trace_event *ev, bool end)
+{
+	struct json_writer *was = ct->w;
+
+	ct->w = w;
+	ct->sf = end ? ev->end_stack : ev->stack;
+	switch (ev->kind) {
+	case TE_COMPLETE:
+		if (ev->unfinished) {
+			cJSON *o = args_of(&ev->args);
+
+			if (!o)
+				o = cJSON_CreateObject();
+			cJSON_AddTrueToObject(o, "unfinished");
+			cJSON_AddStringToObject(o, "unfinished_reason", ev->unfinished);
+			write_args(ct, o);
+		} else if (text_empty(&ev->end_args)) {
+			write_args_text(ct, &ev->args);
+		} else if (text_empty(&ev->args)) {
+			write_args_text(ct, &ev->end_args);
+		} else {
+			write_args(ct, merge_args(args_of(&ev->args), args_of(&ev->end_args)));
+		}
+		break;
+	case TE_ASYNC:
+		write_args_text(ct, end ? &ev->end_args : &ev->args);
+		break;
+	case TE_INSTANT:
+		write_args_text(ct, &ev->args);
+		break;
+	case TE_NOTICE:
+		for (size_t i = 0; i < ev->n_notice_args; i++) {
+			const struct ct_arg *a = &ev->notice_args[i];
+
+			jw_lit(w, i ? ",\"" : ",\"args\":{\"");
+			jw_lit(w, a->key);
+			jw_lit(w, "\":");
+			switch (a->kind) {
+			case CT_ARG_U64: jw_u64(w, a->u); break;
+			case CT_ARG_STR: jw_str(w, a->s, a->n, NULL); break;
+			case CT_ARG_DOUBLE: jw_double(w, a->d); break;
+			}
+		}
+		if (ev->n_notice_args)
+			jw_lit(w, "}");
+		break;
+	default:
+		break;
+	}
+	ct->sf = 0;
+	ct->w = was;
+}
+
+/* A name as the JSON writes it (a JSON string, quotes and escapes included) into w. */
+void chrome_trace_name_json(struct json_writer *w, const struct ct_text *name)
+{
+	if (name->flags & CTRACE_STR_FAULT)
+		jw_str(w, "(unreadable)", 12, NULL);
+	else
+		jw_str(w, name->s, name->n,
+		       reserved_name(name->s, name->n) ? " (renamed by ctrace)" :
+		       (name->flags & CTRACE_STR_TRUNCATED) ? JW_TRUNC_SUFFIX : NULL);
+}
+
+/* Whether the JSON writes this name as its bytes, as they are (most names: the encoders' fast path). */
+bool chrome_trace_name_plain(const struct ct_text *name)
+{
+	return (name->flags & (CTRACE_STR_PLAIN | CTRACE_STR_FAULT | CTRACE_STR_TRUNCATED)) == CTRACE_STR_PLAIN &&
+	       !reserved_name(name->s, name->n);
+}

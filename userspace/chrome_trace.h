@@ -152,6 +152,15 @@ void chrome_trace_bind_next(struct chrome_trace *ct, const struct ct_flow_bind *
 void chrome_trace_flow_phase(struct chrome_trace *ct, char ph, uint32_t pid, uint32_t tid,
 			     uint64_t ts_ns, uint64_t id);
 
+/*
+ * For encoders of other formats, the JSON's own renderings: an event's args
+ * (,"args":{...} or nothing; end: an async pair's end's), a name as a JSON
+ * string, and whether a name is written as its bytes as they are.
+ */
+void chrome_trace_args_json(struct chrome_trace *ct, struct json_writer *w, const struct trace_event *ev, bool end);
+void chrome_trace_name_json(struct json_writer *w, const struct ct_text *name);
+bool chrome_trace_name_plain(const struct ct_text *name);
+
 /* "M" process_sort_index of pid, or thread_sort_index of tid in pid: args {"sort_index": n}. */
 void chrome_trace_sort_index(struct chrome_trace *ct, uint32_t pid, uint32_t tid, bool thread,
 			     int64_t n);

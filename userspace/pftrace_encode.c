@@ -1,0 +1,694 @@
+// SPDX-License-Identifier: MIT
+/* Typed trace events -> Perfetto protobuf (pftrace_encode.h; the mapping: pftrace.h). */
+#include "pftrace_encode.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "categories.h"
+#include "chrome_trace.h"
+#include "ctrace_record.h"
+#include "key_map.h"
+#include "nest_ties.h"
+#include "pb_write.h"
+#include "pftrace_annot.h"
+
+#define SEQ_ID 1
+#define SEQ_CLEARED 1
+#define SEQ_NEEDS_STATE 2
+#define CLOCK_ID_REALTIME 1
+#define CLOCK_ID_MONOTONIC 3
+#define CLOCK_ID_BOOTTIME 6
+/* Entries of each interning and track table at most, then it starts again (counted), as pftrace_write.c does. */
+#define TABLE_MAX (1u << 18)
+#define ASYNC_POOL_MAX 256
+#define ASYNC_POOLS_MAX 4096
+
+/* TracePacket, TrackEvent, TrackDescriptor and InternedData fields (perfetto_trace.proto). */
+enum { TP_CLOCK_SNAPSHOT = 6, TP_TIMESTAMP = 8, TP_SEQ_ID = 10, TP_TRACK_EVENT = 11, TP_INTERNED = 12,
+       TP_SEQ_FLAGS = 13, TP_STATE_CLEARED = 41, TP_TS_CLOCK = 58, TP_DEFAULTS = 59, TP_TRACK_DESC = 60,
+       TP_FIRST_ON_SEQ = 87 };
+enum { TE_F_CATEGORY_IIDS = 3, TE_F_ANNOTATIONS = 4, TE_F_TYPE = 9, TE_F_NAME_IID = 10, TE_F_TRACK = 11,
+       TE_F_COUNTER = 30, TE_F_DOUBLE_COUNTER = 44, TE_F_FLOW_IDS = 47, TE_F_TERMINATING_FLOW_IDS = 48 };
+enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4 };
+enum { TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_COUNTER = 8 };
+enum { ID_CATEGORIES = 1, ID_NAMES = 2, ID_KEYS = 3 };
+
+struct interned {
+	struct key_map map; /* string -> iid */
+	uint64_t next;
+	unsigned field;     /* of InternedData */
+};
+
+struct async_pool {
+	size_t n;
+	uint64_t uuid[ASYNC_POOL_MAX], last_end[ASYNC_POOL_MAX];
+};
+
+struct pftrace_encoder {
+	struct json_writer *w;
+	struct pb pk, te, idata, desc, sub, frame, isub; /* isub: intern()'s own */
+	struct interned names, cats, keys;
+	struct key_map tracks;      /* kind, pid, tid[, cat, name] -> uuid */
+	struct key_map async_pools; /* pid, name -> struct async_pool * */
+	uint64_t next_uuid;
+	uint32_t last_pid, last_tid; /* the thread track used last, */
+	uint64_t last_track;         /* its uuid (0: none) */
+	struct nest_ties ties;
+	/* The X last written, held until its flow steps are in (its flow ids); its END's time and track. */
+	bool x_held;
+	uint64_t x_end_ns, x_track;
+	/* For args and names as the JSON has them. */
+	struct chrome_trace json;
+	struct json_writer text;
+	struct pftrace_annot annot;
+	uint64_t events, last_ts;
+	struct pftrace_counts counts;
+};
+
+static void put_frame(struct pftrace_encoder *e)
+{
+	/* Trace.packet (field 1): what a streamed .pftrace is; one write, so the file holds whole packets. */
+	e->frame.n = 0;
+	pb_sub(&e->frame, 1, &e->pk);
+	jw_raw(e->w, (const char *)e->frame.p, e->frame.n);
+	e->counts.packets++;
+	e->counts.bytes += e->frame.n;
+}
+
+/* The packet in e->pk, with the sequence's id and the strings interned in it, to the writer. */
+static void emit(struct pftrace_encoder *e)
+{
+	pb_u(&e->pk, TP_SEQ_ID, SEQ_ID);
+	if (e->idata.n) {
+		pb_sub(&e->pk, TP_INTERNED, &e->idata);
+		e->idata.n = 0;
+	}
+	put_frame(e);
+	e->pk.n = 0;
+}
+
+static uint64_t intern(struct pftrace_encoder *e, struct interned *t, const char *s, size_t n)
+{
+	void *v = key_map_get(&t->map, s, n);
+
+	if (v)
+		return (uint64_t)(uintptr_t)v;
+	if (t->map.count >= TABLE_MAX) {
+		/* Forgotten, not reused: iids keep growing, so a string met again is only sent again. */
+		key_map_free(&t->map);
+		key_map_init(&t->map);
+		e->counts.tables_cleared++;
+	}
+	key_map_put(&t->map, s, n, (void *)(uintptr_t)++t->next);
+	e->isub.n = 0;
+	pb_u(&e->isub, 1, t->next);
+	pb_bytes(&e->isub, 2, s, n);
+	pb_sub(&e->idata, t->field, &e->isub);
+	return t->next;
+}
+
+static uint64_t intern_key(void *ctx, const char *k, size_t n)
+{
+	struct pftrace_encoder *e = ctx;
+
+	return intern(e, &e->keys, k, n);
+}
+
+/* A name as the JSON shows it (marked cut, unreadable or renamed), as its reader gets it: *n bytes. */
+static const char *shown_name(struct pftrace_encoder *e, const struct ct_text *name, size_t *n)
+{
+	const char *s;
+
+	if (chrome_trace_name_plain(name)) {
+		*n = name->n;
+		return name->s;
+	}
+	e->text.len = 0;
+	chrome_trace_name_json(&e->text, name);
+	s = pftrace_annot_string(&e->annot, e->text.buf, e->text.len);
+	*n = strlen(s);
+	return s;
+}
+
+/* A name's iid. */
+static uint64_t name_iid(struct pftrace_encoder *e, const struct ct_text *name)
+{
+	size_t n;
+	const char *s = shown_name(e, name, &n);
+
+	return intern(e, &e->names, s, n);
+}
+
+static const char *cat_name(unsigned cat)
+{
+	return cat > CATEGORY_DEFAULT_ID ? category_name(cat) : "ctrace";
+}
+
+static uint64_t cat_iid(struct pftrace_encoder *e, unsigned cat, bool async)
+{
+	char buf[160];
+	const char *c = cat_name(cat);
+
+	if (!async)
+		return intern(e, &e->cats, c, strlen(c));
+	snprintf(buf, sizeof(buf), "%s.async", c);
+	return intern(e, &e->cats, buf, strlen(buf));
+}
+
+/* ---- tracks ---- */
+
+static uint64_t track_get(struct pftrace_encoder *e, const void *key, size_t len, bool *fresh)
+{
+	void *v = key_map_get(&e->tracks, key, len);
+
+	*fresh = !v;
+	if (v)
+		return (uint64_t)(uintptr_t)v;
+	if (e->tracks.count >= TABLE_MAX) {
+		/* A track met again after this gets a new uuid and descriptor (Perfetto joins a thread's by its tid). */
+		key_map_free(&e->tracks);
+		key_map_init(&e->tracks);
+		e->last_track = 0;
+		e->counts.tables_cleared++;
+	}
+	key_map_put(&e->tracks, key, len, (void *)(uintptr_t)++e->next_uuid);
+	return e->next_uuid;
+}
+
+/* A process's descriptor: its uuid, pid, and (name: not NULL; sort: has_sort) one fact. */
+static void process_desc(struct pftrace_encoder *e, uint64_t uuid, uint32_t pid, const char *name, size_t name_len,
+			 bool has_sort, int32_t sort)
+{
+	e->sub.n = 0;
+	pb_u(&e->sub, 1, (uint64_t)(int64_t)(int32_t)pid);
+	if (has_sort)
+		pb_u(&e->sub, 3, (uint64_t)(int64_t)sort);
+	if (name)
+		pb_bytes(&e->sub, 6, name, name_len);
+	e->desc.n = 0;
+	pb_u(&e->desc, TD_UUID, uuid);
+	pb_sub(&e->desc, TD_PROCESS, &e->sub);
+	pb_sub(&e->pk, TP_TRACK_DESC, &e->desc);
+	emit(e);
+}
+
+static void thread_desc(struct pftrace_encoder *e, uint64_t uuid, uint64_t parent, uint32_t pid, uint32_t tid,
+			const char *name, size_t name_len, bool has_sort, int32_t sort)
+{
+	e->sub.n = 0;
+	pb_u(&e->sub, 1, (uint64_t)(int64_t)(int32_t)pid);
+	pb_u(&e->sub, 2, tid);
+	if (has_sort)
+		pb_u(&e->sub, 3, (uint64_t)(int64_t)sort);
+	if (name)
+		pb_bytes(&e->sub, 5, name, name_len);
+	e->desc.n = 0;
+	pb_u(&e->desc, TD_UUID, uuid);
+	pb_u(&e->desc, TD_PARENT, parent);
+	pb_sub(&e->desc, TD_THREAD, &e->sub);
+	pb_sub(&e->pk, TP_TRACK_DESC, &e->desc);
+	emit(e);
+}
+
+static uint64_t process_track(struct pftrace_encoder *e, uint32_t pid)
+{
+	uint8_t key[5] = { 'p' };
+	bool fresh;
+	uint64_t uuid;
+
+	memcpy(key + 1, &pid, 4);
+	uuid = track_get(e, key, sizeof(key), &fresh);
+	if (fresh)
+		process_desc(e, uuid, pid, NULL, 0, false, 0);
+	return uuid;
+}
+
+static uint64_t thread_track(struct pftrace_encoder *e, uint32_t pid, uint32_t tid)
+{
+	uint8_t key[9] = { 't' };
+	bool fresh;
+	uint64_t uuid, parent;
+
+	if (e->last_track && e->last_pid == pid && e->last_tid == tid)
+		return e->last_track;
+	parent = process_track(e, pid);
+	memcpy(key + 1, &pid, 4);
+	memcpy(key + 5, &tid, 4);
+	uuid = track_get(e, key, sizeof(key), &fresh);
+	if (fresh)
+		thread_desc(e, uuid, parent, pid, tid, NULL, 0, false, 0);
+	e->last_pid = pid;
+	e->last_tid = tid;
+	e->last_track = uuid;
+	return uuid;
+}
+
+/* A counter track per thread, category and name. */
+static uint64_t counter_track(struct pftrace_encoder *e, uint32_t pid, uint32_t tid, unsigned cat,
+			      const struct ct_text *name)
+{
+	uint64_t parent = thread_track(e, pid, tid), uuid;
+	size_t n;
+	const char *s = shown_name(e, name, &n);
+	bool fresh;
+
+	/* 'c', pid, tid, category, name */
+	e->sub.n = 0;
+	pb_room(&e->sub, 13 + n);
+	e->sub.p[0] = 'c';
+	memcpy(e->sub.p + 1, &pid, 4);
+	memcpy(e->sub.p + 5, &tid, 4);
+	memcpy(e->sub.p + 9, &cat, 4);
+	memcpy(e->sub.p + 13, s, n);
+	uuid = track_get(e, e->sub.p, 13 + n, &fresh);
+	if (fresh) {
+		const char *c = cat_name(cat);
+		struct pb cats = { 0 };
+
+		pb_bytes(&cats, 2, c, strlen(c));
+		e->desc.n = 0;
+		pb_u(&e->desc, TD_UUID, uuid);
+		pb_u(&e->desc, TD_PARENT, parent);
+		pb_bytes(&e->desc, TD_NAME, s, n);
+		pb_sub(&e->desc, TD_COUNTER, &cats);
+		free(cats.p);
+		pb_sub(&e->pk, TP_TRACK_DESC, &e->desc);
+		emit(e);
+	}
+	return uuid;
+}
+
+/*
+ * A span ended on another thread: a track of its own under its process; a
+ * track whose last span ended before this one began takes it (as
+ * Perfetto's JSON import does).
+ */
+static uint64_t async_track(struct pftrace_encoder *e, uint32_t pid, uint64_t name_iid_, const char *name,
+			    size_t name_len, uint64_t begin_ns, uint64_t end_ns)
+{
+	uint8_t key[12];
+	struct async_pool *pool;
+	uint64_t uuid;
+
+	memcpy(key, &pid, 4);
+	memcpy(key + 4, &name_iid_, 8);
+	pool = key_map_get(&e->async_pools, key, sizeof(key));
+	if (!pool) {
+		if (e->async_pools.count >= ASYNC_POOLS_MAX) {
+			key_map_free_with_values(&e->async_pools);
+			key_map_init(&e->async_pools);
+			e->counts.tables_cleared++;
+		}
+		pool = calloc(1, sizeof(*pool));
+		if (!pool)
+			abort();
+		key_map_put(&e->async_pools, key, sizeof(key), pool);
+	}
+	for (size_t i = 0; i < pool->n; i++)
+		if (pool->last_end[i] <= begin_ns) {
+			pool->last_end[i] = end_ns;
+			return pool->uuid[i];
+		}
+	uuid = ++e->next_uuid;
+	e->desc.n = 0;
+	pb_u(&e->desc, TD_UUID, uuid);
+	pb_u(&e->desc, TD_PARENT, process_track(e, pid));
+	pb_bytes(&e->desc, TD_NAME, name, name_len);
+	pb_sub(&e->pk, TP_TRACK_DESC, &e->desc);
+	emit(e);
+	if (pool->n < ASYNC_POOL_MAX) {
+		pool->uuid[pool->n] = uuid;
+		pool->last_end[pool->n++] = end_ns;
+	}
+	return uuid;
+}
+
+/* ---- events ---- */
+
+/* The event's args as the JSON has them, as annotations of e->te (after `ours`, already there). */
+static void args(struct pftrace_encoder *e, const struct trace_event *ev, bool end)
+{
+	static const char key[] = ",\"args\":";
+
+	e->text.len = 0;
+	chrome_trace_args_json(&e->json, &e->text, ev, end);
+	if (e->text.len > sizeof(key) - 1 &&
+	    !pftrace_annot_object(&e->annot, &e->te, TE_F_ANNOTATIONS, e->text.buf + sizeof(key) - 1,
+				  e->text.len - (sizeof(key) - 1), intern_key, e))
+		e->counts.not_converted++;
+}
+
+static bool has_args(const struct trace_event *ev)
+{
+	return ev->args.n || ev->args.flags || ev->end_args.n || ev->end_args.flags || ev->unfinished ||
+	       ev->n_notice_args;
+}
+
+static void our_int(struct pftrace_encoder *e, const char *key, size_t len, int64_t v)
+{
+	e->sub.n = 0;
+	pb_u(&e->sub, 1, intern(e, &e->keys, key, len));
+	pb_u(&e->sub, 4, (uint64_t)v);
+	pb_sub(&e->te, TE_F_ANNOTATIONS, &e->sub);
+}
+
+/* Starts e->te: type, track (0: the global one), name, category. */
+static void te_head(struct pftrace_encoder *e, unsigned type, uint64_t track, uint64_t name, uint64_t cat)
+{
+	e->te.n = 0;
+	pb_u(&e->te, TE_F_TYPE, type);
+	pb_u(&e->te, TE_F_TRACK, track);
+	if (name)
+		pb_u(&e->te, TE_F_NAME_IID, name);
+	if (cat)
+		pb_u(&e->te, TE_F_CATEGORY_IIDS, cat);
+}
+
+static void emit_te(struct pftrace_encoder *e, uint64_t ts)
+{
+	pb_u(&e->pk, TP_TIMESTAMP, ts);
+	pb_sub(&e->pk, TP_TRACK_EVENT, &e->te);
+	emit(e);
+	e->last_ts = ts;
+}
+
+/* The X held for its flows: its BEGIN (flow ids in) and END. */
+static void flush_x(struct pftrace_encoder *e)
+{
+	if (!e->x_held)
+		return;
+	e->x_held = false;
+	pb_sub(&e->pk, TP_TRACK_EVENT, &e->te); /* its BEGIN, its timestamp in e->pk already */
+	emit(e);
+	te_head(e, TYPE_SLICE_END, e->x_track, 0, 0);
+	emit_te(e, e->x_end_ns);
+}
+
+static void complete(struct pftrace_encoder *e, const struct trace_event *ev)
+{
+	uint64_t ts = ev->ts_ns, end = ev->ts_ns + ev->dur_ns;
+	uint64_t track = thread_track(e, ev->pid, ev->tid);
+	uint64_t name = name_iid(e, &ev->name), cat = cat_iid(e, ev->cat, false);
+
+	ts = ev->open_at_dump ? nest_ties_begin_open(&e->ties, ev->pid, ev->tid, ts, end) :
+				nest_ties_begin(&e->ties, ev->pid, ev->tid, ts, end);
+	te_head(e, TYPE_SLICE_BEGIN, track, name, cat);
+	if (has_args(ev))
+		args(e, ev, false);
+	e->events++;
+	if (ev->flow.id) { /* its flow steps follow: their ids go into this packet */
+		pb_u(&e->pk, TP_TIMESTAMP, ts);
+		e->x_held = true;
+		e->x_end_ns = end;
+		e->x_track = track;
+		e->last_ts = ts;
+		return;
+	}
+	emit_te(e, ts);
+	te_head(e, TYPE_SLICE_END, track, 0, 0);
+	emit_te(e, end);
+}
+
+static void flow_step(struct pftrace_encoder *e, const struct trace_event *ev)
+{
+	e->events++;
+	if (!e->x_held) {
+		e->counts.not_converted++; /* the model puts every step right after its X */
+		return;
+	}
+	pb_fixed64(&e->te, ev->flow_out ? TE_F_FLOW_IDS : TE_F_TERMINATING_FLOW_IDS, ev->id);
+}
+
+static void async_pair(struct pftrace_encoder *e, const struct trace_event *ev)
+{
+	size_t n;
+	const char *s = shown_name(e, &ev->name, &n);
+	uint64_t name = intern(e, &e->names, s, n), cat = cat_iid(e, ev->cat, true), track;
+
+	track = async_track(e, ev->pid, name, s, n, ev->ts_ns, ev->end_ns);
+	te_head(e, TYPE_SLICE_BEGIN, track, name, cat);
+	our_int(e, "ctrace_tid", 10, ev->tid);
+	our_int(e, "ctrace_id", 9, (int64_t)ev->id);
+	if (ev->args.n || ev->args.flags)
+		args(e, ev, false);
+	emit_te(e, ev->ts_ns);
+	te_head(e, TYPE_SLICE_END, track, 0, 0);
+	our_int(e, "ctrace_tid", 10, ev->end_tid);
+	if (ev->end_args.n || ev->end_args.flags)
+		args(e, ev, true);
+	emit_te(e, ev->end_ns);
+	e->events += 2;
+}
+
+static void instant(struct pftrace_encoder *e, const struct trace_event *ev, bool notice)
+{
+	uint64_t name, cat = notice ? intern(e, &e->cats, "ctrace", 6) : cat_iid(e, ev->cat, false), track;
+
+	if (notice)
+		name = intern(e, &e->names, ev->name.s, ev->name.n);
+	else
+		name = name_iid(e, &ev->name);
+	track = ev->scope == 'g' ? 0 : ev->scope == 'p' ? process_track(e, ev->pid) : thread_track(e, ev->pid, ev->tid);
+	te_head(e, TYPE_INSTANT, track, name, cat);
+	if (ev->scope == 'g')
+		our_int(e, "ctrace_pid", 10, ev->pid);
+	if (ev->scope == 'g' || ev->scope == 'p')
+		our_int(e, "ctrace_tid", 10, ev->tid);
+	if (has_args(ev))
+		args(e, ev, false);
+	emit_te(e, ev->ts_ns);
+	e->events++;
+}
+
+static void counter(struct pftrace_encoder *e, const struct trace_event *ev)
+{
+	uint64_t track = counter_track(e, ev->pid, ev->tid, ev->cat, &ev->name);
+	double v = ev->value;
+
+	te_head(e, TYPE_COUNTER, track, 0, 0);
+	if (v == floor(v) && fabs(v) < 9.0e15) /* whole: a varint, 1 to 3 bytes where a double takes 8 */
+		pb_u(&e->te, TE_F_COUNTER, (uint64_t)(int64_t)v);
+	else
+		pb_double(&e->te, TE_F_DOUBLE_COUNTER, v);
+	emit_te(e, ev->ts_ns);
+	e->events++;
+}
+
+/* A name event's name (process_name, thread_name) as the JSON's args.name. */
+static void meta_name(struct pftrace_encoder *e, const struct ct_text *t, const char **s, size_t *n)
+{
+	*s = t->s;
+	*n = t->n;
+	if ((t->flags & (CTRACE_STR_PLAIN | CTRACE_STR_TRUNCATED)) == CTRACE_STR_PLAIN)
+		return;
+	e->text.len = 0;
+	jw_str(&e->text, t->s, t->n, (t->flags & CTRACE_STR_TRUNCATED) ? JW_TRUNC_SUFFIX : NULL);
+	*s = pftrace_annot_string(&e->annot, e->text.buf, e->text.len);
+	*n = strlen(*s);
+}
+
+static int32_t sort_index(struct pftrace_encoder *e, int64_t v)
+{
+	if (v >= INT32_MIN && v <= INT32_MAX)
+		return (int32_t)v;
+	e->counts.sort_indexes_clamped++;
+	return v < 0 ? INT32_MIN : INT32_MAX;
+}
+
+static void names(struct pftrace_encoder *e, const struct trace_event *ev)
+{
+	const char *s = NULL;
+	size_t n = 0;
+	bool thread = ev->kind == TE_THREAD_NAME || (ev->kind == TE_SORT_INDEX && ev->thread);
+	bool sort = ev->kind == TE_SORT_INDEX;
+	int32_t si = sort ? sort_index(e, ev->sort_index) : 0;
+
+	if (!sort) {
+		meta_name(e, &ev->name, &s, &n);
+		/* Strings in the packet must be UTF-8: the JSON's rendering made them so, or they were plain. */
+	}
+	if (thread) {
+		uint64_t uuid = thread_track(e, ev->pid, ev->tid);
+
+		thread_desc(e, uuid, process_track(e, ev->pid), ev->pid, ev->tid, s, n, sort, si);
+	} else {
+		process_desc(e, process_track(e, ev->pid), ev->pid, s, n, sort, si);
+	}
+	e->events++;
+}
+
+static void encode_event(void *ctx, const struct trace_event *ev)
+{
+	struct pftrace_encoder *e = ctx;
+
+	if (ev->kind == TE_FLOW_STEP) {
+		flow_step(e, ev);
+		return;
+	}
+	flush_x(e);
+	switch (ev->kind) {
+	case TE_COMPLETE: complete(e, ev); break;
+	case TE_ASYNC: async_pair(e, ev); break;
+	case TE_INSTANT: instant(e, ev, false); break;
+	case TE_NOTICE: instant(e, ev, true); break;
+	case TE_COUNTER: counter(e, ev); break;
+	case TE_PROCESS_NAME:
+	case TE_THREAD_NAME:
+	case TE_SORT_INDEX: names(e, ev); break;
+	case TE_FLOW_STEP: break;
+	}
+}
+
+/* ---- the frame: the first packet, the context and the metadata ---- */
+
+static uint64_t now_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The first packet: state cleared, CLOCK_MONOTONIC the sequence's clock,
+ * and a snapshot of it beside BOOTTIME (Perfetto's trace clock) and
+ * REALTIME, so that readers line our times up with others'.
+ */
+static void emit_start(struct pftrace_encoder *e)
+{
+	static const uint32_t ids[3] = { CLOCK_ID_BOOTTIME, CLOCK_ID_MONOTONIC, CLOCK_ID_REALTIME };
+	static const clockid_t clocks[3] = { CLOCK_BOOTTIME, CLOCK_MONOTONIC, CLOCK_REALTIME };
+	uint64_t boot = 0;
+
+	e->desc.n = 0;
+	for (int i = 0; i < 3; i++) {
+		uint64_t t = now_ns(clocks[i]);
+
+		if (!i)
+			boot = t;
+		e->sub.n = 0;
+		pb_u(&e->sub, 1, ids[i]);
+		pb_u(&e->sub, 2, t);
+		pb_sub(&e->desc, 1, &e->sub);
+	}
+	pb_u(&e->desc, 2, CLOCK_ID_BOOTTIME);
+	pb_sub(&e->pk, TP_CLOCK_SNAPSHOT, &e->desc);
+	pb_u(&e->pk, TP_TIMESTAMP, boot);
+	pb_u(&e->pk, TP_SEQ_FLAGS, SEQ_CLEARED | SEQ_NEEDS_STATE);
+	pb_u(&e->pk, TP_STATE_CLEARED, 1);
+	pb_u(&e->pk, TP_TS_CLOCK, CLOCK_ID_BOOTTIME);
+	e->sub.n = 0;
+	pb_u(&e->sub, TP_TS_CLOCK, CLOCK_ID_MONOTONIC);
+	pb_sub(&e->pk, TP_DEFAULTS, &e->sub);
+	pb_u(&e->pk, TP_FIRST_ON_SEQ, 1);
+	emit(e);
+}
+
+/* "context" or "metadata": an instant on the global track, the JSON object's members as its annotations. */
+static void write_facts(struct pftrace_encoder *e, const char *name, const char *obj, size_t n, uint64_t ts,
+			bool counts)
+{
+	te_head(e, TYPE_INSTANT, 0, intern(e, &e->names, name, strlen(name)),
+		intern(e, &e->cats, PFTRACE_FACTS_CAT, strlen(PFTRACE_FACTS_CAT)));
+	if (!pftrace_annot_object(&e->annot, &e->te, TE_F_ANNOTATIONS, obj, n, intern_key, e))
+		e->counts.not_converted++;
+	if (counts) {
+		our_int(e, "pftrace_events_not_converted", 28, (int64_t)e->counts.not_converted);
+		our_int(e, "pftrace_sort_indexes_clamped", 28, (int64_t)e->counts.sort_indexes_clamped);
+		our_int(e, "pftrace_tables_cleared", 22, (int64_t)e->counts.tables_cleared);
+	}
+	emit_te(e, ts);
+}
+
+static void encode_begin(void *ctx, const struct trace_facts *facts)
+{
+	struct pftrace_encoder *e = ctx;
+	static const char head[] = "{\"context\":";
+	const char *end;
+
+	emit_start(e);
+	e->text.len = 0;
+	chrome_trace_write_head(&e->text, facts);
+	/* {"context":{...},\n"traceEvents":[\n */
+	end = memmem(e->text.buf, e->text.len, ",\n\"traceEvents\"", 15);
+	if (end)
+		write_facts(e, "ctrace: context", e->text.buf + sizeof(head) - 1,
+			    (size_t)(end - e->text.buf) - (sizeof(head) - 1), facts->start_mono_ns, false);
+}
+
+static void encode_end(void *ctx, const struct trace_facts *facts, const struct trace_stats *stats)
+{
+	struct pftrace_encoder *e = ctx;
+	static const char key[] = "\"metadata\":";
+	const char *m;
+
+	flush_x(e);
+	e->json.ties = e->ties; /* metadata.slice_begin_ties_*: this encoder's, the same as the JSON's */
+	e->text.len = 0;
+	chrome_trace_write_end(&e->json, &e->text, e->events, facts, stats);
+	m = memmem(e->text.buf, e->text.len, key, sizeof(key) - 1);
+	if (m) {
+		m += sizeof(key) - 1;
+		/* ...}}\n: the metadata's object, without the document's brace */
+		write_facts(e, "ctrace: metadata", m, (size_t)(e->text.buf + e->text.len - m) - 2,
+			    stats->stop_mono_ns ? stats->stop_mono_ns : e->last_ts, true);
+	}
+	e->counts.events = e->events;
+}
+
+struct trace_encoder pftrace_encoder(struct pftrace_encoder *e)
+{
+	return (struct trace_encoder){ .begin = encode_begin, .event = encode_event, .end = encode_end, .ctx = e };
+}
+
+struct pftrace_encoder *pftrace_encoder_new(struct json_writer *w)
+{
+	struct pftrace_encoder *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return NULL;
+	if (jw_init(&e->text, -1, 1u << 20) < 0) {
+		free(e);
+		return NULL;
+	}
+	e->w = w;
+	e->names.field = ID_NAMES;
+	e->cats.field = ID_CATEGORIES;
+	e->keys.field = ID_KEYS;
+	key_map_init(&e->names.map);
+	key_map_init(&e->cats.map);
+	key_map_init(&e->keys.map);
+	key_map_init(&e->tracks);
+	key_map_init(&e->async_pools);
+	nest_ties_init(&e->ties);
+	e->json.w = &e->text;
+	return e;
+}
+
+uint64_t pftrace_encoder_events(const struct pftrace_encoder *e)
+{
+	return e->events;
+}
+
+void pftrace_encoder_free(struct pftrace_encoder *e)
+{
+	if (!e)
+		return;
+	key_map_free(&e->names.map);
+	key_map_free(&e->cats.map);
+	key_map_free(&e->keys.map);
+	key_map_free(&e->tracks);
+	key_map_free_with_values(&e->async_pools);
+	pftrace_annot_free(&e->annot);
+	jw_free(&e->text);
+	free(e->pk.p);
+	free(e->te.p);
+	free(e->idata.p);
+	free(e->desc.p);
+	free(e->sub.p);
+	free(e->frame.p);
+	free(e->isub.p);
+	free(e);
+}
