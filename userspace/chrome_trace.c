@@ -1213,3 +1213,14 @@ bool chrome_trace_name_plain(const struct ct_text *name)
 	return (name->flags & (CTRACE_STR_PLAIN | CTRACE_STR_FAULT | CTRACE_STR_TRUNCATED)) == CTRACE_STR_PLAIN &&
 	       !reserved_name(name->s, name->n);
 }
+
+bool chrome_trace_args_plain(const struct ct_text *t, const char **obj, size_t *len)
+{
+	size_t start;
+
+	if (text_empty(t) || t->flags || typed_pairs(t) >= 0 || !json_plain_object(t->s, t->n, &start, len) ||
+	    *len <= 2)
+		return false;
+	*obj = t->s + start;
+	return true;
+}

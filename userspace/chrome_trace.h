@@ -160,6 +160,8 @@ void chrome_trace_flow_phase(struct chrome_trace *ct, char ph, uint32_t pid, uin
 void chrome_trace_args_json(struct chrome_trace *ct, struct json_writer *w, const struct trace_event *ev, bool end);
 void chrome_trace_name_json(struct json_writer *w, const struct ct_text *name);
 bool chrome_trace_name_plain(const struct ct_text *name);
+/* Args the JSON writes as the program's object text itself (most with args, no stack): that text, *len bytes. */
+bool chrome_trace_args_plain(const struct ct_text *t, const char **obj, size_t *len);
 
 /* "M" process_sort_index of pid, or thread_sort_index of tid in pid: args {"sort_index": n}. */
 void chrome_trace_sort_index(struct chrome_trace *ct, uint32_t pid, uint32_t tid, bool thread,

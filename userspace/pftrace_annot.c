@@ -89,12 +89,16 @@ static uint32_t hex4(struct reader *r)
 	return v;
 }
 
-/* A JSON string at r->p (its quote), unescaped into a->text, NUL-ended; valid UTF-8 as cJSON reads it. */
-static const char *string(struct reader *r)
+/*
+ * A JSON string at r->p (its quote), unescaped into a->text, NUL-ended;
+ * valid UTF-8, up to a NUL as cJSON reads it: *len bytes.
+ */
+static const char *string(struct reader *r, size_t *len)
 {
 	struct pftrace_annot *a = r->a;
 	char *copy;
 	const char *s;
+	unsigned char high = 0; /* any byte past ASCII: then checked as UTF-8 */
 
 	a->text.n = 0;
 	r->p++;
@@ -102,7 +106,7 @@ static const char *string(struct reader *r)
 		const char *run = r->p;
 
 		while (r->p < r->end && *r->p != '"' && *r->p != '\\')
-			r->p++;
+			high |= (unsigned char)*r->p++;
 		pb_room(&a->text, (size_t)(r->p - run));
 		memcpy(a->text.p + a->text.n, run, (size_t)(r->p - run));
 		a->text.n += (size_t)(r->p - run);
@@ -121,6 +125,7 @@ static const char *string(struct reader *r)
 		case 'u': {
 			uint32_t cp = hex4(r);
 
+			high |= 0x80; /* and a NUL (\\u0000) ends the string: strlen() then */
 			if (cp >= 0xd800 && cp < 0xdc00 && r->p + 1 < r->end && r->p[0] == '\\' && r->p[1] == 'u') {
 				r->p += 2;
 				cp = 0x10000 + ((cp - 0xd800) << 10) + (hex4(r) - 0xdc00);
@@ -137,6 +142,9 @@ static const char *string(struct reader *r)
 		r->bad = true;
 	pb_room(&a->text, 1);
 	a->text.p[a->text.n] = 0;
+	*len = a->text.n;
+	if (!(high & 0x80))
+		return (const char *)a->text.p;
 	s = pftrace_utf8((const char *)a->text.p, &copy);
 	if (copy) { /* protobuf strings must be UTF-8 */
 		size_t n = strlen(copy);
@@ -148,6 +156,7 @@ static const char *string(struct reader *r)
 		free(copy);
 		s = (const char *)a->text.p;
 	}
+	*len = strlen(s);
 	return s;
 }
 
@@ -168,6 +177,14 @@ static void number(struct reader *r, struct pb *out)
 	len = (size_t)(r->p - start);
 	if (len >= sizeof(tok)) {
 		r->bad = true;
+		return;
+	}
+	if (digits == len - (*start == '-') && digits && digits < BIG_DIGITS) { /* a plain integer: most */
+		int64_t v = 0;
+
+		for (const char *c = start + (*start == '-'); c < r->p; c++)
+			v = v * 10 + (*c - '0');
+		pb_u(out, DA_INT, (uint64_t)(*start == '-' ? -v : v));
 		return;
 	}
 	memcpy(tok, start, len);
@@ -214,13 +231,14 @@ static void members(struct reader *r, struct pb *out, unsigned depth, bool objec
 		}
 		if (object) {
 			const char *k;
+			size_t kn;
 
 			if (r->p >= r->end || *r->p != '"') {
 				r->bad = true;
 				return;
 			}
-			k = string(r);
-			pb_bytes(m, DA_NAME, k, strlen(k));
+			k = string(r, &kn);
+			pb_bytes(m, DA_NAME, k, kn);
 			skip_ws(r);
 			if (r->p >= r->end || *r->p != ':') {
 				r->bad = true;
@@ -252,9 +270,10 @@ static void value(struct reader *r, struct pb *out, unsigned depth)
 	case '{': members(r, out, depth, true); break;
 	case '[': members(r, out, depth, false); break;
 	case '"': {
-		const char *s = string(r);
+		size_t n;
+		const char *s = string(r, &n);
 
-		pb_bytes(out, DA_STRING, s, strlen(s));
+		pb_bytes(out, DA_STRING, s, n);
 		break;
 	}
 	case 't': r->p += 4; pb_u(out, DA_BOOL, 1); break;
@@ -280,6 +299,7 @@ bool pftrace_annot_object(struct pftrace_annot *a, struct pb *te, unsigned field
 	while (!r.bad && r.p < r.end && *r.p != '}') {
 		struct pb *m = level(a, 0);
 		const char *k;
+		size_t kn;
 		uint64_t iid;
 
 		if (members_n++) {
@@ -290,8 +310,8 @@ bool pftrace_annot_object(struct pftrace_annot *a, struct pb *te, unsigned field
 		}
 		if (r.p >= r.end || *r.p != '"')
 			return false;
-		k = string(&r);
-		iid = intern_key(ctx, k, strlen(k));
+		k = string(&r, &kn);
+		iid = intern_key(ctx, k, kn);
 		pb_u(m, DA_NAME_IID, iid);
 		skip_ws(&r);
 		if (r.p >= r.end || *r.p != ':')
@@ -307,8 +327,9 @@ bool pftrace_annot_object(struct pftrace_annot *a, struct pb *te, unsigned field
 const char *pftrace_annot_string(struct pftrace_annot *a, const char *s, size_t n)
 {
 	struct reader r = { s, s + n, a, false };
+	size_t len;
 
-	return n && *s == '"' ? string(&r) : "";
+	return n && *s == '"' ? string(&r, &len) : "";
 }
 
 void pftrace_annot_free(struct pftrace_annot *a)

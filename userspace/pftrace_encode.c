@@ -35,15 +35,41 @@ enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER 
 enum { TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_COUNTER = 8 };
 enum { ID_CATEGORIES = 1, ID_NAMES = 2, ID_KEYS = 3 };
 
+/*
+ * Most events' strings are met again and again: a small table of the
+ * latest, by a hash of their ends, answers them before the map (whose hash
+ * reads every byte).
+ */
+#define RECENT_SLOTS 256
+#define RECENT_LEN 48
+
 struct interned {
 	struct key_map map; /* string -> iid */
 	uint64_t next;
 	unsigned field;     /* of InternedData */
+	uint32_t gen;       /* how many times the map was cleared: iids kept aside are of one */
+	struct recent {
+		uint64_t iid;   /* 0: empty */
+		uint32_t len;
+		char s[RECENT_LEN];
+	} recent[RECENT_SLOTS];
+};
+
+/* Tracks used lately, by pid and tid (and counter's category and name iid): no map lookup. */
+#define TRACK_SLOTS 64
+struct track_slot {
+	uint32_t pid, tid, cat;
+	uint64_t name, uuid; /* uuid 0: empty */
 };
 
 struct async_pool {
 	size_t n;
 	uint64_t uuid[ASYNC_POOL_MAX], last_end[ASYNC_POOL_MAX];
+};
+
+struct kept_iid {
+	uint64_t iid;
+	uint32_t gen;
 };
 
 struct pftrace_encoder {
@@ -53,8 +79,8 @@ struct pftrace_encoder {
 	struct key_map tracks;      /* kind, pid, tid[, cat, name] -> uuid */
 	struct key_map async_pools; /* pid, name -> struct async_pool * */
 	uint64_t next_uuid;
-	uint32_t last_pid, last_tid; /* the thread track used last, */
-	uint64_t last_track;         /* its uuid (0: none) */
+	struct track_slot threads[TRACK_SLOTS], procs[TRACK_SLOTS], counters[TRACK_SLOTS], pools[TRACK_SLOTS];
+	struct kept_iid k_pid, k_tid, k_id, c_ctrace, c_async;
 	struct nest_ties ties;
 	/* The X last written, held until its flow steps are in (its flow ids); its END's time and track. */
 	bool x_held;
@@ -89,24 +115,68 @@ static void emit(struct pftrace_encoder *e)
 	e->pk.n = 0;
 }
 
+static unsigned recent_slot(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	if (!n)
+		return 0;
+	return (unsigned)(n * 31u + u[0] * 7u + u[n - 1] * 131u + u[n >> 1] * 17u) % RECENT_SLOTS;
+}
+
+static void forget_tracks(struct pftrace_encoder *e)
+{
+	memset(e->threads, 0, sizeof(e->threads));
+	memset(e->procs, 0, sizeof(e->procs));
+	memset(e->counters, 0, sizeof(e->counters));
+}
+
 static uint64_t intern(struct pftrace_encoder *e, struct interned *t, const char *s, size_t n)
 {
-	void *v = key_map_get(&t->map, s, n);
+	struct recent *r = &t->recent[recent_slot(s, n)];
+	void *v;
 
-	if (v)
+	if (r->iid && r->len == n && !memcmp(r->s, s, n))
+		return r->iid;
+	v = key_map_get(&t->map, s, n);
+	if (v) {
+		if (n <= RECENT_LEN) {
+			r->iid = (uint64_t)(uintptr_t)v;
+			r->len = (uint32_t)n;
+			memcpy(r->s, s, n);
+		}
 		return (uint64_t)(uintptr_t)v;
+	}
 	if (t->map.count >= TABLE_MAX) {
 		/* Forgotten, not reused: iids keep growing, so a string met again is only sent again. */
 		key_map_free(&t->map);
 		key_map_init(&t->map);
+		memset(t->recent, 0, sizeof(t->recent));
+		t->gen++;
+		forget_tracks(e); /* counter tracks are known by their name's iid */
 		e->counts.tables_cleared++;
 	}
 	key_map_put(&t->map, s, n, (void *)(uintptr_t)++t->next);
+	if (n <= RECENT_LEN) {
+		r->iid = t->next;
+		r->len = (uint32_t)n;
+		memcpy(r->s, s, n);
+	}
 	e->isub.n = 0;
 	pb_u(&e->isub, 1, t->next);
 	pb_bytes(&e->isub, 2, s, n);
 	pb_sub(&e->idata, t->field, &e->isub);
 	return t->next;
+}
+
+/* A constant string's iid, kept aside while its table lasts. */
+static uint64_t intern_kept(struct pftrace_encoder *e, struct interned *t, struct kept_iid *k, const char *s, size_t n)
+{
+	if (!k->iid || k->gen != t->gen) {
+		k->iid = intern(e, t, s, n);
+		k->gen = t->gen;
+	}
+	return k->iid;
 }
 
 static uint64_t intern_key(void *ctx, const char *k, size_t n)
@@ -116,12 +186,23 @@ static uint64_t intern_key(void *ctx, const char *k, size_t n)
 	return intern(e, &e->keys, k, n);
 }
 
+/* Printable ASCII but '"' and '\\': what the JSON writes as it is (json_writer.c's jw_str()). */
+static bool json_as_is(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7e || s[i] == '"' || s[i] == '\\')
+			return false;
+	return true;
+}
+
 /* A name as the JSON shows it (marked cut, unreadable or renamed), as its reader gets it: *n bytes. */
 static const char *shown_name(struct pftrace_encoder *e, const struct ct_text *name, size_t *n)
 {
 	const char *s;
 
-	if (chrome_trace_name_plain(name)) {
+	if (chrome_trace_name_plain(name) ||
+	    (!(name->flags & (CTRACE_STR_FAULT | CTRACE_STR_TRUNCATED)) && json_as_is(name->s, name->n) &&
+	     chrome_trace_name_plain(&(struct ct_text){ name->s, name->n, CTRACE_STR_PLAIN }))) {
 		*n = name->n;
 		return name->s;
 	}
@@ -151,6 +232,10 @@ static uint64_t cat_iid(struct pftrace_encoder *e, unsigned cat, bool async)
 	char buf[160];
 	const char *c = cat_name(cat);
 
+	if (cat <= CATEGORY_DEFAULT_ID) /* most events */
+		return async ? intern_kept(e, &e->cats, &e->c_async, "ctrace.async", 12) :
+			       intern_kept(e, &e->cats, &e->c_ctrace, "ctrace", 6);
+
 	if (!async)
 		return intern(e, &e->cats, c, strlen(c));
 	snprintf(buf, sizeof(buf), "%s.async", c);
@@ -170,7 +255,7 @@ static uint64_t track_get(struct pftrace_encoder *e, const void *key, size_t len
 		/* A track met again after this gets a new uuid and descriptor (Perfetto joins a thread's by its tid). */
 		key_map_free(&e->tracks);
 		key_map_init(&e->tracks);
-		e->last_track = 0;
+		forget_tracks(e);
 		e->counts.tables_cleared++;
 	}
 	key_map_put(&e->tracks, key, len, (void *)(uintptr_t)++e->next_uuid);
@@ -212,36 +297,46 @@ static void thread_desc(struct pftrace_encoder *e, uint64_t uuid, uint64_t paren
 	emit(e);
 }
 
+static struct track_slot *slot_of(struct track_slot *v, uint32_t pid, uint32_t tid, uint32_t cat, uint64_t name)
+{
+	return &v[((pid * 0x9e3779b1u) ^ (tid * 0x85ebca6bu) ^ cat ^ (uint32_t)name * 0xc2b2ae35u) % TRACK_SLOTS];
+}
+
 static uint64_t process_track(struct pftrace_encoder *e, uint32_t pid)
 {
 	uint8_t key[5] = { 'p' };
+	struct track_slot *c = slot_of(e->procs, pid, 0, 0, 0);
 	bool fresh;
 	uint64_t uuid;
 
+	if (c->uuid && c->pid == pid)
+		return c->uuid;
 	memcpy(key + 1, &pid, 4);
 	uuid = track_get(e, key, sizeof(key), &fresh);
 	if (fresh)
 		process_desc(e, uuid, pid, NULL, 0, false, 0);
+	c = slot_of(e->procs, pid, 0, 0, 0); /* a table cleared meanwhile emptied it */
+	*c = (struct track_slot){ .pid = pid, .uuid = uuid };
 	return uuid;
 }
 
 static uint64_t thread_track(struct pftrace_encoder *e, uint32_t pid, uint32_t tid)
 {
 	uint8_t key[9] = { 't' };
+	struct track_slot *c = slot_of(e->threads, pid, tid, 0, 0);
 	bool fresh;
 	uint64_t uuid, parent;
 
-	if (e->last_track && e->last_pid == pid && e->last_tid == tid)
-		return e->last_track;
+	if (c->uuid && c->pid == pid && c->tid == tid)
+		return c->uuid;
 	parent = process_track(e, pid);
 	memcpy(key + 1, &pid, 4);
 	memcpy(key + 5, &tid, 4);
 	uuid = track_get(e, key, sizeof(key), &fresh);
 	if (fresh)
 		thread_desc(e, uuid, parent, pid, tid, NULL, 0, false, 0);
-	e->last_pid = pid;
-	e->last_tid = tid;
-	e->last_track = uuid;
+	c = slot_of(e->threads, pid, tid, 0, 0);
+	*c = (struct track_slot){ .pid = pid, .tid = tid, .uuid = uuid };
 	return uuid;
 }
 
@@ -249,10 +344,16 @@ static uint64_t thread_track(struct pftrace_encoder *e, uint32_t pid, uint32_t t
 static uint64_t counter_track(struct pftrace_encoder *e, uint32_t pid, uint32_t tid, unsigned cat,
 			      const struct ct_text *name)
 {
-	uint64_t parent = thread_track(e, pid, tid), uuid;
+	uint64_t parent = thread_track(e, pid, tid), uuid, iid;
 	size_t n;
 	const char *s = shown_name(e, name, &n);
+	struct track_slot *c;
 	bool fresh;
+
+	iid = intern(e, &e->names, s, n);
+	c = slot_of(e->counters, pid, tid, cat, iid);
+	if (c->uuid && c->pid == pid && c->tid == tid && c->cat == cat && c->name == iid)
+		return c->uuid;
 
 	/* 'c', pid, tid, category, name */
 	e->sub.n = 0;
@@ -277,6 +378,8 @@ static uint64_t counter_track(struct pftrace_encoder *e, uint32_t pid, uint32_t 
 		pb_sub(&e->pk, TP_TRACK_DESC, &e->desc);
 		emit(e);
 	}
+	c = slot_of(e->counters, pid, tid, cat, iid);
+	*c = (struct track_slot){ .pid = pid, .tid = tid, .cat = cat, .name = iid, .uuid = uuid };
 	return uuid;
 }
 
@@ -292,13 +395,17 @@ static uint64_t async_track(struct pftrace_encoder *e, uint32_t pid, uint64_t na
 	struct async_pool *pool;
 	uint64_t uuid;
 
+	struct track_slot *c = slot_of(e->pools, pid, 0, 0, name_iid_);
+
 	memcpy(key, &pid, 4);
 	memcpy(key + 4, &name_iid_, 8);
-	pool = key_map_get(&e->async_pools, key, sizeof(key));
+	pool = c->uuid && c->pid == pid && c->name == name_iid_ ? (struct async_pool *)(uintptr_t)c->uuid :
+								    key_map_get(&e->async_pools, key, sizeof(key));
 	if (!pool) {
 		if (e->async_pools.count >= ASYNC_POOLS_MAX) {
 			key_map_free_with_values(&e->async_pools);
 			key_map_init(&e->async_pools);
+			memset(e->pools, 0, sizeof(e->pools));
 			e->counts.tables_cleared++;
 		}
 		pool = calloc(1, sizeof(*pool));
@@ -306,6 +413,8 @@ static uint64_t async_track(struct pftrace_encoder *e, uint32_t pid, uint64_t na
 			abort();
 		key_map_put(&e->async_pools, key, sizeof(key), pool);
 	}
+	/* Kept by its pointer (in uuid): the pools are freed only all at once, the slots with them. */
+	*c = (struct track_slot){ .pid = pid, .name = name_iid_, .uuid = (uint64_t)(uintptr_t)pool };
 	for (size_t i = 0; i < pool->n; i++)
 		if (pool->last_end[i] <= begin_ns) {
 			pool->last_end[i] = end_ns;
@@ -331,7 +440,18 @@ static uint64_t async_track(struct pftrace_encoder *e, uint32_t pid, uint64_t na
 static void args(struct pftrace_encoder *e, const struct trace_event *ev, bool end)
 {
 	static const char key[] = ",\"args\":";
+	const struct ct_text *t = end ? &ev->end_args : &ev->args;
+	const char *obj;
+	size_t len;
 
+	/* One end's args, the program's JSON object as it is (most events with args): read in place. */
+	if ((end ? !ev->end_stack : !ev->stack) && !ev->unfinished && ev->kind != TE_NOTICE &&
+	    (ev->kind == TE_ASYNC || !(end ? ev->args.n || ev->args.flags : ev->end_args.n || ev->end_args.flags)) &&
+	    chrome_trace_args_plain(t, &obj, &len)) {
+		if (!pftrace_annot_object(&e->annot, &e->te, TE_F_ANNOTATIONS, obj, len, intern_key, e))
+			e->counts.not_converted++;
+		return;
+	}
 	e->text.len = 0;
 	chrome_trace_args_json(&e->json, &e->text, ev, end);
 	if (e->text.len > sizeof(key) - 1 &&
@@ -346,10 +466,12 @@ static bool has_args(const struct trace_event *ev)
 	       ev->n_notice_args;
 }
 
-static void our_int(struct pftrace_encoder *e, const char *key, size_t len, int64_t v)
+static void our_int(struct pftrace_encoder *e, struct kept_iid *k, const char *key, size_t len, int64_t v)
 {
+	uint64_t iid = k ? intern_kept(e, &e->keys, k, key, len) : intern(e, &e->keys, key, len);
+
 	e->sub.n = 0;
-	pb_u(&e->sub, 1, intern(e, &e->keys, key, len));
+	pb_u(&e->sub, 1, iid);
 	pb_u(&e->sub, 4, (uint64_t)v);
 	pb_sub(&e->te, TE_F_ANNOTATIONS, &e->sub);
 }
@@ -366,12 +488,66 @@ static void te_head(struct pftrace_encoder *e, unsigned type, uint64_t track, ui
 		pb_u(&e->te, TE_F_CATEGORY_IIDS, cat);
 }
 
+static size_t varint_len(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static uint8_t *put_varint(uint8_t *q, uint64_t v)
+{
+	while (v >= 0x80) {
+		*q++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*q++ = (uint8_t)v;
+	return q;
+}
+
+/*
+ * The packet of e->te at ts, written straight into the writer's buffer
+ * (the same bytes emit() makes through e->pk and e->frame, without their
+ * two copies): most events' way.
+ */
 static void emit_te(struct pftrace_encoder *e, uint64_t ts)
 {
-	pb_u(&e->pk, TP_TIMESTAMP, ts);
-	pb_sub(&e->pk, TP_TRACK_EVENT, &e->te);
-	emit(e);
+	size_t te = e->te.n, id = e->idata.n;
+	size_t pk = 1 + varint_len(ts) + 2 + 1 + varint_len(te) + te + (id ? 1 + varint_len(id) + id : 0);
+	size_t total = 1 + varint_len(pk) + pk;
+	uint8_t *q = (uint8_t *)jw_reserve(e->w, total);
+
 	e->last_ts = ts;
+	if (!q) { /* the buffer full: handed on first, by jw_raw() */
+		pb_u(&e->pk, TP_TIMESTAMP, ts);
+		pb_sub(&e->pk, TP_TRACK_EVENT, &e->te);
+		emit(e);
+		return;
+	}
+	*q++ = 0x0a;
+	q = put_varint(q, pk);
+	*q++ = TP_TIMESTAMP << 3 | PB_VARINT;
+	q = put_varint(q, ts);
+	*q++ = TP_TRACK_EVENT << 3 | PB_LEN;
+	q = put_varint(q, te);
+	memcpy(q, e->te.p, te);
+	q += te;
+	*q++ = TP_SEQ_ID << 3 | PB_VARINT;
+	*q++ = SEQ_ID;
+	if (id) {
+		*q++ = TP_INTERNED << 3 | PB_LEN;
+		q = put_varint(q, id);
+		memcpy(q, e->idata.p, id);
+		q += id;
+		e->idata.n = 0;
+	}
+	jw_commit(e->w, (char *)q);
+	e->counts.packets++;
+	e->counts.bytes += total;
 }
 
 /* The X held for its flows: its BEGIN (flow ids in) and END. */
@@ -429,13 +605,13 @@ static void async_pair(struct pftrace_encoder *e, const struct trace_event *ev)
 
 	track = async_track(e, ev->pid, name, s, n, ev->ts_ns, ev->end_ns);
 	te_head(e, TYPE_SLICE_BEGIN, track, name, cat);
-	our_int(e, "ctrace_tid", 10, ev->tid);
-	our_int(e, "ctrace_id", 9, (int64_t)ev->id);
+	our_int(e, &e->k_tid, "ctrace_tid", 10, ev->tid);
+	our_int(e, &e->k_id, "ctrace_id", 9, (int64_t)ev->id);
 	if (ev->args.n || ev->args.flags)
 		args(e, ev, false);
 	emit_te(e, ev->ts_ns);
 	te_head(e, TYPE_SLICE_END, track, 0, 0);
-	our_int(e, "ctrace_tid", 10, ev->end_tid);
+	our_int(e, &e->k_tid, "ctrace_tid", 10, ev->end_tid);
 	if (ev->end_args.n || ev->end_args.flags)
 		args(e, ev, true);
 	emit_te(e, ev->end_ns);
@@ -444,7 +620,7 @@ static void async_pair(struct pftrace_encoder *e, const struct trace_event *ev)
 
 static void instant(struct pftrace_encoder *e, const struct trace_event *ev, bool notice)
 {
-	uint64_t name, cat = notice ? intern(e, &e->cats, "ctrace", 6) : cat_iid(e, ev->cat, false), track;
+	uint64_t name, cat = notice ? cat_iid(e, 0, false) : cat_iid(e, ev->cat, false), track;
 
 	if (notice)
 		name = intern(e, &e->names, ev->name.s, ev->name.n);
@@ -453,9 +629,9 @@ static void instant(struct pftrace_encoder *e, const struct trace_event *ev, boo
 	track = ev->scope == 'g' ? 0 : ev->scope == 'p' ? process_track(e, ev->pid) : thread_track(e, ev->pid, ev->tid);
 	te_head(e, TYPE_INSTANT, track, name, cat);
 	if (ev->scope == 'g')
-		our_int(e, "ctrace_pid", 10, ev->pid);
+		our_int(e, &e->k_pid, "ctrace_pid", 10, ev->pid);
 	if (ev->scope == 'g' || ev->scope == 'p')
-		our_int(e, "ctrace_tid", 10, ev->tid);
+		our_int(e, &e->k_tid, "ctrace_tid", 10, ev->tid);
 	if (has_args(ev))
 		args(e, ev, false);
 	emit_te(e, ev->ts_ns);
@@ -481,7 +657,8 @@ static void meta_name(struct pftrace_encoder *e, const struct ct_text *t, const 
 {
 	*s = t->s;
 	*n = t->n;
-	if ((t->flags & (CTRACE_STR_PLAIN | CTRACE_STR_TRUNCATED)) == CTRACE_STR_PLAIN)
+	if ((t->flags & (CTRACE_STR_PLAIN | CTRACE_STR_TRUNCATED)) == CTRACE_STR_PLAIN ||
+	    (!(t->flags & CTRACE_STR_TRUNCATED) && json_as_is(t->s, t->n)))
 		return;
 	e->text.len = 0;
 	jw_str(&e->text, t->s, t->n, (t->flags & CTRACE_STR_TRUNCATED) ? JW_TRUNC_SUFFIX : NULL);
@@ -595,9 +772,9 @@ static void write_facts(struct pftrace_encoder *e, const char *name, const char 
 	if (!pftrace_annot_object(&e->annot, &e->te, TE_F_ANNOTATIONS, obj, n, intern_key, e))
 		e->counts.not_converted++;
 	if (counts) {
-		our_int(e, "pftrace_events_not_converted", 28, (int64_t)e->counts.not_converted);
-		our_int(e, "pftrace_sort_indexes_clamped", 28, (int64_t)e->counts.sort_indexes_clamped);
-		our_int(e, "pftrace_tables_cleared", 22, (int64_t)e->counts.tables_cleared);
+		our_int(e, NULL, "pftrace_events_not_converted", 28, (int64_t)e->counts.not_converted);
+		our_int(e, NULL, "pftrace_sort_indexes_clamped", 28, (int64_t)e->counts.sort_indexes_clamped);
+		our_int(e, NULL, "pftrace_tables_cleared", 22, (int64_t)e->counts.tables_cleared);
 	}
 	emit_te(e, ts);
 }
