@@ -136,8 +136,14 @@ static uint64_t intern(struct pftrace_encoder *e, struct interned *t, const char
 	struct recent *r = &t->recent[recent_slot(s, n)];
 	void *v;
 
-	if (r->iid && r->len == n && !memcmp(r->s, s, n))
-		return r->iid;
+	if (r->iid && r->len == n) {
+		size_t i = 0;
+
+		while (i < n && r->s[i] == s[i]) /* names are short: no call */
+			i++;
+		if (i == n)
+			return r->iid;
+	}
 	v = key_map_get(&t->map, s, n);
 	if (v) {
 		if (n <= RECENT_LEN) {
@@ -477,29 +483,12 @@ static void our_int(struct pftrace_encoder *e, struct kept_iid *k, const char *k
 }
 
 /* Starts e->te: type, track (0: the global one), name, category. */
-static void te_head(struct pftrace_encoder *e, unsigned type, uint64_t track, uint64_t name, uint64_t cat)
-{
-	e->te.n = 0;
-	pb_u(&e->te, TE_F_TYPE, type);
-	pb_u(&e->te, TE_F_TRACK, track);
-	if (name)
-		pb_u(&e->te, TE_F_NAME_IID, name);
-	if (cat)
-		pb_u(&e->te, TE_F_CATEGORY_IIDS, cat);
-}
-
 static size_t varint_len(uint64_t v)
 {
-	size_t n = 1;
-
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
+	return 1 + (size_t)((63 - __builtin_clzll(v | 1)) / 7);
 }
 
-static uint8_t *put_varint(uint8_t *q, uint64_t v)
+static inline uint8_t *put_varint(uint8_t *q, uint64_t v)
 {
 	while (v >= 0x80) {
 		*q++ = (uint8_t)(v | 0x80);
@@ -507,6 +496,29 @@ static uint8_t *put_varint(uint8_t *q, uint64_t v)
 	}
 	*q++ = (uint8_t)v;
 	return q;
+}
+
+/* On every event's way: one room check for its four fields (each a one-byte key and a varint). */
+static void te_head(struct pftrace_encoder *e, unsigned type, uint64_t track, uint64_t name, uint64_t cat)
+{
+	uint8_t *q;
+
+	e->te.n = 0;
+	pb_room(&e->te, 4 * 11);
+	q = e->te.p;
+	*q++ = TE_F_TYPE << 3 | PB_VARINT;
+	*q++ = (uint8_t)type;
+	*q++ = TE_F_TRACK << 3 | PB_VARINT;
+	q = put_varint(q, track);
+	if (name) {
+		*q++ = TE_F_NAME_IID << 3 | PB_VARINT;
+		q = put_varint(q, name);
+	}
+	if (cat) {
+		*q++ = TE_F_CATEGORY_IIDS << 3 | PB_VARINT;
+		q = put_varint(q, cat);
+	}
+	e->te.n = (size_t)(q - e->te.p);
 }
 
 /*
@@ -534,7 +546,8 @@ static void emit_te(struct pftrace_encoder *e, uint64_t ts)
 	q = put_varint(q, ts);
 	*q++ = TP_TRACK_EVENT << 3 | PB_LEN;
 	q = put_varint(q, te);
-	memcpy(q, e->te.p, te);
+	for (size_t i = 0; i < te; i++) /* a dozen bytes or so: no call */
+		q[i] = e->te.p[i];
 	q += te;
 	*q++ = TP_SEQ_ID << 3 | PB_VARINT;
 	*q++ = SEQ_ID;
