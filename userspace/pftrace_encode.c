@@ -528,22 +528,28 @@ static void te_head(struct pftrace_encoder *e, unsigned type, uint64_t track, ui
  */
 static void emit_te(struct pftrace_encoder *e, uint64_t ts)
 {
+	/* A time past 2^64-1 ns: none, as the JSON writes none (pftrace_write.c did the same) */
+	bool has_ts = ts != UINT64_MAX;
 	size_t te = e->te.n, id = e->idata.n;
-	size_t pk = 1 + varint_len(ts) + 2 + 1 + varint_len(te) + te + (id ? 1 + varint_len(id) + id : 0);
+	size_t pk = (has_ts ? 1 + varint_len(ts) : 0) + 2 + 1 + varint_len(te) + te + (id ? 1 + varint_len(id) + id : 0);
 	size_t total = 1 + varint_len(pk) + pk;
 	uint8_t *q = (uint8_t *)jw_reserve(e->w, total);
 
-	e->last_ts = ts;
+	if (has_ts)
+		e->last_ts = ts;
 	if (!q) { /* the buffer full: handed on first, by jw_raw() */
-		pb_u(&e->pk, TP_TIMESTAMP, ts);
+		if (has_ts)
+			pb_u(&e->pk, TP_TIMESTAMP, ts);
 		pb_sub(&e->pk, TP_TRACK_EVENT, &e->te);
 		emit(e);
 		return;
 	}
 	*q++ = 0x0a;
 	q = put_varint(q, pk);
-	*q++ = TP_TIMESTAMP << 3 | PB_VARINT;
-	q = put_varint(q, ts);
+	if (has_ts) {
+		*q++ = TP_TIMESTAMP << 3 | PB_VARINT;
+		q = put_varint(q, ts);
+	}
 	*q++ = TP_TRACK_EVENT << 3 | PB_LEN;
 	q = put_varint(q, te);
 	for (size_t i = 0; i < te; i++) /* a dozen bytes or so: no call */
@@ -587,8 +593,11 @@ static void complete(struct pftrace_encoder *e, const struct trace_event *ev)
 	if (has_args(ev))
 		args(e, ev, false);
 	e->events++;
+	if (ts == UINT64_MAX) /* no time in the JSON: its end where the JSON's reader puts it, at its "dur" */
+		end -= ts;
 	if (ev->flow.id) { /* its flow steps follow: their ids go into this packet */
-		pb_u(&e->pk, TP_TIMESTAMP, ts);
+		if (ts != UINT64_MAX)
+			pb_u(&e->pk, TP_TIMESTAMP, ts);
 		e->x_held = true;
 		e->x_end_ns = end;
 		e->x_track = track;
