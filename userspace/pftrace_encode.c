@@ -451,8 +451,9 @@ static void args(struct pftrace_encoder *e, const struct trace_event *ev, bool e
 	size_t len;
 
 	/* One end's args, the program's JSON object as it is (most events with args): read in place. */
-	if ((end ? !ev->end_stack : !ev->stack) && !ev->unfinished && ev->kind != TE_NOTICE &&
-	    (ev->kind == TE_ASYNC || !(end ? ev->args.n || ev->args.flags : ev->end_args.n || ev->end_args.flags)) &&
+	if ((end ? !ev->end_stack : !ev->stack) && !(ev->kind == TE_COMPLETE && ev->unfinished) &&
+	    ev->kind != TE_NOTICE &&
+	    (ev->kind != TE_COMPLETE || !(ev->end_args.n || ev->end_args.flags)) &&
 	    chrome_trace_args_plain(t, &obj, &len)) {
 		if (!pftrace_annot_object(&e->annot, &e->te, TE_F_ANNOTATIONS, obj, len, intern_key, e))
 			e->counts.not_converted++;
@@ -468,8 +469,14 @@ static void args(struct pftrace_encoder *e, const struct trace_event *ev, bool e
 
 static bool has_args(const struct trace_event *ev)
 {
-	return ev->args.n || ev->args.flags || ev->end_args.n || ev->end_args.flags || ev->unfinished ||
-	       ev->n_notice_args;
+	switch (ev->kind) {
+	case TE_COMPLETE:
+		return ev->args.n || ev->args.flags || ev->end_args.n || ev->end_args.flags || ev->unfinished;
+	case TE_NOTICE:
+		return ev->n_notice_args;
+	default:
+		return ev->args.n || ev->args.flags;
+	}
 }
 
 static void our_int(struct pftrace_encoder *e, struct kept_iid *k, const char *key, size_t len, int64_t v)

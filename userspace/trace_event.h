@@ -25,10 +25,10 @@
 struct trace_facts;
 struct trace_stats;
 
-/* A string of the traced program's: untrusted bytes and their CTRACE_STR_* flags. */
+/* A string of the traced program's: untrusted bytes and their CTRACE_STR_* flags (16 bytes: in every event). */
 struct ct_text {
 	const char *s;
-	size_t n;
+	uint32_t n;
 	unsigned flags;
 };
 
@@ -87,6 +87,11 @@ enum trace_event_kind {
 	TE_SORT_INDEX,
 };
 
+/*
+ * Small (120 bytes), built on every event's way: what only one kind has
+ * shares its room with the others' (read a member of the event's own kind
+ * only).
+ */
 struct trace_event {
 	enum trace_event_kind kind;
 	char scope;          /* TE_INSTANT, TE_NOTICE */
@@ -99,15 +104,23 @@ struct trace_event {
 	uint64_t ts_ns, dur_ns;
 	uint64_t id;         /* TE_ASYNC: the pair's; TE_FLOW_STEP: the flow's trace id */
 	struct ct_text name;
-	struct ct_text args, end_args;
-	const char *unfinished;      /* TE_COMPLETE */
-	struct ct_flow_bind flow;    /* TE_COMPLETE */
-	uint32_t end_tid, end_stack; /* TE_ASYNC */
-	uint64_t end_ns;
-	const struct ct_arg *notice_args; /* TE_NOTICE */
-	size_t n_notice_args;
-	double value;        /* TE_COUNTER */
-	int64_t sort_index;  /* TE_SORT_INDEX */
+	struct ct_text args, end_args; /* end_args: TE_COMPLETE, TE_ASYNC */
+	union {
+		struct {                     /* TE_COMPLETE */
+			const char *unfinished;
+			struct ct_flow_bind flow;
+		};
+		struct {                     /* TE_ASYNC */
+			uint32_t end_tid, end_stack;
+			uint64_t end_ns;
+		};
+		struct {                     /* TE_NOTICE */
+			const struct ct_arg *notice_args;
+			size_t n_notice_args;
+		};
+		double value;                /* TE_COUNTER */
+		int64_t sort_index;          /* TE_SORT_INDEX */
+	};
 };
 
 /*
@@ -173,7 +186,7 @@ static inline void trace_emit_notice(const struct trace_fanout *f, uint32_t pid,
 {
 	const struct trace_event ev = {
 		.kind = TE_NOTICE, .pid = pid, .tid = tid, .ts_ns = ts_ns, .scope = scope,
-		.name = { name, strlen(name), 0 }, .notice_args = args, .n_notice_args = n_args,
+		.name = { name, (uint32_t)strlen(name), 0 }, .notice_args = args, .n_notice_args = n_args,
 	};
 
 	trace_emit(f, &ev);

@@ -51,9 +51,9 @@ static void trace_record_event(void *ctx, const struct trace_event *ev)
 	trace_record_text(&c->name);
 	trace_record_text(&c->args);
 	trace_record_text(&c->end_args);
-	if (ev->unfinished)
+	if (ev->kind == TE_COMPLETE && ev->unfinished)
 		c->unfinished = trace_record_dup(ev->unfinished, strlen(ev->unfinished));
-	if (ev->n_notice_args) {
+	if (ev->kind == TE_NOTICE && ev->n_notice_args) {
 		struct ct_arg *a = malloc(ev->n_notice_args * sizeof(*a));
 
 		if (!a)
@@ -101,13 +101,15 @@ static void trace_record_free(struct trace_record *r)
 		free((char *)c->name.s);
 		free((char *)c->args.s);
 		free((char *)c->end_args.s);
-		free((char *)c->unfinished);
-		for (size_t k = 0; k < c->n_notice_args; k++) {
+		if (c->kind == TE_COMPLETE)
+			free((char *)c->unfinished);
+		for (size_t k = 0; c->kind == TE_NOTICE && k < c->n_notice_args; k++) {
 			free((char *)c->notice_args[k].key);
 			if (c->notice_args[k].kind == CT_ARG_STR)
 				free((char *)c->notice_args[k].s);
 		}
-		free((struct ct_arg *)c->notice_args);
+		if (c->kind == TE_NOTICE)
+			free((struct ct_arg *)c->notice_args);
 	}
 	free(r->v);
 	memset(r, 0, sizeof(*r));
