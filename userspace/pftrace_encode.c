@@ -13,85 +13,8 @@
 #include "nest_ties.h"
 #include "pb_write.h"
 #include "pftrace_annot.h"
+#include "pftrace_encode_int.h"
 
-#define SEQ_ID 1
-#define SEQ_CLEARED 1
-#define SEQ_NEEDS_STATE 2
-#define CLOCK_ID_REALTIME 1
-#define CLOCK_ID_MONOTONIC 3
-#define CLOCK_ID_BOOTTIME 6
-/* Entries of each interning and track table at most, then it starts again (counted), as pftrace_write.c does. */
-#define TABLE_MAX (1u << 18)
-#define ASYNC_POOL_MAX 256
-#define ASYNC_POOLS_MAX 4096
-
-/* TracePacket, TrackEvent, TrackDescriptor and InternedData fields (perfetto_trace.proto). */
-enum { TP_CLOCK_SNAPSHOT = 6, TP_TIMESTAMP = 8, TP_SEQ_ID = 10, TP_TRACK_EVENT = 11, TP_INTERNED = 12,
-       TP_SEQ_FLAGS = 13, TP_STATE_CLEARED = 41, TP_TS_CLOCK = 58, TP_DEFAULTS = 59, TP_TRACK_DESC = 60,
-       TP_FIRST_ON_SEQ = 87 };
-enum { TE_F_CATEGORY_IIDS = 3, TE_F_ANNOTATIONS = 4, TE_F_TYPE = 9, TE_F_NAME_IID = 10, TE_F_TRACK = 11,
-       TE_F_COUNTER = 30, TE_F_DOUBLE_COUNTER = 44, TE_F_FLOW_IDS = 47, TE_F_TERMINATING_FLOW_IDS = 48 };
-enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4 };
-enum { TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_COUNTER = 8 };
-enum { ID_CATEGORIES = 1, ID_NAMES = 2, ID_KEYS = 3 };
-
-/*
- * Most events' strings are met again and again: a small table of the
- * latest, by a hash of their ends, answers them before the map (whose hash
- * reads every byte).
- */
-#define RECENT_SLOTS 256
-#define RECENT_LEN 48
-
-struct interned {
-	struct key_map map; /* string -> iid */
-	uint64_t next;
-	unsigned field;     /* of InternedData */
-	uint32_t gen;       /* how many times the map was cleared: iids kept aside are of one */
-	struct recent {
-		uint64_t iid;   /* 0: empty */
-		uint32_t len;
-		char s[RECENT_LEN];
-	} recent[RECENT_SLOTS];
-};
-
-/* Tracks used lately, by pid and tid (and counter's category and name iid): no map lookup. */
-#define TRACK_SLOTS 64
-struct track_slot {
-	uint32_t pid, tid, cat;
-	uint64_t name, uuid; /* uuid 0: empty */
-};
-
-struct async_pool {
-	size_t n;
-	uint64_t uuid[ASYNC_POOL_MAX], last_end[ASYNC_POOL_MAX];
-};
-
-struct kept_iid {
-	uint64_t iid;
-	uint32_t gen;
-};
-
-struct pftrace_encoder {
-	struct json_writer *w;
-	struct pb pk, te, idata, desc, sub, frame, isub; /* isub: intern()'s own */
-	struct interned names, cats, keys;
-	struct key_map tracks;      /* kind, pid, tid[, cat, name] -> uuid */
-	struct key_map async_pools; /* pid, name -> struct async_pool * */
-	uint64_t next_uuid;
-	struct track_slot threads[TRACK_SLOTS], procs[TRACK_SLOTS], counters[TRACK_SLOTS], pools[TRACK_SLOTS];
-	struct kept_iid k_pid, k_tid, k_id, c_ctrace, c_async;
-	struct nest_ties ties;
-	/* The X last written, held until its flow steps are in (its flow ids); its END's time and track. */
-	bool x_held;
-	uint64_t x_end_ns, x_track;
-	/* For args and names as the JSON has them. */
-	struct chrome_trace json;
-	struct json_writer text;
-	struct pftrace_annot annot;
-	uint64_t events, last_ts;
-	struct pftrace_counts counts;
-};
 
 static void put_frame(struct pftrace_encoder *e)
 {
@@ -104,7 +27,7 @@ static void put_frame(struct pftrace_encoder *e)
 }
 
 /* The packet in e->pk, with the sequence's id and the strings interned in it, to the writer. */
-static void emit(struct pftrace_encoder *e)
+void pfe_emit(struct pftrace_encoder *e)
 {
 	pb_u(&e->pk, TP_SEQ_ID, SEQ_ID);
 	if (e->idata.n) {
@@ -124,14 +47,7 @@ static unsigned recent_slot(const char *s, size_t n)
 	return (unsigned)(n * 31u + u[0] * 7u + u[n - 1] * 131u + u[n >> 1] * 17u) % RECENT_SLOTS;
 }
 
-static void forget_tracks(struct pftrace_encoder *e)
-{
-	memset(e->threads, 0, sizeof(e->threads));
-	memset(e->procs, 0, sizeof(e->procs));
-	memset(e->counters, 0, sizeof(e->counters));
-}
-
-static uint64_t intern(struct pftrace_encoder *e, struct interned *t, const char *s, size_t n)
+uint64_t pfe_intern(struct pftrace_encoder *e, struct interned *t, const char *s, size_t n)
 {
 	struct recent *r = &t->recent[recent_slot(s, n)];
 	void *v;
@@ -159,7 +75,7 @@ static uint64_t intern(struct pftrace_encoder *e, struct interned *t, const char
 		key_map_init(&t->map);
 		memset(t->recent, 0, sizeof(t->recent));
 		t->gen++;
-		forget_tracks(e); /* counter tracks are known by their name's iid */
+		pfe_forget_tracks(e); /* counter tracks are known by their name's iid */
 		e->counts.tables_cleared++;
 	}
 	key_map_put(&t->map, s, n, (void *)(uintptr_t)++t->next);
@@ -179,7 +95,7 @@ static uint64_t intern(struct pftrace_encoder *e, struct interned *t, const char
 static uint64_t intern_kept(struct pftrace_encoder *e, struct interned *t, struct kept_iid *k, const char *s, size_t n)
 {
 	if (!k->iid || k->gen != t->gen) {
-		k->iid = intern(e, t, s, n);
+		k->iid = pfe_intern(e, t, s, n);
 		k->gen = t->gen;
 	}
 	return k->iid;
@@ -189,7 +105,7 @@ static uint64_t intern_key(void *ctx, const char *k, size_t n)
 {
 	struct pftrace_encoder *e = ctx;
 
-	return intern(e, &e->keys, k, n);
+	return pfe_intern(e, &e->keys, k, n);
 }
 
 /* Printable ASCII but '"' and '\\': what the JSON writes as it is (json_writer.c's jw_str()). */
@@ -202,7 +118,7 @@ static bool json_as_is(const char *s, size_t n)
 }
 
 /* A name as the JSON shows it (marked cut, unreadable or renamed), as its reader gets it: *n bytes. */
-static const char *shown_name(struct pftrace_encoder *e, const struct ct_text *name, size_t *n)
+const char *pfe_shown_name(struct pftrace_encoder *e, const struct ct_text *name, size_t *n)
 {
 	const char *s;
 
@@ -223,12 +139,12 @@ static const char *shown_name(struct pftrace_encoder *e, const struct ct_text *n
 static uint64_t name_iid(struct pftrace_encoder *e, const struct ct_text *name)
 {
 	size_t n;
-	const char *s = shown_name(e, name, &n);
+	const char *s = pfe_shown_name(e, name, &n);
 
-	return intern(e, &e->names, s, n);
+	return pfe_intern(e, &e->names, s, n);
 }
 
-static const char *cat_name(unsigned cat)
+const char *pfe_cat_name(unsigned cat)
 {
 	return cat > CATEGORY_DEFAULT_ID ? category_name(cat) : "ctrace";
 }
@@ -236,209 +152,18 @@ static const char *cat_name(unsigned cat)
 static uint64_t cat_iid(struct pftrace_encoder *e, unsigned cat, bool async)
 {
 	char buf[160];
-	const char *c = cat_name(cat);
+	const char *c = pfe_cat_name(cat);
 
 	if (cat <= CATEGORY_DEFAULT_ID) /* most events */
 		return async ? intern_kept(e, &e->cats, &e->c_async, "ctrace.async", 12) :
 			       intern_kept(e, &e->cats, &e->c_ctrace, "ctrace", 6);
 
 	if (!async)
-		return intern(e, &e->cats, c, strlen(c));
+		return pfe_intern(e, &e->cats, c, strlen(c));
 	snprintf(buf, sizeof(buf), "%s.async", c);
-	return intern(e, &e->cats, buf, strlen(buf));
+	return pfe_intern(e, &e->cats, buf, strlen(buf));
 }
 
-/* ---- tracks ---- */
-
-static uint64_t track_get(struct pftrace_encoder *e, const void *key, size_t len, bool *fresh)
-{
-	void *v = key_map_get(&e->tracks, key, len);
-
-	*fresh = !v;
-	if (v)
-		return (uint64_t)(uintptr_t)v;
-	if (e->tracks.count >= TABLE_MAX) {
-		/* A track met again after this gets a new uuid and descriptor (Perfetto joins a thread's by its tid). */
-		key_map_free(&e->tracks);
-		key_map_init(&e->tracks);
-		forget_tracks(e);
-		e->counts.tables_cleared++;
-	}
-	key_map_put(&e->tracks, key, len, (void *)(uintptr_t)++e->next_uuid);
-	return e->next_uuid;
-}
-
-/* A process's descriptor: its uuid, pid, and (name: not NULL; sort: has_sort) one fact. */
-static void process_desc(struct pftrace_encoder *e, uint64_t uuid, uint32_t pid, const char *name, size_t name_len,
-			 bool has_sort, int32_t sort)
-{
-	e->sub.n = 0;
-	pb_u(&e->sub, 1, (uint64_t)(int64_t)(int32_t)pid);
-	if (has_sort)
-		pb_u(&e->sub, 3, (uint64_t)(int64_t)sort);
-	if (name)
-		pb_bytes(&e->sub, 6, name, name_len);
-	e->desc.n = 0;
-	pb_u(&e->desc, TD_UUID, uuid);
-	pb_sub(&e->desc, TD_PROCESS, &e->sub);
-	pb_sub(&e->pk, TP_TRACK_DESC, &e->desc);
-	emit(e);
-}
-
-static void thread_desc(struct pftrace_encoder *e, uint64_t uuid, uint64_t parent, uint32_t pid, uint32_t tid,
-			const char *name, size_t name_len, bool has_sort, int32_t sort)
-{
-	e->sub.n = 0;
-	pb_u(&e->sub, 1, (uint64_t)(int64_t)(int32_t)pid);
-	pb_u(&e->sub, 2, tid);
-	if (has_sort)
-		pb_u(&e->sub, 3, (uint64_t)(int64_t)sort);
-	if (name)
-		pb_bytes(&e->sub, 5, name, name_len);
-	e->desc.n = 0;
-	pb_u(&e->desc, TD_UUID, uuid);
-	pb_u(&e->desc, TD_PARENT, parent);
-	pb_sub(&e->desc, TD_THREAD, &e->sub);
-	pb_sub(&e->pk, TP_TRACK_DESC, &e->desc);
-	emit(e);
-}
-
-static struct track_slot *slot_of(struct track_slot *v, uint32_t pid, uint32_t tid, uint32_t cat, uint64_t name)
-{
-	return &v[((pid * 0x9e3779b1u) ^ (tid * 0x85ebca6bu) ^ cat ^ (uint32_t)name * 0xc2b2ae35u) % TRACK_SLOTS];
-}
-
-static uint64_t process_track(struct pftrace_encoder *e, uint32_t pid)
-{
-	uint8_t key[5] = { 'p' };
-	struct track_slot *c = slot_of(e->procs, pid, 0, 0, 0);
-	bool fresh;
-	uint64_t uuid;
-
-	if (c->uuid && c->pid == pid)
-		return c->uuid;
-	memcpy(key + 1, &pid, 4);
-	uuid = track_get(e, key, sizeof(key), &fresh);
-	if (fresh)
-		process_desc(e, uuid, pid, NULL, 0, false, 0);
-	c = slot_of(e->procs, pid, 0, 0, 0); /* a table cleared meanwhile emptied it */
-	*c = (struct track_slot){ .pid = pid, .uuid = uuid };
-	return uuid;
-}
-
-static uint64_t thread_track(struct pftrace_encoder *e, uint32_t pid, uint32_t tid)
-{
-	uint8_t key[9] = { 't' };
-	struct track_slot *c = slot_of(e->threads, pid, tid, 0, 0);
-	bool fresh;
-	uint64_t uuid, parent;
-
-	if (c->uuid && c->pid == pid && c->tid == tid)
-		return c->uuid;
-	parent = process_track(e, pid);
-	memcpy(key + 1, &pid, 4);
-	memcpy(key + 5, &tid, 4);
-	uuid = track_get(e, key, sizeof(key), &fresh);
-	if (fresh)
-		thread_desc(e, uuid, parent, pid, tid, NULL, 0, false, 0);
-	c = slot_of(e->threads, pid, tid, 0, 0);
-	*c = (struct track_slot){ .pid = pid, .tid = tid, .uuid = uuid };
-	return uuid;
-}
-
-/* A counter track per thread, category and name. */
-static uint64_t counter_track(struct pftrace_encoder *e, uint32_t pid, uint32_t tid, unsigned cat,
-			      const struct ct_text *name)
-{
-	uint64_t parent = thread_track(e, pid, tid), uuid, iid;
-	size_t n;
-	const char *s = shown_name(e, name, &n);
-	struct track_slot *c;
-	bool fresh;
-
-	iid = intern(e, &e->names, s, n);
-	c = slot_of(e->counters, pid, tid, cat, iid);
-	if (c->uuid && c->pid == pid && c->tid == tid && c->cat == cat && c->name == iid)
-		return c->uuid;
-
-	/* 'c', pid, tid, category, name */
-	e->sub.n = 0;
-	pb_room(&e->sub, 13 + n);
-	e->sub.p[0] = 'c';
-	memcpy(e->sub.p + 1, &pid, 4);
-	memcpy(e->sub.p + 5, &tid, 4);
-	memcpy(e->sub.p + 9, &cat, 4);
-	memcpy(e->sub.p + 13, s, n);
-	uuid = track_get(e, e->sub.p, 13 + n, &fresh);
-	if (fresh) {
-		const char *c = cat_name(cat);
-		struct pb cats = { 0 };
-
-		pb_bytes(&cats, 2, c, strlen(c));
-		e->desc.n = 0;
-		pb_u(&e->desc, TD_UUID, uuid);
-		pb_u(&e->desc, TD_PARENT, parent);
-		pb_bytes(&e->desc, TD_NAME, s, n);
-		pb_sub(&e->desc, TD_COUNTER, &cats);
-		free(cats.p);
-		pb_sub(&e->pk, TP_TRACK_DESC, &e->desc);
-		emit(e);
-	}
-	c = slot_of(e->counters, pid, tid, cat, iid);
-	*c = (struct track_slot){ .pid = pid, .tid = tid, .cat = cat, .name = iid, .uuid = uuid };
-	return uuid;
-}
-
-/*
- * A span ended on another thread: a track of its own under its process; a
- * track whose last span ended before this one began takes it (as
- * Perfetto's JSON import does).
- */
-static uint64_t async_track(struct pftrace_encoder *e, uint32_t pid, uint64_t name_iid_, const char *name,
-			    size_t name_len, uint64_t begin_ns, uint64_t end_ns)
-{
-	uint8_t key[12];
-	struct async_pool *pool;
-	uint64_t uuid;
-
-	struct track_slot *c = slot_of(e->pools, pid, 0, 0, name_iid_);
-
-	memcpy(key, &pid, 4);
-	memcpy(key + 4, &name_iid_, 8);
-	pool = c->uuid && c->pid == pid && c->name == name_iid_ ? (struct async_pool *)(uintptr_t)c->uuid :
-								    key_map_get(&e->async_pools, key, sizeof(key));
-	if (!pool) {
-		if (e->async_pools.count >= ASYNC_POOLS_MAX) {
-			key_map_free_with_values(&e->async_pools);
-			key_map_init(&e->async_pools);
-			memset(e->pools, 0, sizeof(e->pools));
-			e->counts.tables_cleared++;
-		}
-		pool = calloc(1, sizeof(*pool));
-		if (!pool)
-			abort();
-		key_map_put(&e->async_pools, key, sizeof(key), pool);
-	}
-	/* Kept by its pointer (in uuid): the pools are freed only all at once, the slots with them. */
-	*c = (struct track_slot){ .pid = pid, .name = name_iid_, .uuid = (uint64_t)(uintptr_t)pool };
-	for (size_t i = 0; i < pool->n; i++)
-		if (pool->last_end[i] <= begin_ns) {
-			pool->last_end[i] = end_ns;
-			return pool->uuid[i];
-		}
-	uuid = ++e->next_uuid;
-	e->desc.n = 0;
-	pb_u(&e->desc, TD_UUID, uuid);
-	pb_u(&e->desc, TD_PARENT, process_track(e, pid));
-	pb_bytes(&e->desc, TD_NAME, name, name_len);
-	pb_sub(&e->pk, TP_TRACK_DESC, &e->desc);
-	emit(e);
-	if (pool->n < ASYNC_POOL_MAX) {
-		pool->uuid[pool->n] = uuid;
-		pool->last_end[pool->n++] = end_ns;
-	}
-	return uuid;
-}
 
 /* ---- events ---- */
 
@@ -481,7 +206,7 @@ static bool has_args(const struct trace_event *ev)
 
 static void our_int(struct pftrace_encoder *e, struct kept_iid *k, const char *key, size_t len, int64_t v)
 {
-	uint64_t iid = k ? intern_kept(e, &e->keys, k, key, len) : intern(e, &e->keys, key, len);
+	uint64_t iid = k ? intern_kept(e, &e->keys, k, key, len) : pfe_intern(e, &e->keys, key, len);
 
 	e->sub.n = 0;
 	pb_u(&e->sub, 1, iid);
@@ -548,7 +273,7 @@ static void emit_te(struct pftrace_encoder *e, uint64_t ts)
 		if (has_ts)
 			pb_u(&e->pk, TP_TIMESTAMP, ts);
 		pb_sub(&e->pk, TP_TRACK_EVENT, &e->te);
-		emit(e);
+		pfe_emit(e);
 		return;
 	}
 	*q++ = 0x0a;
@@ -583,7 +308,7 @@ static void flush_x(struct pftrace_encoder *e)
 		return;
 	e->x_held = false;
 	pb_sub(&e->pk, TP_TRACK_EVENT, &e->te); /* its BEGIN, its timestamp in e->pk already */
-	emit(e);
+	pfe_emit(e);
 	te_head(e, TYPE_SLICE_END, e->x_track, 0, 0);
 	emit_te(e, e->x_end_ns);
 }
@@ -591,7 +316,7 @@ static void flush_x(struct pftrace_encoder *e)
 static void complete(struct pftrace_encoder *e, const struct trace_event *ev)
 {
 	uint64_t ts = ev->ts_ns, end = ev->ts_ns + ev->dur_ns;
-	uint64_t track = thread_track(e, ev->pid, ev->tid);
+	uint64_t track = pfe_thread_track(e, ev->pid, ev->tid);
 	uint64_t name = name_iid(e, &ev->name), cat = cat_iid(e, ev->cat, false);
 
 	ts = ev->open_at_dump ? nest_ties_begin_open(&e->ties, ev->pid, ev->tid, ts, end) :
@@ -629,10 +354,10 @@ static void flow_step(struct pftrace_encoder *e, const struct trace_event *ev)
 static void async_pair(struct pftrace_encoder *e, const struct trace_event *ev)
 {
 	size_t n;
-	const char *s = shown_name(e, &ev->name, &n);
-	uint64_t name = intern(e, &e->names, s, n), cat = cat_iid(e, ev->cat, true), track;
+	const char *s = pfe_shown_name(e, &ev->name, &n);
+	uint64_t name = pfe_intern(e, &e->names, s, n), cat = cat_iid(e, ev->cat, true), track;
 
-	track = async_track(e, ev->pid, name, s, n, ev->ts_ns, ev->end_ns);
+	track = pfe_async_track(e, ev->pid, name, s, n, ev->ts_ns, ev->end_ns);
 	te_head(e, TYPE_SLICE_BEGIN, track, name, cat);
 	our_int(e, &e->k_tid, "ctrace_tid", 10, ev->tid);
 	our_int(e, &e->k_id, "ctrace_id", 9, (int64_t)ev->id);
@@ -652,10 +377,10 @@ static void instant(struct pftrace_encoder *e, const struct trace_event *ev, boo
 	uint64_t name, cat = notice ? cat_iid(e, 0, false) : cat_iid(e, ev->cat, false), track;
 
 	if (notice)
-		name = intern(e, &e->names, ev->name.s, ev->name.n);
+		name = pfe_intern(e, &e->names, ev->name.s, ev->name.n);
 	else
 		name = name_iid(e, &ev->name);
-	track = ev->scope == 'g' ? 0 : ev->scope == 'p' ? process_track(e, ev->pid) : thread_track(e, ev->pid, ev->tid);
+	track = ev->scope == 'g' ? 0 : ev->scope == 'p' ? pfe_process_track(e, ev->pid) : pfe_thread_track(e, ev->pid, ev->tid);
 	te_head(e, TYPE_INSTANT, track, name, cat);
 	if (ev->scope == 'g')
 		our_int(e, &e->k_pid, "ctrace_pid", 10, ev->pid);
@@ -669,7 +394,7 @@ static void instant(struct pftrace_encoder *e, const struct trace_event *ev, boo
 
 static void counter(struct pftrace_encoder *e, const struct trace_event *ev)
 {
-	uint64_t track = counter_track(e, ev->pid, ev->tid, ev->cat, &ev->name);
+	uint64_t track = pfe_counter_track(e, ev->pid, ev->tid, ev->cat, &ev->name);
 	double v = ev->value;
 
 	te_head(e, TYPE_COUNTER, track, 0, 0);
@@ -716,11 +441,11 @@ static void names(struct pftrace_encoder *e, const struct trace_event *ev)
 		/* Strings in the packet must be UTF-8: the JSON's rendering made them so, or they were plain. */
 	}
 	if (thread) {
-		uint64_t uuid = thread_track(e, ev->pid, ev->tid);
+		uint64_t uuid = pfe_thread_track(e, ev->pid, ev->tid);
 
-		thread_desc(e, uuid, process_track(e, ev->pid), ev->pid, ev->tid, s, n, sort, si);
+		pfe_thread_desc(e, uuid, pfe_process_track(e, ev->pid), ev->pid, ev->tid, s, n, sort, si);
 	} else {
-		process_desc(e, process_track(e, ev->pid), ev->pid, s, n, sort, si);
+		pfe_process_desc(e, pfe_process_track(e, ev->pid), ev->pid, s, n, sort, si);
 	}
 	e->events++;
 }
@@ -789,15 +514,15 @@ static void emit_start(struct pftrace_encoder *e)
 	pb_u(&e->sub, TP_TS_CLOCK, CLOCK_ID_MONOTONIC);
 	pb_sub(&e->pk, TP_DEFAULTS, &e->sub);
 	pb_u(&e->pk, TP_FIRST_ON_SEQ, 1);
-	emit(e);
+	pfe_emit(e);
 }
 
 /* "context" or "metadata": an instant on the global track, the JSON object's members as its annotations. */
 static void write_facts(struct pftrace_encoder *e, const char *name, const char *obj, size_t n, uint64_t ts,
 			bool counts)
 {
-	te_head(e, TYPE_INSTANT, 0, intern(e, &e->names, name, strlen(name)),
-		intern(e, &e->cats, PFTRACE_FACTS_CAT, strlen(PFTRACE_FACTS_CAT)));
+	te_head(e, TYPE_INSTANT, 0, pfe_intern(e, &e->names, name, strlen(name)),
+		pfe_intern(e, &e->cats, PFTRACE_FACTS_CAT, strlen(PFTRACE_FACTS_CAT)));
 	if (!pftrace_annot_object(&e->annot, &e->te, TE_F_ANNOTATIONS, obj, n, intern_key, e))
 		e->counts.not_converted++;
 	if (counts) {
