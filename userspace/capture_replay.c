@@ -13,6 +13,7 @@
 #include "session.h"
 #include "term_safe.h"
 #include "traced_set.h"
+#include "trace_summary.h"
 
 struct replay {
 	struct session s;
@@ -107,9 +108,9 @@ static int begin(struct replay *r, const unsigned char *p, size_t len, const cha
 	if (err < 0)
 		return err;
 	if (summary)
-		r->out.tf.summary = summary;
+		trace_fanout_add(&r->out.fan, trace_summary_encoder(summary));
 	s->out = &r->out;
-	trace_model_init(&s->model, &r->out.tf, &s->stats);
+	trace_model_init(&s->model, &r->out.fan, &s->stats);
 	s->model_live = true;
 	if (from_start)
 		trace_model_traced_from_start(&s->model, (uint32_t)from_start);

@@ -14,7 +14,6 @@
 #include "flight_recorder.h"
 #include "json_check.h"
 #include "record_decode.h"
-#include "trace_summary.h"
 #include "trace_rotation.h"
 
 static void write_iso_time(struct json_writer *w, uint64_t wall_ns)
@@ -126,9 +125,7 @@ void chrome_trace_begin(struct chrome_trace *tf, struct json_writer *w,
 	tf->cat = 0;
 	tf->bind.id = 0;
 	tf->writing_open_spans = false;
-	tf->aside_ready = false;
 	tf->rot = NULL;     /* --max-size: the session sets it after */
-	tf->summary = NULL; /* the end's summary: the caller sets it after (fuzz_records read it unset) */
 	tf->obs = NULL;     /* --otlp: the caller sets it after */
 	memset(tf->ids, 0, sizeof(tf->ids));
 	chrome_trace_restart(tf, facts);
@@ -167,7 +164,6 @@ void chrome_trace_begin_ring(struct chrome_trace *tf, struct json_writer *w,
 	tf->cat = 0;
 	tf->bind.id = 0;
 	tf->writing_open_spans = false;
-	tf->aside_ready = false;
 	memset(tf->ids, 0, sizeof(tf->ids));
 	nest_ties_init(&tf->ties);
 	tf->ts.len = 0;
@@ -280,10 +276,6 @@ void chrome_trace_end(struct chrome_trace *tf, const struct trace_facts *facts,
 	if (tf->rot)
 		trace_rotation_at_end(tf->rot, tf); /* the last file's writer is tf->w from here */
 	chrome_trace_write_end(tf, tf->w, tf->events, facts, s);
-	if (tf->aside_ready) {
-		jw_free(&tf->aside);
-		tf->aside_ready = false;
-	}
 }
 
 void chrome_trace_write_end(struct chrome_trace *tf, struct json_writer *w, uint64_t events,
@@ -426,13 +418,12 @@ static void te_begin(struct chrome_trace *tf, const char *ph, uint32_t pid, uint
 		     uint64_t ts_ns)
 {
 	/* --max-size: a new file first, or (a plain file full) an event written nowhere, not counted. */
-	bool past_limit = __builtin_expect(tf->rot != NULL, 0) && tf->w != &tf->aside &&
-			  trace_rotation_before_event(tf->rot, tf);
+	bool past_limit = __builtin_expect(tf->rot != NULL, 0) && trace_rotation_before_event(tf->rot, tf);
 	struct json_writer *w;
 	struct ct_ids_text *c;
 
 	/* Not in the cache: maybe the thread's first event in this file, to come after its names. */
-	if (__builtin_expect(tf->rot != NULL, 0) && !past_limit && tf->w != &tf->aside &&
+	if (__builtin_expect(tf->rot != NULL, 0) && !past_limit &&
 	    !((c = ids_slot(tf, pid, tid))->len && c->pid == pid && c->tid == tid))
 		trace_rotation_first_in_file(tf->rot, tf, pid, tid);
 	w = tf->w;
@@ -618,7 +609,7 @@ static void te_metadata_name(struct chrome_trace *tf, const char *what, uint32_t
 	jw_lit(tf->w, ",\"args\":{\"name\":");
 	jw_str(tf->w, name, name_len, (flags & CTRACE_STR_TRUNCATED) ? JW_TRUNC_SUFFIX : NULL);
 	jw_lit(tf->w, "}}");
-	if (tf->rot && tf->w != &tf->aside)
+	if (tf->rot)
 		trace_rotation_remember(tf->rot, what, pid, tid, name, name_len, flags, 0);
 	if (tf->ring)
 		names_aside_end(tf, &a, what[0] == 'p' ? 0 : 1, pid, tid);
@@ -882,53 +873,6 @@ static void complete_head(struct chrome_trace *ct, uint32_t pid, uint32_t tid, u
 	}
 }
 
-void chrome_trace_capture_begin(struct chrome_trace *ct)
-{
-	if (!ct->aside_ready) {
-		/* No file behind it: fd -1, and a buffer no span with its flows outgrows. */
-		if (jw_init(&ct->aside, -1, CHROME_TRACE_ASIDE_MAX)) {
-			fputs("ctrace-bpf: out of memory\n", stderr);
-			abort();
-		}
-		ct->aside_ready = true;
-	}
-	ct->aside.len = 0;
-	ct->aside.err = 0;
-	ct->file_w = ct->w;
-	ct->file_first_event = ct->first_event;
-	ct->file_event_start = ct->event_start;
-	ct->w = &ct->aside;
-	ct->first_event = true; /* no separator before the first event aside */
-}
-
-char *chrome_trace_capture_end(struct chrome_trace *ct, size_t *len)
-{
-	char *json;
-
-	ct->w = ct->file_w;
-	ct->first_event = ct->file_first_event;
-	ct->event_start = ct->file_event_start;
-	*len = ct->aside.len;
-	if (ct->aside.err || !ct->aside.len)
-		return NULL;
-	json = malloc(ct->aside.len);
-	if (!json) {
-		fputs("ctrace-bpf: out of memory\n", stderr);
-		abort();
-	}
-	memcpy(json, ct->aside.buf, ct->aside.len);
-	return json;
-}
-
-void chrome_trace_release(struct chrome_trace *ct, const char *json, size_t len)
-{
-	ct->event_start = ct->w->buf + ct->w->len; /* its events are whole: one unit for the flight recorder */
-	if (!ct->first_event)
-		jw_lit(ct->w, ",\n");
-	ct->first_event = false;
-	jw_raw(ct->w, json, len);
-}
-
 void chrome_trace_bind_next(struct chrome_trace *ct, const struct ct_flow_bind *b)
 {
 	ct->bind = *b;
@@ -962,30 +906,11 @@ void chrome_trace_sort_index(struct chrome_trace *ct, uint32_t pid, uint32_t tid
 	jw_lit(ct->w, ",\"args\":{\"sort_index\":");
 	jw_lit(ct->w, num);
 	jw_lit(ct->w, "}}");
-	if (ct->rot && ct->w != &ct->aside)
+	if (ct->rot)
 		trace_rotation_remember(ct->rot, thread ? "thread_sort_index" : "process_sort_index",
 					pid, tid, NULL, 0, 0, n);
 	if (ct->ring)
 		names_aside_end(ct, &a, thread ? 3 : 2, pid, tid);
-}
-
-/* A name as te_name() writes it, for the summary: the program's bytes, or "(unreadable)". */
-static void summary_name(const struct ct_text *name, const char **s, size_t *n)
-{
-	*s = name->flags & CTRACE_STR_FAULT ? "(unreadable)" : name->s;
-	*n = name->flags & CTRACE_STR_FAULT ? 12 : name->n;
-}
-
-static void summarize_span(struct chrome_trace *ct, const struct ct_text *name, uint64_t dur_ns,
-			   bool unfinished)
-{
-	const char *s;
-	size_t n;
-
-	if (!ct->summary)
-		return;
-	summary_name(name, &s, &n);
-	trace_summary_span(ct->summary, s, n, dur_ns, unfinished);
 }
 
 /* An X's begin as nest_ties.h writes it (open: unfinished): *ts_ns moved, its end kept. */
@@ -1008,7 +933,6 @@ void chrome_trace_complete(struct chrome_trace *ct, uint32_t pid, uint32_t tid, 
 	untie(ct, pid, tid, &ts_ns, &dur_ns, false);
 	if (ct->obs && ct->obs->span)
 		ct->obs->span(ct->obs->ctx, pid, tid, ts_ns, dur_ns, name, begin_args, end_args, NULL);
-	summarize_span(ct, name, dur_ns, false);
 	complete_head(ct, pid, tid, ts_ns, dur_ns, name);
 	/* Args from one end only (the usual case) need no merging. */
 	if (text_empty(end_args))
@@ -1029,7 +953,6 @@ void chrome_trace_unfinished(struct chrome_trace *ct, uint32_t pid, uint32_t tid
 	untie(ct, pid, tid, &ts_ns, &dur_ns, ct->writing_open_spans);
 	if (ct->obs && ct->obs->span)
 		ct->obs->span(ct->obs->ctx, pid, tid, ts_ns, dur_ns, name, args, NULL, why);
-	summarize_span(ct, name, dur_ns, true);
 	if (!o)
 		o = cJSON_CreateObject();
 	cJSON_AddTrueToObject(o, "unfinished");
@@ -1069,7 +992,6 @@ void chrome_trace_async(struct chrome_trace *ct, uint32_t pid, const struct ct_t
 		ct->obs->async_span(ct->obs->ctx, pid, name, begin_tid, begin_ns, begin_args, end_tid,
 				    end_ns, end_args);
 	snprintf(hex, sizeof(hex), "0x%" PRIx64, id);
-	summarize_span(ct, name, end_ns > begin_ns ? end_ns - begin_ns : 0, false);
 	async_end(ct, "b", pid, begin_tid, begin_ns, name, hex, begin_args);
 	ct->sf = ct->sf_end;
 	ct->sf_end = 0;
@@ -1096,13 +1018,6 @@ void chrome_trace_instant(struct chrome_trace *ct, uint32_t pid, uint32_t tid, u
 
 	if (ct->obs && ct->obs->instant)
 		ct->obs->instant(ct->obs->ctx, pid, tid, ts_ns, name, scope, args);
-	if (ct->summary) {
-		const char *s;
-		size_t n;
-
-		summary_name(name, &s, &n);
-		trace_summary_instant(ct->summary, s, n);
-	}
 	q = fast_head(ct, "I", pid, tid, ts_ns, name, SCOPE_FIELDS_LEN + 1);
 	if (q) {
 		memcpy(q, scope_fields(scope), SCOPE_FIELDS_LEN);
@@ -1132,13 +1047,6 @@ void chrome_trace_counter(struct chrome_trace *ct, uint32_t pid, uint32_t tid, u
 
 	if (ct->obs && ct->obs->counter)
 		ct->obs->counter(ct->obs->ctx, pid, tid, ts_ns, name, value);
-	if (ct->summary) {
-		const char *s;
-		size_t n;
-
-		summary_name(name, &s, &n);
-		trace_summary_counter(ct->summary, s, n, value);
-	}
 	q = fast_head(ct, "C", pid, tid, ts_ns, name, sizeof(value_key) + 24);
 	if (q) {
 		memcpy(q, value_key, sizeof(value_key) - 1);
@@ -1166,4 +1074,154 @@ void chrome_trace_counter(struct chrome_trace *ct, uint32_t pid, uint32_t tid, u
 	jw_double(ct->w, value);
 	jw_lit(ct->w, "}");
 	te_end(ct);
+}
+
+/* The JSON encoder: each typed event as the JSON event(s) it is (chrome_trace.h's functions). */
+static void json_event(void *ctx, const struct trace_event *ev)
+{
+	struct chrome_trace *ct = ctx;
+
+	ct->cat = ev->cat;
+	ct->sf = ev->stack;
+	switch (ev->kind) {
+	case TE_COMPLETE:
+		ct->bind = ev->flow;
+		if (!ev->unfinished) {
+			chrome_trace_complete(ct, ev->pid, ev->tid, ev->ts_ns, ev->dur_ns, &ev->name, &ev->args,
+					      &ev->end_args);
+			break;
+		}
+		ct->writing_open_spans = ev->open_at_dump;
+		chrome_trace_unfinished(ct, ev->pid, ev->tid, ev->ts_ns, ev->dur_ns, &ev->name, &ev->args,
+					ev->unfinished);
+		ct->writing_open_spans = false;
+		break;
+	case TE_ASYNC:
+		ct->sf_end = ev->end_stack;
+		chrome_trace_async(ct, ev->pid, &ev->name, ev->id, ev->tid, ev->ts_ns, &ev->args, ev->end_tid,
+				   ev->end_ns, &ev->end_args);
+		break;
+	case TE_INSTANT:
+		chrome_trace_instant(ct, ev->pid, ev->tid, ev->ts_ns, &ev->name, ev->scope, &ev->args);
+		break;
+	case TE_NOTICE:
+		chrome_trace_notice(ct, ev->pid, ev->tid, ev->ts_ns, ev->name.s, ev->scope, ev->notice_args,
+				    ev->n_notice_args);
+		break;
+	case TE_COUNTER:
+		chrome_trace_counter(ct, ev->pid, ev->tid, ev->ts_ns, &ev->name, ev->value);
+		break;
+	case TE_FLOW_STEP:
+		/* At its X's begin as written (nest_ties.h may have moved it by a nanosecond). */
+		chrome_trace_flow_phase(ct, ev->flow_out ? 's' : 'f', ev->pid, ev->tid, ct->last_x_ts, ev->id);
+		break;
+	case TE_PROCESS_NAME:
+		chrome_trace_process_name(ct, ev->pid, &ev->name);
+		break;
+	case TE_THREAD_NAME:
+		chrome_trace_thread_name(ct, ev->pid, ev->tid, &ev->name);
+		break;
+	case TE_SORT_INDEX:
+		chrome_trace_sort_index(ct, ev->pid, ev->tid, ev->thread, ev->sort_index);
+		break;
+	}
+}
+
+static void json_end(void *ctx, const struct trace_facts *facts, const struct trace_stats *stats)
+{
+	chrome_trace_end(ctx, facts, stats);
+}
+
+struct trace_encoder chrome_trace_encoder(struct chrome_trace *ct)
+{
+	/* Begun by chrome_trace_begin() or _begin_ring(), which say where it writes. */
+	return (struct trace_encoder){ .event = json_event, .end = json_end, .ctx = ct };
+}
+
+/*
+ * The args an event has in the JSON, written as ,"args":{...} (or nothing)
+ * into w with ct's settings (its frames): what an encoder of another
+ * format reads an event's args from, so that they are the JSON's exactly.
+ * end: an async pair's end's args rather than its begin's.
+ */
+void chrome_trace_args_json(struct chrome_trace *ct, struct json_writer *w, const struct trace_event *ev, bool end)
+{
+	struct json_writer *was = ct->w;
+
+	ct->w = w;
+	ct->sf = end ? ev->end_stack : ev->stack;
+	switch (ev->kind) {
+	case TE_COMPLETE:
+		if (ev->unfinished) {
+			cJSON *o = args_of(&ev->args);
+
+			if (!o)
+				o = cJSON_CreateObject();
+			cJSON_AddTrueToObject(o, "unfinished");
+			cJSON_AddStringToObject(o, "unfinished_reason", ev->unfinished);
+			write_args(ct, o);
+		} else if (text_empty(&ev->end_args)) {
+			write_args_text(ct, &ev->args);
+		} else if (text_empty(&ev->args)) {
+			write_args_text(ct, &ev->end_args);
+		} else {
+			write_args(ct, merge_args(args_of(&ev->args), args_of(&ev->end_args)));
+		}
+		break;
+	case TE_ASYNC:
+		write_args_text(ct, end ? &ev->end_args : &ev->args);
+		break;
+	case TE_INSTANT:
+		write_args_text(ct, &ev->args);
+		break;
+	case TE_NOTICE:
+		for (size_t i = 0; i < ev->n_notice_args; i++) {
+			const struct ct_arg *a = &ev->notice_args[i];
+
+			jw_lit(w, i ? ",\"" : ",\"args\":{\"");
+			jw_lit(w, a->key);
+			jw_lit(w, "\":");
+			switch (a->kind) {
+			case CT_ARG_U64: jw_u64(w, a->u); break;
+			case CT_ARG_STR: jw_str(w, a->s, a->n, NULL); break;
+			case CT_ARG_DOUBLE: jw_double(w, a->d); break;
+			}
+		}
+		if (ev->n_notice_args)
+			jw_lit(w, "}");
+		break;
+	default:
+		break;
+	}
+	ct->sf = 0;
+	ct->w = was;
+}
+
+/* A name as the JSON writes it (a JSON string, quotes and escapes included) into w. */
+void chrome_trace_name_json(struct json_writer *w, const struct ct_text *name)
+{
+	if (name->flags & CTRACE_STR_FAULT)
+		jw_str(w, "(unreadable)", 12, NULL);
+	else
+		jw_str(w, name->s, name->n,
+		       reserved_name(name->s, name->n) ? " (renamed by ctrace)" :
+		       (name->flags & CTRACE_STR_TRUNCATED) ? JW_TRUNC_SUFFIX : NULL);
+}
+
+/* Whether the JSON writes this name as its bytes, as they are (most names: the encoders' fast path). */
+bool chrome_trace_name_plain(const struct ct_text *name)
+{
+	return (name->flags & (CTRACE_STR_PLAIN | CTRACE_STR_FAULT | CTRACE_STR_TRUNCATED)) == CTRACE_STR_PLAIN &&
+	       !reserved_name(name->s, name->n);
+}
+
+bool chrome_trace_args_plain(const struct ct_text *t, const char **obj, size_t *len)
+{
+	size_t start;
+
+	if (text_empty(t) || t->flags || typed_pairs(t) >= 0 || !json_plain_object(t->s, t->n, &start, len) ||
+	    *len <= 2)
+		return false;
+	*obj = t->s + start;
+	return true;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * chrome_trace.h - writes the Chrome Trace Event JSON document: its frame,
- * every event and every fragment of one. The model (trace_model.c) hands it
- * typed values; nothing else writes trace JSON.
+ * chrome_trace.h - the JSON encoder: writes the Chrome Trace Event JSON
+ * document, its frame, every event and every fragment of one, from the
+ * model's typed events (trace_event.h; chrome_trace_encoder()). Nothing
+ * else writes trace JSON.
  *
  *   {"context": {...tracer and target...},
  *    "traceEvents": [ event, event, ... ],
@@ -19,6 +20,8 @@
 #include <stdint.h>
 #include <string.h>
 #include "json_writer.h"
+#include "trace_event.h"
+#include "trace_stats.h"
 #include "kernel_features.h"
 #include "nest_ties.h"
 #include "proc_info.h"
@@ -31,116 +34,22 @@
 struct usdt_model;
 struct trace_rotation;
 
-/* The bounded tables (table_bound.h) metadata.memory lists, at most. */
-#define TRACE_BOUNDS_MAX 12
-
-struct trace_facts {
-	const char *tracer_version;
-	const struct proc_facts *target;
-	uint64_t start_wall_ns;  /* CLOCK_REALTIME at attach */
-	uint64_t start_mono_ns;  /* CLOCK_MONOTONIC at the same moment */
-	uint64_t target_start_wall_ns; /* when the target started, both ways */
-	uint64_t target_start_mono_ns;
-	unsigned probes_attached;
-	unsigned objects_with_probes;
-	const char *categories;       /* --categories as given; NULL: every category */
-	/* The BPF programs (bpf_load.c): which set, attached how, and why. */
-	const char *program_set;      /* NULL: none loaded (not written) */
-	const char *program_set_why;  /* why better ones were not taken */
-	bool program_set_forced;      /* by CTRACE_PROGRAM_SET */
-	const char *probe_links;      /* "uprobe_multi" or "perf_uprobe" */
-	bool bpf_cookies;
-	bool fast_nop5;               /* --fast took effect */
-	const char *event_path;       /* "batched" or "per_event" (--no-batch); NULL: not written */
-	const char *event_path_why;   /* why per_event, when not asked for (--stacks); NULL: none */
-	const char *death_watch;      /* batched: how exits and execs are watched (batch_watch.h) */
-	struct kernel_feature kernel_features[KERNEL_FEATURE_COUNT];
-};
-
-struct trace_stats {
-	uint64_t events_written;   /* entries of traceEvents */
-	uint64_t records;          /* ring-buffer records decoded */
-	uint64_t dropped;          /* records the ring buffer had no room for */
-	uint64_t bad_records;      /* records that failed to decode */
-	uint64_t unmatched_ends;   /* CTRACE_SPAN_END without a BEGIN */
-	uint64_t unfinished_spans; /* spans still open at the stop */
-	uint64_t late_string_reads;/* strings the probe could not read, read from /proc */
-	uint64_t file_string_reads;/* the same, the process gone: read from its mapped file */
-	uint64_t literals_by_reference; /* literal strings sent as their address only */
-	uint64_t unreadable_strings;
-	uint64_t non_finite_counter_samples; /* NaN/inf samples left out of their track */
-	uint64_t records_after_stop; /* stamped after the stop (during the detach): left out */
-	uint64_t spans_begun_before_tracing; /* ENDs of spans never begun in the trace */
-	uint64_t untraced_processes; /* left out: the table of traced processes was full */
-	uint64_t ends_of_evicted_spans; /* ENDs of spans evicted (written unfinished) before */
-	uint64_t events_of_unknown_category; /* no BPF cookies to tell it: cat "(unknown)" (categories.h) */
-	uint64_t max_memory;       /* --max-memory, bytes (0: not written) */
-	const struct table_bound *bounds[TRACE_BOUNDS_MAX]; /* the tables it was split into */
-	unsigned n_bounds;
-	uint64_t records_unread_at_stop; /* left in the ring buffer when the drain ran out of time (in dropped) */
-	/* The reads of processes' memory (remote_read.h): made, abandoned past their deadline, refused. */
-	uint64_t remote_reads, remote_reads_abandoned, remote_reads_refused;
-	/* The batched path (userspace/batch_path.c). */
-	uint64_t batched_events;   /* events that came in threads' buffers */
-	uint64_t batch_threads;    /* buffers seen: one per thread and object */
-	uint64_t batch_lost;       /* numbered by a thread, never seen (in dropped) */
-	uint64_t batch_unwatched;  /* buffers the kernel side could not copy at their thread's death */
-	uint64_t batch_before_tracing;    /* left in a buffer by an earlier trace: left out */
-	uint64_t batch_adopted;           /* buffers the process had before this trace, found at attach */
-	uint64_t batch_inherited_at_fork; /* a child's copy of its parent's events: left out */
-	uint64_t batch_unread_at_stop;    /* live threads' buffers the stop could not read: their last events lost */
-	uint64_t merge_forced;     /* handed on before the watermark, for want of memory */
-	uint64_t merge_late;       /* handed on after a later event: out of order in the trace */
-	uint64_t stop_mono_ns;
-	const char *stop_reason;
-	const struct flow_counts *flows; /* CTRACE_FLOW_OUT/IN (trace_flows.c); NULL: not written */
-	uint64_t thread_renames;   /* renames the kernel told of (task_rename) */
-	const struct stack_stats *stacks; /* --stacks (metadata.stacks); NULL: not written */
-	const struct usdt_model *usdt;    /* --usdt (metadata.usdt); NULL: not written */
-	const struct flight_dump_facts *flight; /* --ring: this dump's (metadata.flight_recorder); NULL: none */
-};
-
-/* What metadata.flight_recorder says of one dump (flight_recorder.h). */
-struct flight_dump_facts {
-	uint64_t ring_bytes;        /* --ring */
-	unsigned dump;              /* its number, from 1 */
-	const char *reason;         /* "SIGUSR1", "CTRACE_TRIGGER", "end" */
-	const char *trigger;        /* the first CTRACE_TRIGGER's name (untrusted), NULL: none */
-	size_t trigger_len;
-	uint64_t triggers;          /* CTRACE_TRIGGERs since the dump before */
-	uint64_t events_overwritten;       /* since the dump before: pushed out of the ring */
-	uint64_t events_overwritten_total; /* since tracing began */
-	uint64_t spans_open;        /* written unfinished at the dump, to go on in the next */
-	uint64_t names_left_out;    /* process and thread names forgotten past FLIGHT_NAMES_MAX */
-	uint64_t window_start_ns;   /* the dump before (or the start): what the dump may hold */
-};
-
-/* A flow's binding to the next "X" (Perfetto's v2 flows): bind_id and which ways. */
-struct ct_flow_bind {
-	uint64_t id; /* 0: none */
-	bool out, in;
-};
-
-struct trace_summary;
 struct flight_recorder;
 
 struct chrome_trace {
 	struct json_writer *w;
-	/* The end-of-trace summary (trace_summary.h) fed with every span, instant and counter written; NULL: none. */
-	struct trace_summary *summary;
 	bool first_event;
 	uint64_t events;
 	/*
 	 * --stacks: the frames (NULL: none; the session sets them after
-	 * chrome_trace_begin), and the stack of the next event written, set
-	 * by the model just before (sf_end: an async pair's end), taken by
-	 * that event: its "sf" and its args.stack.
+	 * chrome_trace_begin), and the stack of the event being written
+	 * (sf_end: an async pair's end): its "sf" and its args.stack.
 	 */
 	const struct stack_frames *frames;
 	uint32_t sf, sf_end;
 	/*
 	 * The category (categories.h's number; 0 and 1: "ctrace") of the
-	 * program's events written next: the model sets it (trace_model.c).
+	 * program's event being written.
 	 * ctrace's own notices are always "ctrace".
 	 */
 	unsigned cat;
@@ -157,10 +66,6 @@ struct chrome_trace {
 	struct jw_ts_cache ts; /* each event's "ts" (json_writer.h) */
 	/* --max-size (trace_rotation.h), or NULL: checked before each event. */
 	struct trace_rotation *rot;
-	/* Events written aside (chrome_trace_capture_begin()): the file's writer meanwhile. */
-	struct json_writer *file_w, aside;
-	bool aside_ready, file_first_event;
-	char *file_event_start;
 	/*
 	 * Where in w's buffer the latest event began (its separator): the
 	 * flight recorder moves whole events only. A pointer, not an offset:
@@ -187,6 +92,8 @@ struct chrome_trace {
 
 void chrome_trace_begin(struct chrome_trace *ct, struct json_writer *w,
 			const struct trace_facts *facts);
+/* The encoder (trace_event.h) of a begun chrome_trace: its events and its end. */
+struct trace_encoder chrome_trace_encoder(struct chrome_trace *ct);
 void chrome_trace_end(struct chrome_trace *ct, const struct trace_facts *facts,
 		      const struct trace_stats *stats);
 /* A new file's head after chrome_trace_end() (rotation): the context and an empty event list so far. */
@@ -202,31 +109,6 @@ void chrome_trace_begin_ring(struct chrome_trace *ct, struct json_writer *w,
 void chrome_trace_write_head(struct json_writer *w, const struct trace_facts *facts);
 void chrome_trace_write_end(struct chrome_trace *ct, struct json_writer *w, uint64_t events,
 			    const struct trace_facts *facts, const struct trace_stats *stats);
-
-/* A string of the traced program's: untrusted bytes and their CTRACE_STR_* flags. */
-struct ct_text {
-	const char *s;
-	size_t n;
-	unsigned flags;
-};
-
-/*
- * An argument of one of ctrace's own notices ("ctrace: ..." instants):
- * a trusted key and a value of one of three kinds.
- */
-enum ct_arg_kind { CT_ARG_U64, CT_ARG_STR, CT_ARG_DOUBLE };
-struct ct_arg {
-	const char *key;
-	enum ct_arg_kind kind;
-	uint64_t u;
-	double d;         /* non-finite: written as the strings "NaN", "Infinity" */
-	const char *s;    /* untrusted bytes are fine */
-	size_t n;
-};
-#define CT_U64(k, v) ((struct ct_arg){ .key = (k), .kind = CT_ARG_U64, .u = (v) })
-#define CT_STR(k, p, len) ((struct ct_arg){ .key = (k), .kind = CT_ARG_STR, .s = (p), .n = (len) })
-#define CT_CSTR(k, p) CT_STR(k, p, strlen(p))
-#define CT_DOUBLE(k, v) ((struct ct_arg){ .key = (k), .kind = CT_ARG_DOUBLE, .d = (v) })
 
 /*
  * A notice of ctrace's: an "I" named `name`, cat "ctrace", scope `scope`
@@ -271,17 +153,15 @@ void chrome_trace_flow_phase(struct chrome_trace *ct, char ph, uint32_t pid, uin
 			     uint64_t ts_ns, uint64_t id);
 
 /*
- * Events written aside, for the model to put in the file later (a span
- * that took in a flow whose sender's span is not written yet: see
- * trace_flows.h). Between begin and end every event goes into memory;
- * end returns it (malloc()ed, *len bytes; NULL if it did not fit in
- * CHROME_TRACE_ASIDE_MAX, more than a span and its 4096 flow phase events
- * can take). chrome_trace_release() writes such bytes as the next events.
+ * For encoders of other formats, the JSON's own renderings: an event's args
+ * (,"args":{...} or nothing; end: an async pair's end's), a name as a JSON
+ * string, and whether a name is written as its bytes as they are.
  */
-#define CHROME_TRACE_ASIDE_MAX (1u << 20)
-void chrome_trace_capture_begin(struct chrome_trace *ct);
-char *chrome_trace_capture_end(struct chrome_trace *ct, size_t *len);
-void chrome_trace_release(struct chrome_trace *ct, const char *json, size_t len);
+void chrome_trace_args_json(struct chrome_trace *ct, struct json_writer *w, const struct trace_event *ev, bool end);
+void chrome_trace_name_json(struct json_writer *w, const struct ct_text *name);
+bool chrome_trace_name_plain(const struct ct_text *name);
+/* Args the JSON writes as the program's object text itself (most with args, no stack): that text, *len bytes. */
+bool chrome_trace_args_plain(const struct ct_text *t, const char **obj, size_t *len);
 
 /* "M" process_sort_index of pid, or thread_sort_index of tid in pid: args {"sort_index": n}. */
 void chrome_trace_sort_index(struct chrome_trace *ct, uint32_t pid, uint32_t tid, bool thread,

@@ -48,7 +48,7 @@ static void say_written(const struct session *s, const struct trace_output *out)
 	else if (rot->index > 1)
 		snprintf(files, sizeof(files), " in %llu files", rot->index);
 	fprintf(stderr, "ctrace-bpf: %s: %llu events written%s, %llu dropped%s. Open it in Perfetto UI (https://ui.perfetto.dev)%s\n",
-		s->stats.stop_reason, (unsigned long long)(out->tf.events + rot->events_before), files,
+		s->stats.stop_reason, (unsigned long long)(s->stats.events_written + rot->events_before), files,
 		(unsigned long long)s->stats.dropped,
 		s->stats.dropped ? " (the ring buffer was full)" : "",
 		s->o->perfetto ? "" : " or chrome://tracing"); /* chrome://tracing reads JSON only */
@@ -146,7 +146,7 @@ int cmd_trace(int argc, char **argv)
 			 &s.target) == 0 &&
 	    (!otlp.where || otlp_export_start(&otlp, &out.facts) == 0)) {
 		if (!o.quiet)
-			out.tf.summary = &summary;
+			trace_fanout_add(&out.fan, trace_summary_encoder(&summary));
 		if (otlp.where) {
 			out.tf.obs = &otlp.obs;
 			out.otlp = &otlp;

@@ -37,6 +37,11 @@ int jw_gzip(struct json_writer *w)
 	return trace_sink_init(&w->sink, true);
 }
 
+void jw_packets(struct json_writer *w)
+{
+	w->sink.whole_pieces = true;
+}
+
 int jw_pftrace(struct json_writer *w, int json_fd)
 {
 	trace_sink_free(&w->sink);

@@ -72,6 +72,12 @@ int jw_gzip(struct json_writer *w);
  * goes out; json_fd (-1: none) gets the JSON too. As jw_gzip(). 0 or -ENOMEM.
  */
 int jw_pftrace(struct json_writer *w, int json_fd);
+/*
+ * The bytes are whole records (pftrace_encode.c's packets, each handed in
+ * one jw_raw()): a write the disk cuts short is taken back to the piece's
+ * start (trace_sink.h), so the file ends on a whole one.
+ */
+void jw_packets(struct json_writer *w);
 /* What is buffered goes out, without waiting for a writer thread (jw_flush() waits); 0 or -errno. */
 int jw_hand_on(struct json_writer *w);
 void jw_free(struct json_writer *w); /* frees buffers, stops the writer thread; does not flush or close */

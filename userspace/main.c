@@ -9,8 +9,9 @@
  * buffer's callback) -> record_decode.c (decoded) -> record_strings.c
  * (strings resolved: literal cache, late reads) -> model_facts.c (the
  * names of a thread shown for the first time, read through proc_info.c)
- * -> trace_model.c (contexts, ids, pairing, counters; no I/O) ->
- * chrome_trace.c (every JSON fragment, through json_writer.c) ->
+ * -> trace_model.c (contexts, ids, pairing, counters; no I/O: typed
+ * events, trace_event.h) -> the encoders asked for: chrome_trace.c (JSON),
+ * pftrace_encode.c (Perfetto), trace_summary.c, through json_writer.c ->
  * session_output.c (the file).
  */
 #include <string.h>

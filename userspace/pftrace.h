@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pftrace.h - Perfetto's native protobuf trace (-o FILE.pftrace, --format
- * perfetto), written from and read back into the JSON trace chrome_trace.c
- * writes. The JSON stays the one model of the trace: the session's JSON
- * bytes, on their last step (trace_sink.c), go through a pftrace_stream
- * that turns each complete event into TracePackets appended to the file
- * while tracing (no JSON on disk unless CTRACE_PFTRACE_JSON asks);
- * pftrace_to_json() turns a .pftrace back into the same JSON events (for
- * `report`, and the tests' comparison).
+ * perfetto). The tracer writes it from the model's typed events
+ * (pftrace_encode.h); this file's stream converts a JSON trace
+ * chrome_trace.c wrote into the same packets (pftrace_write.c: the tests'
+ * and the fuzzers' cross-check, and the benchmark's figure of what the
+ * tracer did before); pftrace_to_json() turns a .pftrace back into the same
+ * JSON events (for `report`, and the tests' comparison).
  *
  * The mapping (perfetto_trace.proto has the fields):
  *   "M" process_name / thread_name / *_sort_index: a TrackDescriptor of the

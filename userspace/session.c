@@ -104,7 +104,7 @@ static void begin_model(struct session *s)
 {
 	const struct trace_options *o = s->o;
 
-	trace_model_init(&s->model, &s->out->tf, &s->stats);
+	trace_model_init(&s->model, &s->out->fan, &s->stats);
 	s->model_live = true;
 	if (o->command) /* held before its first instruction: nothing began untraced */
 		trace_model_traced_from_start(&s->model, (uint32_t)s->launched.pid);

@@ -49,12 +49,36 @@ static void say_write_failed(struct trace_output *out, const char *path, int err
 	out->failure_said = true;
 }
 
+/*
+ * Perfetto's format: the packets into w, and with CTRACE_PFTRACE_JSON the
+ * JSON beside it, both from the model's events (two encoders).
+ */
+static int perfetto_begin(struct trace_output *out)
+{
+	jw_packets(&out->w);
+	out->pf = pftrace_encoder_new(&out->w);
+	if (!out->pf || (out->json_fd >= 0 && jw_init(&out->json_w, out->json_fd, 1 << 20) < 0)) {
+		fputs("ctrace-bpf: out of memory\n", stderr);
+		return -ENOMEM;
+	}
+	jw_write_behind(&out->w);
+	trace_fanout_add(&out->fan, pftrace_encoder(out->pf));
+	trace_fanout_begin(&out->fan, &out->facts);
+	if (out->json_fd >= 0) {
+		jw_write_behind(&out->json_w);
+		chrome_trace_begin(&out->tf, &out->json_w, &out->facts);
+		trace_fanout_add(&out->fan, chrome_trace_encoder(&out->tf));
+	}
+	return 0;
+}
+
 int output_begin(struct trace_output *out, const char *path, const struct output_limits *limits,
 		 const struct proc_facts *target)
 {
 	uint64_t ring = limits->ring;
 
 	memset(out, 0, sizeof(*out));
+	trace_fanout_init(&out->fan);
 	out->fd = -1;
 	out->json_fd = -1;
 	if (trace_rotation_init(&out->rot, path, limits->max_size, limits->max_files) < 0)
@@ -100,6 +124,7 @@ int output_begin(struct trace_output *out, const char *path, const struct output
 			return -ENOMEM;
 		}
 		chrome_trace_begin_ring(&out->tf, &out->w, &out->fr);
+		trace_fanout_add(&out->fan, chrome_trace_encoder(&out->tf)); /* its end: output_dump()'s */
 		out->last_dump_ns = 0;
 		return 0;
 	}
@@ -107,17 +132,16 @@ int output_begin(struct trace_output *out, const char *path, const struct output
 		fputs("ctrace-bpf: out of memory\n", stderr);
 		return -ENOMEM;
 	}
-	/*
-	 * Perfetto's format: converted on the way out (pftrace.h). FILE.json.gz:
-	 * gzip, by the name alone (as Perfetto UI tells it by the bytes). "-" stays plain JSON.
-	 */
-	if ((limits->perfetto ? jw_pftrace(&out->w, out->json_fd) :
-	     !on_stdout(out) && trace_sink_path_is_gzip(path) ? jw_gzip(&out->w) : 0) < 0) {
+	if (limits->perfetto)
+		return perfetto_begin(out);
+	/* FILE.json.gz: gzip, by the name alone (as Perfetto UI tells it by the bytes). "-" stays plain JSON. */
+	if ((!on_stdout(out) && trace_sink_path_is_gzip(path) ? jw_gzip(&out->w) : 0) < 0) {
 		fputs("ctrace-bpf: out of memory\n", stderr);
 		return -ENOMEM;
 	}
 	jw_write_behind(&out->w); /* the write(2)s (and the compression) off the loop that reads the ring */
 	chrome_trace_begin(&out->tf, &out->w, &out->facts);
+	trace_fanout_add(&out->fan, chrome_trace_encoder(&out->tf));
 	trace_rotation_attach(&out->rot, &out->tf, &out->w, &out->fd, &out->facts, limits->stats);
 	return 0;
 }
@@ -212,6 +236,8 @@ void output_flush_every(struct trace_output *out, uint64_t now)
 	if (now < out->next_flush_ns || out->ring)
 		return;
 	jw_hand_on(&out->w); /* to the writer thread: the loop does not wait for the disk */
+	if (out->json_fd >= 0)
+		jw_hand_on(&out->json_w);
 	/*
 	 * And on to the disk, without waiting: the fsync at the end then has
 	 * ~50 ms of output to write, not the whole file (0.15 s for 100 MB,
@@ -240,8 +266,10 @@ int output_end(struct trace_output *out, struct trace_stats *stats)
 	}
 	if (out->otlp)
 		otlp_export_finish(out->otlp); /* its counts go in the metadata */
-	chrome_trace_end(&out->tf, &out->facts, stats);
-	stats->events_written = out->tf.events;
+	trace_fanout_end(&out->fan, &out->facts, stats);
+	stats->events_written = out->pf ? pftrace_encoder_events(out->pf) : out->tf.events;
+	if (out->json_fd >= 0 && (jw_finish(&out->json_w) < 0 || out->json_w.err))
+		say_write_failed(out, getenv("CTRACE_PFTRACE_JSON"), out->json_w.err ? out->json_w.err : EIO);
 	if (jw_finish(&out->w) < 0 || out->w.err) {
 		say_write_failed(out, out->path, out->w.err ? out->w.err : EIO);
 		return out->w.err ? -out->w.err : -EIO;
@@ -260,6 +288,10 @@ void output_close(struct trace_output *out, bool remove)
 	if (out->ring)
 		flight_recorder_free(&out->fr);
 	jw_free(&out->w);
+	if (out->pf && out->json_fd >= 0)
+		jw_free(&out->json_w);
+	pftrace_encoder_free(out->pf);
+	out->pf = NULL;
 	trace_rotation_free(&out->rot);
 	if (out->fd >= 0)
 		close(out->fd);

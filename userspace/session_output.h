@@ -15,6 +15,7 @@
 #include "chrome_trace.h"
 #include "flight_recorder.h"
 #include "otlp_export.h"
+#include "pftrace_encode.h"
 #include "trace_rotation.h"
 
 struct trace_output {
@@ -23,7 +24,8 @@ struct trace_output {
 	bool created;     /* a new file: removed if tracing never started */
 	uint64_t next_flush_ns;
 	struct json_writer w;
-	struct chrome_trace tf;
+	struct chrome_trace tf; /* the JSON encoder */
+	struct trace_fanout fan; /* the encoders the model's events go to (trace_event.h) */
 	struct trace_facts facts; /* the trace's metadata; the session adds what it attached */
 	struct trace_rotation rot; /* --max-size */
 	/*
@@ -37,8 +39,14 @@ struct trace_output {
 	char dump_path[4096];
 	uint64_t last_dump_ns;  /* CLOCK_MONOTONIC; 0: none yet */
 	unsigned dumps_failed;
-	/* Perfetto's format (w converts as it writes, pftrace.h): the JSON kept too, CTRACE_PFTRACE_JSON (-1: none). */
+	/*
+	 * Perfetto's format: pf writes the packets into w (pftrace_encode.h);
+	 * the JSON kept too with CTRACE_PFTRACE_JSON (json_fd, -1: none),
+	 * written by tf into json_w.
+	 */
+	struct pftrace_encoder *pf;
 	int json_fd;
+	struct json_writer json_w;
 	/* --otlp, -o FILE.otlp.json (NULL: none): told the time with each flush, finished before the end's metadata. */
 	struct otlp_export *otlp;
 	/*
@@ -59,7 +67,7 @@ struct output_limits {
 	unsigned long long max_size, max_files;
 	struct trace_stats *stats;
 	uint64_t ring;
-	bool perfetto; /* Perfetto's protobuf, converted from the JSON as it is written (pftrace.h) */
+	bool perfetto; /* Perfetto's protobuf, written from the model's events (pftrace_encode.h) */
 	/* A conversion: the start's times as the capture says them (NULL: now). */
 	const struct trace_facts *replay_facts;
 };

@@ -27,10 +27,10 @@ struct flow_link {
 	struct held_span *waiter;
 };
 
-/* A span written aside: its JSON, what it waits for, its ends (for what waits for it). */
+/* A span held back: the model's copy of it, what it waits for, its ends (for what waits for it). */
 struct held_span {
 	struct held_span *next;
-	char *json;
+	void *held;
 	size_t len;
 	size_t waits;       /* flows whose 's' is not in the file yet */
 	bool released;
@@ -191,13 +191,6 @@ const struct flow_end *trace_flows_claim(struct trace_flows *f, uint32_t tgid, u
 	return f->claimed;
 }
 
-void trace_flows_phases(struct trace_flows *f, const struct flow_end *ends, size_t n,
-			uint32_t pid, uint32_t tid, uint64_t x_ts_ns)
-{
-	for (size_t i = 0; i < n; i++)
-		f->out.phase(f->out.ctx, ends[i].out ? 's' : 'f', pid, tid, x_ts_ns, ends[i].trace_id);
-}
-
 static void link_done(struct trace_flows *f, struct flow_link *l)
 {
 	if (l->s_in_file && l->in_written)
@@ -238,10 +231,10 @@ static void release(struct trace_flows *f, struct held_span *h)
 	if (h->released)
 		return;
 	h->released = true;
-	f->out.release(f->out.ctx, h->json, h->len);
+	f->out.release(f->out.ctx, h->held, h->len);
 	f->held_bytes -= h->len;
-	free(h->json);
-	h->json = NULL;
+	free(h->held);
+	h->held = NULL;
 	in_file(f, h->ends, h->n);
 }
 
@@ -259,17 +252,17 @@ static void drop_released(struct trace_flows *f)
 }
 
 void trace_flows_written(struct trace_flows *f, const struct flow_end *ends, size_t n,
-			 char *json, size_t len)
+			 void *held, size_t len)
 {
 	struct held_span *h;
 
-	if (!json) {
+	if (!held) {
 		in_file(f, ends, n);
 		drop_released(f);
 		return;
 	}
 	h = must(calloc(1, sizeof(*h) + n * sizeof(*ends)));
-	h->json = json;
+	h->held = held;
 	h->len = len;
 	h->n = n;
 	memcpy(h->ends, ends, n * sizeof(*ends));

@@ -17,8 +17,8 @@
  * of a flow, and so draws its arrow, in the order the slices come in the
  * file, and drops an "f" read before its "s". A span that took a flow in
  * and ends before the span that sent it (a reply received while the caller
- * still waits) is therefore kept, as written JSON, until the sender's span
- * is in the file, then written right after it. At most FLOW_HELD_BYTES
+ * still waits) is therefore kept, as the model's typed events, until the
+ * sender's span is in the file, then written right after it. At most FLOW_HELD_BYTES
  * are kept; past that the oldest is written at once (counted in
  * metadata.flows.out_of_order: DevTools draws that arrow backwards).
  *
@@ -61,10 +61,9 @@ struct flow_out {
 	uint32_t tgid, tid;
 };
 
-/* Where the model's JSON goes: a flow phase event after an X, held JSON released. */
+/* Where a held span goes when its turn comes: back to the model (held: what it gave trace_flows_written()). */
 struct flow_output {
-	void (*phase)(void *ctx, char ph, uint32_t pid, uint32_t tid, uint64_t ts_ns, uint64_t trace_id);
-	void (*release)(void *ctx, const char *json, size_t len);
+	void (*release)(void *ctx, void *held, size_t len);
 	void *ctx;
 };
 
@@ -85,7 +84,7 @@ struct trace_flows {
 	struct flow_counts counts;
 };
 
-/* Ends waiting on one thread at most, OUTs in flight at most, JSON held back at most (bytes). */
+/* Ends waiting on one thread at most, OUTs in flight at most, spans held back at most (bytes). */
 #define FLOW_ENDS_PER_THREAD 4096
 #define FLOW_OUTS_BYTES (4u << 20)
 #define FLOW_HELD_BYTES (8u << 20)
@@ -117,19 +116,12 @@ bool trace_flows_in(struct trace_flows *f, uint32_t tgid, uint32_t tid, uint64_t
 const struct flow_end *trace_flows_claim(struct trace_flows *f, uint32_t tgid, uint32_t tid,
 					 uint64_t begin_ns, size_t *n, bool *hold);
 /*
- * Right after the span's X (in the same place, held or not): a flow phase
- * event per end, at the X's ts, pid and tid ('s' out, 'f' in), through
- * out.phase. Chrome DevTools binds these to the X.
- */
-void trace_flows_phases(struct trace_flows *f, const struct flow_end *ends, size_t n,
-			uint32_t pid, uint32_t tid, uint64_t x_ts_ns);
-/*
- * The span with these ends is written: in the file (json NULL), or held as
- * json[0..len) (taken over, malloc()ed). Spans held for the flows it sent
- * are released through out.release, in order.
+ * The span with these ends is written: in the file (held NULL), or held as
+ * held, len bytes (taken over, malloc()ed; freed after its release). Spans
+ * held for the flows it sent are released through out.release, in order.
  */
 void trace_flows_written(struct trace_flows *f, const struct flow_end *ends, size_t n,
-			 char *json, size_t len);
+			 void *held, size_t len);
 /*
  * At the stop, once every span was written: each end still waiting (outside
  * any span) and each OUT still in flight (never taken in), counted and

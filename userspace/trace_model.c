@@ -82,10 +82,9 @@ static char *text_copy(struct ct_text *t, char *to, const char *s, size_t n, uns
 static bool known_comm(struct trace_model *m, uint32_t tgid, uint32_t tid,
 		       char *buf, size_t len);
 static void forget_shown_recently(struct trace_model *m);
-static void flow_phase(void *ctx, char ph, uint32_t pid, uint32_t tid, uint64_t ts_ns, uint64_t id);
-static void flow_release(void *ctx, const char *json, size_t len);
+static void flow_release(void *ctx, void *held, size_t len);
 
-void trace_model_init(struct trace_model *m, struct chrome_trace *out,
+void trace_model_init(struct trace_model *m, struct trace_fanout *out,
 		      struct trace_stats *stats)
 {
 	memset(m, 0, sizeof(*m));
@@ -101,7 +100,7 @@ void trace_model_init(struct trace_model *m, struct chrome_trace *out,
 	key_map_init(&m->from_start);
 	m->next_pseudo = CTRACE_PSEUDO_BASE;
 	m->next_async_id = 1; /* DevTools ignores async id 0 */
-	trace_flows_init(&m->flows, &(struct flow_output){ flow_phase, flow_release, m });
+	trace_flows_init(&m->flows, &(struct flow_output){ flow_release, m });
 	m->stats->flows = &m->flows.counts;
 	tb_init(&m->b_spans, "open_spans",
 		"the oldest open span is written as unfinished (unfinished_reason says so) and forgotten; its END, if it comes, is counted in metadata.ends_of_evicted_spans", 0);
@@ -138,8 +137,8 @@ static void first_eviction(struct table_bound *tb, void *ctx)
 	};
 
 	trace_model_add_process(m, m->now_tgid);
-	chrome_trace_notice(m->out, m->now_tgid, m->now_tgid, m->now_ns,
-			    "ctrace: memory bound reached", 'g', args, sizeof(args) / sizeof(args[0]));
+	trace_emit_notice(m->out, m->now_tgid, m->now_tgid, m->now_ns,
+			  "ctrace: memory bound reached", 'g', args, sizeof(args) / sizeof(args[0]));
 }
 
 /* Shares of the tables' budget, per mille (the literal cache's last). */
@@ -238,7 +237,7 @@ void trace_model_add_process(struct trace_model *m, uint32_t pid)
 	 */
 	if (!known_comm(m, pid, pid, comm, sizeof(comm)))
 		snprintf(comm, sizeof(comm), "process %" PRIu32, pid);
-	chrome_trace_process_name(m->out, pid, &(struct ct_text){ comm, strlen(comm), 0 });
+	trace_emit_name(m->out, TE_PROCESS_NAME, pid, pid, &(struct ct_text){ comm, strlen(comm), 0 });
 }
 
 /* Remembers the name of a thread (from /proc, or from a fork record). */
@@ -280,7 +279,7 @@ void trace_model_thread_name(struct trace_model *m, uint32_t tgid, uint32_t tid,
 	 * again; viewers keep the last name.
 	 */
 	if (known && key_map_get(&m->threads, &key, sizeof(key)))
-		chrome_trace_thread_name(m->out, tgid, tid, &(struct ct_text){ name, len, 0 });
+		trace_emit_name(m->out, TE_THREAD_NAME, tgid, tid, &(struct ct_text){ name, len, 0 });
 }
 
 bool trace_model_knows_thread(const struct trace_model *m, uint32_t tgid, uint32_t tid)
@@ -366,7 +365,7 @@ static uint32_t shown_tid(struct trace_model *m, uint32_t pid, uint32_t tgid,
 		snprintf(name, sizeof(name), "%s", comm);
 	else
 		snprintf(name, sizeof(name), "%s (tid %" PRIu32 ")", comm, tid);
-	chrome_trace_thread_name(m->out, pid, t->tid, &(struct ct_text){ name, strlen(name), 0 });
+	trace_emit_name(m->out, TE_THREAD_NAME, pid, t->tid, &(struct ct_text){ name, strlen(name), 0 });
 	return t->tid;
 }
 
@@ -415,24 +414,18 @@ static uint64_t dur_to(const struct open_span *s, uint64_t end_ns)
 	return end_ns > s->ts_ns ? end_ns - s->ts_ns : 0;
 }
 
-static const struct flow_end *flows_before_x(struct trace_model *m, uint32_t tgid, uint32_t tid,
-					     uint64_t ts_ns, size_t *n, bool *hold);
-static void flows_after_x(struct trace_model *m, const struct flow_end *ends, size_t n, bool hold,
-			  uint32_t pid, uint32_t tid);
+static void write_x(struct trace_model *m, uint32_t tgid, uint32_t real_tid, struct trace_event *x);
 
 static void write_unfinished(struct trace_model *m, struct open_span *s,
 			     uint64_t stop_ns, const char *why)
 {
-	size_t n;
-	bool hold;
-	const struct flow_end *flows = flows_before_x(m, (uint32_t)s->key.a, s->real_tid, s->ts_ns,
-						      &n, &hold);
+	struct trace_event x = {
+		.kind = TE_COMPLETE, .pid = s->pid, .tid = s->tid, .ts_ns = s->ts_ns,
+		.dur_ns = dur_to(s, stop_ns), .name = s->name, .args = s->args, .unfinished = why,
+		.stack = s->sf, .cat = s->cat,
+	};
 
-	m->out->sf = s->sf;
-	m->out->cat = s->cat;
-	chrome_trace_unfinished(m->out, s->pid, s->tid, s->ts_ns, dur_to(s, stop_ns), &s->name,
-				&s->args, why);
-	flows_after_x(m, flows, n, hold, s->pid, s->tid);
+	write_x(m, (uint32_t)s->key.a, s->real_tid, &x);
 	m->stats->unfinished_spans++;
 }
 
@@ -451,7 +444,7 @@ static void span_begin(struct trace_model *m, const struct ctrace_event *ev)
 	s->ts_ns = ev->ts_ns;
 	s->real_tid = ev->tid;
 	s->sf = ev->sf;
-	s->cat = m->out->cat; /* as trace_model_event() resolved it */
+	s->cat = m->cat; /* as trace_model_event() resolved it */
 	resolve(m, ev->tgid, ev->tid, ev->arg[0], &s->pid, &s->tid);
 	text_copy(&s->args, text_copy(&s->name, s->bytes, ev->name, ev->name_len, ev->name_flags),
 		  ev->args, ev->args_len, ev->args_flags);
@@ -513,8 +506,8 @@ static void unmatched_end(struct trace_model *m, const struct ctrace_event *ev)
 	m->stats->unmatched_ends++;
 	resolve(m, ev->tgid, ev->tid, 0, &pid, &tid);
 	snprintf(addr, sizeof(addr), "0x%" PRIx64, ev->arg[0]);
-	chrome_trace_notice(m->out, pid, tid, ev->ts_ns, "ctrace: span end without begin", 't',
-			    &CT_CSTR("span", addr), 1);
+	trace_emit_notice(m->out, pid, tid, ev->ts_ns, "ctrace: span end without begin", 't',
+			  &CT_CSTR("span", addr), 1);
 }
 
 
@@ -554,25 +547,24 @@ static void span_end(struct trace_model *m, const struct ctrace_event *ev)
 
 	tb_remove(&m->b_spans, &s->e);
 	remember_ended(m, &key);
-	m->out->sf = s->sf;
-	m->out->sf_end = ev->sf;
-	m->out->cat = s->cat;
 	if (s->real_tid == ev->tid) {
-		size_t n;
-		bool hold;
-		const struct flow_end *flows = flows_before_x(m, ev->tgid, ev->tid, s->ts_ns,
-							      &n, &hold);
+		struct trace_event x = {
+			.kind = TE_COMPLETE, .pid = s->pid, .tid = s->tid, .ts_ns = s->ts_ns,
+			.dur_ns = dur_to(s, ev->ts_ns), .name = s->name, .args = s->args,
+			.end_args = end_args, .stack = s->sf, .cat = s->cat,
+		};
 
-		m->out->sf_end = 0;
-		chrome_trace_complete(m->out, s->pid, s->tid, s->ts_ns, dur_to(s, ev->ts_ns), &s->name,
-				      &s->args, &end_args);
-		flows_after_x(m, flows, n, hold, s->pid, s->tid);
+		write_x(m, ev->tgid, ev->tid, &x);
 	} else {
 		/* Ended on another thread: an async pair on the span's process. */
-		uint32_t end_tid = shown_tid(m, s->pid, ev->tgid, ev->tid);
+		const struct trace_event a = {
+			.kind = TE_ASYNC, .pid = s->pid, .tid = s->tid, .ts_ns = s->ts_ns, .name = s->name,
+			.args = s->args, .stack = s->sf, .cat = s->cat, .id = m->next_async_id++,
+			.end_tid = shown_tid(m, s->pid, ev->tgid, ev->tid), .end_ns = ev->ts_ns,
+			.end_args = end_args, .end_stack = ev->sf,
+		};
 
-		chrome_trace_async(m->out, s->pid, &s->name, m->next_async_id++, s->tid, s->ts_ns,
-				   &s->args, end_tid, ev->ts_ns, &end_args);
+		trace_emit(m->out, &a);
 	}
 	free_span(s);
 }
@@ -599,14 +591,12 @@ static void scope(struct trace_model *m, const struct ctrace_event *ev)
 	}
 	resolve(m, ev->tgid, ev->tid, ev->arg[0], &s.pid, &s.tid);
 	{
-		size_t n;
-		bool hold;
-		const struct flow_end *flows = flows_before_x(m, ev->tgid, ev->tid, s.ts_ns,
-							      &n, &hold);
+		struct trace_event x = {
+			.kind = TE_COMPLETE, .pid = s.pid, .tid = s.tid, .ts_ns = s.ts_ns,
+			.dur_ns = dur_to(&s, end), .name = name, .args = args, .stack = ev->sf, .cat = m->cat,
+		};
 
-		m->out->sf = ev->sf;
-		chrome_trace_complete(m->out, s.pid, s.tid, s.ts_ns, dur_to(&s, end), &name, &args, NULL);
-		flows_after_x(m, flows, n, hold, s.pid, s.tid);
+		write_x(m, ev->tgid, ev->tid, &x);
 	}
 }
 
@@ -621,10 +611,11 @@ static void instant(struct trace_model *m, const struct ctrace_event *ev)
 	default: scope = 't'; break; /* the format's default, for any other value */
 	}
 	resolve(m, ev->tgid, ev->tid, ev->arg[0], &pid, &tid);
-	m->out->sf = ev->sf;
-	chrome_trace_instant(m->out, pid, tid, ev->ts_ns,
-			     &(struct ct_text){ ev->name, ev->name_len, ev->name_flags }, scope,
-			     &(struct ct_text){ ev->args, ev->args_len, ev->args_flags });
+	trace_emit(m->out, &(struct trace_event){
+		.kind = TE_INSTANT, .pid = pid, .tid = tid, .ts_ns = ev->ts_ns, .scope = scope,
+		.name = { ev->name, ev->name_len, ev->name_flags },
+		.args = { ev->args, ev->args_len, ev->args_flags }, .stack = ev->sf, .cat = m->cat,
+	});
 }
 
 /*
@@ -644,8 +635,8 @@ static void non_finite_sample(struct trace_model *m, const struct ctrace_event *
 
 	m->stats->non_finite_counter_samples++;
 	/* "added" only for COUNTER_ADD: the sum went wrong, or the sample itself. */
-	chrome_trace_notice(m->out, pid, tid, ev->ts_ns, "ctrace: counter sample not a number", 't',
-			    args, ev->kind == CTRACE_KIND_COUNTER_ADD ? 3 : 2);
+	trace_emit_notice(m->out, pid, tid, ev->ts_ns, "ctrace: counter sample not a number", 't',
+			  args, ev->kind == CTRACE_KIND_COUNTER_ADD ? 3 : 2);
 }
 
 static void counter(struct trace_model *m, const struct ctrace_event *ev)
@@ -683,9 +674,11 @@ static void counter(struct trace_model *m, const struct ctrace_event *ev)
 			free(tb_evict(&m->b_counters, &m->counters));
 	}
 	slot->value = sample;
-	m->out->sf = ev->sf;
-	chrome_trace_counter(m->out, pid, tid, ev->ts_ns,
-			     &(struct ct_text){ ev->name, ev->name_len, ev->name_flags }, slot->value);
+	trace_emit(m->out, &(struct trace_event){
+		.kind = TE_COUNTER, .pid = pid, .tid = tid, .ts_ns = ev->ts_ns,
+		.name = { ev->name, ev->name_len, ev->name_flags }, .value = slot->value,
+		.stack = ev->sf, .cat = m->cat,
+	});
 }
 
 static void new_pid(struct trace_model *m, const struct ctrace_event *ev)
@@ -709,13 +702,13 @@ static void new_pid(struct trace_model *m, const struct ctrace_event *ev)
 	while (tb_over(&m->b_contexts))
 		free(tb_evict(&m->b_contexts, &m->contexts));
 	if (ev->name_len && !(ev->name_flags & CTRACE_STR_FAULT)) {
-		chrome_trace_process_name(m->out, c->pid,
-					  &(struct ct_text){ ev->name, ev->name_len, ev->name_flags });
+		trace_emit_name(m->out, TE_PROCESS_NAME, c->pid, c->pid,
+				&(struct ct_text){ ev->name, ev->name_len, ev->name_flags });
 	} else {
 		snprintf(fallback, sizeof(fallback), "pseudo-process %" PRIu32,
 			 c->pid - CTRACE_PSEUDO_BASE);
-		chrome_trace_process_name(m->out, c->pid,
-					  &(struct ct_text){ fallback, strlen(fallback), 0 });
+		trace_emit_name(m->out, TE_PROCESS_NAME, c->pid, c->pid,
+				&(struct ct_text){ fallback, strlen(fallback), 0 });
 	}
 }
 
@@ -734,8 +727,8 @@ static void process_change(struct trace_model *m, const struct ctrace_event *ev)
 	if (ev->kind == CTRACE_KIND_FORK) {
 		uint32_t child = (uint32_t)ev->arg[1];
 
-		chrome_trace_notice(m->out, pid, tid, ev->ts_ns, "ctrace: fork", 'p',
-				    &CT_U64("child_pid", ev->arg[1]), 1);
+		trace_emit_notice(m->out, pid, tid, ev->ts_ns, "ctrace: fork", 'p',
+				  &CT_U64("child_pid", ev->arg[1]), 1);
 		if (ev->name_len) {
 			/* A child may be gone before /proc is read: its comm came with the fork. */
 			struct pair_key key = { child, child };
@@ -746,12 +739,12 @@ static void process_change(struct trace_model *m, const struct ctrace_event *ev)
 		trace_model_traced_from_start(m, child);
 		return;
 	}
-	chrome_trace_notice(m->out, pid, tid, ev->ts_ns, "ctrace: exec", 'p',
-			    &CT_STR("path", ev->name, ev->name_len), 1);
+	trace_emit_notice(m->out, pid, tid, ev->ts_ns, "ctrace: exec", 'p',
+			  &CT_STR("path", ev->name, ev->name_len), 1);
 	/* The process has a new name now: say it (viewers keep the last). */
 	if (m->exec_pid == tgid)
-		chrome_trace_process_name(m->out, tgid,
-					  &(struct ct_text){ m->exec_name, m->exec_name_len, 0 });
+		trace_emit_name(m->out, TE_PROCESS_NAME, tgid, tgid,
+				&(struct ct_text){ m->exec_name, m->exec_name_len, 0 });
 	m->exec_pid = 0;
 }
 
@@ -768,51 +761,91 @@ static void discard(struct trace_model *m, const struct ctrace_event *ev)
 
 /*
  * Flows (trace_flows.c pairs them): the ends a span of this thread
- * encloses are bound to its X, written next: the first in the X itself
- * (Perfetto's v2 bind_id: one per slice), every one as a flow phase event
- * after it.
+ * encloses are bound to its X: the first in the X itself (Perfetto's v2
+ * bind_id: one per slice), every one as a TE_FLOW_STEP right after it.
  */
-static const struct flow_end *flows_before_x(struct trace_model *m, uint32_t tgid, uint32_t tid,
-					     uint64_t ts_ns, size_t *n, bool *hold)
+static void emit_x_and_steps(struct trace_model *m, const struct trace_event *x, const struct flow_end *ends,
+			     size_t n)
 {
-	const struct flow_end *ends = trace_flows_claim(&m->flows, tgid, tid, ts_ns, n, hold);
-
-	if (*n)
-		chrome_trace_bind_next(m->out, &(struct ct_flow_bind){ ends[0].trace_id, ends[0].out,
-								       !ends[0].out });
-	/* Written aside until the span that sent its flow is in the file (trace_flows.h). */
-	if (*hold)
-		chrome_trace_capture_begin(m->out);
-	return ends;
+	trace_emit(m->out, x);
+	for (size_t i = 0; i < n; i++)
+		trace_emit(m->out, &(struct trace_event){
+			.kind = TE_FLOW_STEP, .pid = x->pid, .tid = x->tid, .ts_ns = x->ts_ns,
+			.flow_out = ends[i].out, .id = ends[i].trace_id,
+		});
 }
 
-/* The flow phases at the X's begin as written (nest_ties.h may move it by a nanosecond or so). */
-static void flows_after_x(struct trace_model *m, const struct flow_end *ends, size_t n, bool hold,
-			  uint32_t pid, uint32_t tid)
-{
-	char *json = NULL;
-	size_t len = 0;
+/*
+ * A span held back (trace_flows.h): its X and its flow ends, with copies of
+ * the X's strings, in one block trace_flows keeps and frees.
+ */
+struct held_x {
+	struct trace_event x;
+	size_t n;
+	struct flow_end ends[];
+};
 
-	if (!n)
+static char *copy_text(struct ct_text *t, char *at)
+{
+	if (t->n)
+		memcpy(at, t->s, t->n);
+	t->s = at;
+	return at + t->n;
+}
+
+static void *hold_x(const struct trace_event *x, const struct flow_end *ends, size_t n, size_t *len)
+{
+	size_t head = sizeof(struct held_x) + n * sizeof(*ends);
+	size_t why = x->unfinished ? strlen(x->unfinished) + 1 : 0;
+	struct held_x *h;
+	char *p;
+
+	*len = head + x->name.n + x->args.n + x->end_args.n + why;
+	h = malloc(*len);
+	if (!h) {
+		fputs("ctrace-bpf: out of memory\n", stderr);
+		abort();
+	}
+	h->x = *x;
+	h->n = n;
+	memcpy(h->ends, ends, n * sizeof(*ends));
+	p = copy_text(&h->x.name, (char *)h + head);
+	p = copy_text(&h->x.args, p);
+	p = copy_text(&h->x.end_args, p);
+	if (why) {
+		memcpy(p, x->unfinished, why);
+		h->x.unfinished = p;
+	}
+	return h;
+}
+
+/* A span's X, with its flows; held back while it took in a flow whose sender's span is not written. */
+static void write_x(struct trace_model *m, uint32_t tgid, uint32_t real_tid, struct trace_event *x)
+{
+	size_t n, len;
+	bool hold;
+	const struct flow_end *ends = trace_flows_claim(&m->flows, tgid, real_tid, x->ts_ns, &n, &hold);
+
+	if (n)
+		x->flow = (struct ct_flow_bind){ ends[0].trace_id, ends[0].out, !ends[0].out };
+	if (hold) {
+		void *h = hold_x(x, ends, n, &len);
+
+		trace_flows_written(&m->flows, ends, n, h, len);
 		return;
-	trace_flows_phases(&m->flows, ends, n, pid, tid, m->out->last_x_ts);
-	if (hold && !(json = chrome_trace_capture_end(m->out, &len)))
-		m->flows.counts.out_of_order++; /* no room to keep it aside: cannot be (chrome_trace.h) */
-	trace_flows_written(&m->flows, ends, n, json, len);
+	}
+	emit_x_and_steps(m, x, ends, n);
+	if (n)
+		trace_flows_written(&m->flows, ends, n, NULL, 0);
 }
 
-static void flow_phase(void *ctx, char ph, uint32_t pid, uint32_t tid, uint64_t ts_ns, uint64_t id)
+static void flow_release(void *ctx, void *held, size_t len)
 {
 	struct trace_model *m = ctx;
+	const struct held_x *h = held;
 
-	chrome_trace_flow_phase(m->out, ph, pid, tid, ts_ns, id);
-}
-
-static void flow_release(void *ctx, const char *json, size_t len)
-{
-	struct trace_model *m = ctx;
-
-	chrome_trace_release(m->out, json, len);
+	(void)len;
+	emit_x_and_steps(m, &h->x, h->ends, h->n);
 }
 
 /* A flow that will not be drawn, shown where its end was (a thread-scoped instant). */
@@ -823,7 +856,7 @@ static void flow_notice(struct trace_model *m, uint32_t tgid, uint32_t tid, uint
 	const struct ct_arg args[] = { CT_U64("id", id), CT_CSTR("why", why) };
 
 	resolve(m, tgid, tid, 0, &pid, &shown);
-	chrome_trace_notice(m->out, pid, shown, ts_ns, what, 't', args, 2);
+	trace_emit_notice(m->out, pid, shown, ts_ns, what, 't', args, 2);
 }
 
 static void flow_end(struct trace_model *m, const struct ctrace_event *ev)
@@ -893,11 +926,11 @@ static void thread_renamed(struct trace_model *m, const struct ctrace_event *ev)
 		return;
 	resolve(m, tgid, tid, 0, &pid, &shown_tid_); /* names a thread not shown yet */
 	if (shown && !same)
-		chrome_trace_thread_name(m->out, pid, shown_tid_,
-					 &(struct ct_text){ ev->name, ev->name_len, ev->name_flags });
+		trace_emit_name(m->out, TE_THREAD_NAME, pid, shown_tid_,
+				&(struct ct_text){ ev->name, ev->name_len, ev->name_flags });
 	if (shown && ev->kind == CTRACE_KIND_THREAD_RENAME)
-		chrome_trace_notice(m->out, pid, shown_tid_, ev->ts_ns, "ctrace: thread renamed", 't',
-				    &CT_STR("name", ev->name, ev->name_len), 1);
+		trace_emit_notice(m->out, pid, shown_tid_, ev->ts_ns, "ctrace: thread renamed", 't',
+				  &CT_STR("name", ev->name, ev->name_len), 1);
 }
 
 /* CTRACE_PROCESS_SORT_INDEX / CTRACE_THREAD_SORT_INDEX: the seed's metadata events. */
@@ -907,7 +940,10 @@ static void sort_index(struct trace_model *m, const struct ctrace_event *ev)
 	bool thread = ev->kind == CTRACE_KIND_THREAD_SORT_INDEX;
 
 	resolve(m, ev->tgid, ev->tid, 0, &pid, &tid);
-	chrome_trace_sort_index(m->out, pid, thread ? tid : pid, thread, (int64_t)ev->arg[0]);
+	trace_emit(m->out, &(struct trace_event){
+		.kind = TE_SORT_INDEX, .pid = pid, .tid = thread ? tid : pid, .thread = thread,
+		.sort_index = (int64_t)ev->arg[0],
+	});
 }
 
 static void thread_renamed(struct trace_model *m, const struct ctrace_event *ev);
@@ -929,7 +965,7 @@ static void usdt_hit(struct trace_model *m, const struct ctrace_event *ev)
 	resolve(m, ev->tgid, ev->tid, 0, &pid, &tid);
 	named = *ev;
 	/* sets the stack (--stacks) of what it writes */
-	usdt_model_event(m->usdt, m->out, pid, tid, ev, &named.name, &named.name_len);
+	usdt_model_event(m->usdt, m->out, m->cat, pid, tid, ev, &named.name, &named.name_len);
 	if (named.name_len) {
 		named.kind = CTRACE_KIND_THREAD_NAME;
 		named.name_flags = 0;
@@ -942,11 +978,11 @@ void trace_model_event(struct trace_model *m, const struct ctrace_event *ev)
 	m->now_ns = ev->ts_ns;
 	m->now_tgid = ev->tgid;
 	/* The site's category, for what this event writes. */
-	m->out->cat = ev->cat;
+	m->cat = ev->cat;
 	/* --usdt's hits are no site's: they have no category to lose. */
 	if (!ev->cat && ev->kind != CTRACE_KIND_FORK && ev->kind != CTRACE_KIND_EXEC &&
 	    ev->kind != CTRACE_KIND_LINK_MAP && ev->kind != CTRACE_KIND_USDT && category_others_attached()) {
-		m->out->cat = CATEGORY_UNKNOWN_ID;
+		m->cat = CATEGORY_UNKNOWN_ID;
 		m->stats->events_of_unknown_category++;
 	}
 	switch (ev->kind) {
@@ -983,8 +1019,8 @@ void trace_model_drops(struct trace_model *m, uint32_t pid, uint64_t ts_ns,
 	};
 
 	trace_model_add_process(m, pid);
-	chrome_trace_notice(m->out, pid, pid, ts_ns, "ctrace: events dropped", 'g', args,
-			    sizeof(args) / sizeof(args[0]));
+	trace_emit_notice(m->out, pid, pid, ts_ns, "ctrace: events dropped", 'g', args,
+			  sizeof(args) / sizeof(args[0]));
 }
 
 struct open_ctx {
@@ -999,10 +1035,12 @@ static void write_open_span(const void *key, size_t len, void *value, void *ctx)
 
 	(void)key;
 	(void)len;
-	o->m->out->sf = s->sf;
-	o->m->out->cat = s->cat;
-	chrome_trace_unfinished(o->m->out, s->pid, s->tid, s->ts_ns, dur_to(s, o->now_ns), &s->name,
-				&s->args, "open at this flight recorder dump: it goes on");
+	trace_emit(o->m->out, &(struct trace_event){
+		.kind = TE_COMPLETE, .pid = s->pid, .tid = s->tid, .ts_ns = s->ts_ns,
+		.dur_ns = dur_to(s, o->now_ns), .name = s->name, .args = s->args, .stack = s->sf,
+		.cat = s->cat, .unfinished = "open at this flight recorder dump: it goes on",
+		.open_at_dump = true, /* summed once, when it ends; placed among X's for good then */
+	});
 	o->n++;
 }
 
@@ -1014,15 +1052,7 @@ uint64_t trace_model_write_open(struct trace_model *m, uint64_t now_ns)
 	 * must not look longer than what the dump shows around it.
 	 */
 	struct open_ctx o = { m, m->now_ns && m->now_ns < now_ns ? m->now_ns : now_ns, 0 };
-	struct trace_summary *summary = m->out->summary;
-	unsigned cat = m->out->cat;
-
-	m->out->summary = NULL; /* summed once, when it ends */
-	m->out->writing_open_spans = true; /* and placed among X's for good then (nest_ties.h) */
 	key_map_each(&m->spans, write_open_span, &o);
-	m->out->writing_open_spans = false;
-	m->out->summary = summary;
-	m->out->cat = cat;
 	return o.n;
 }
 
@@ -1057,7 +1087,7 @@ void trace_model_finish(struct trace_model *m, uint64_t stop_ns)
 	key_map_each(&m->spans, finish_span, &f);
 	key_map_free(&m->spans);
 	if (m->usdt)
-		usdt_model_finish(m->usdt, m->out, stop_ns);
+		usdt_model_finish(m->usdt, m->out, m->cat, stop_ns);
 	/* After the spans (written unfinished, they claim the flows they enclose). */
 	trace_flows_finish(&m->flows, flow_outside_span, flow_never_taken_in, m);
 	key_map_each(&m->contexts, free_value, NULL);

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * trace_model.h - turns decoded probe events into Chrome trace events:
- * contexts (markers -> pseudo-processes), thread and process names, counter
- * values per context, span pairing and IDs. Pure: it reads nothing (the
- * facts of processes, such as thread names, are pushed in by the caller,
- * read by proc_info.c) and writes no JSON (chrome_trace.c does, from the
- * typed values the model hands it).
+ * trace_model.h - turns decoded probe events into typed trace events
+ * (trace_event.h): contexts (markers -> pseudo-processes), thread and
+ * process names, counter values per context, span pairing and IDs. Pure:
+ * it reads nothing (the facts of processes, such as thread names, are
+ * pushed in by the caller, read by proc_info.c) and writes no format: it
+ * hands each event to the encoders' fan-out. The letters below are the
+ * JSON encoder's (chrome_trace.c) for each typed event.
  *
  * What each probe becomes:
  *   span_begin + span_end, same thread  -> "X" on that thread (a flame chart)
@@ -39,7 +40,8 @@
 #include "literal_cache.h"
 #include "record_decode.h"
 #include "table_bound.h"
-#include "chrome_trace.h"
+#include "trace_event.h"
+#include "trace_stats.h"
 #include "trace_flows.h"
 #include "tsc_clock.h"
 #include "usdt_model.h"
@@ -57,8 +59,9 @@
 #define TRACE_MEMORY_MIN (32ull << 20)
 
 struct trace_model {
-	struct chrome_trace *out;
+	struct trace_fanout *out; /* every event goes to each of its encoders */
 	struct trace_stats *stats;
+	unsigned cat; /* the category (categories.h) of the event being modelled */
 	struct key_map contexts; /* {tgid, marker} -> struct context * */
 	struct key_map threads;  /* {shown pid, real tid} -> struct shown_thread * */
 	struct key_map procs;    /* {real pid} -> (void *)1 once named */
@@ -98,7 +101,7 @@ struct trace_model {
 	struct usdt_model *usdt;  /* --usdt's probes (usdt_model.h); NULL: none asked for */
 };
 
-void trace_model_init(struct trace_model *m, struct chrome_trace *out,
+void trace_model_init(struct trace_model *m, struct trace_fanout *out,
 		      struct trace_stats *stats);
 /*
  * Splits max_memory (bytes, the ring buffer aside) between the tables the

@@ -42,11 +42,9 @@ int trace_sink_init_pftrace(struct trace_sink *s, int json_fd)
 	return s->pf ? 0 : -ENOMEM;
 }
 
-/* The packets made so far to fd, in one write: a file cut after it is still a whole trace. */
-static int pftrace_out(struct trace_sink *s, int fd, unsigned long long *written)
+/* Whole records to fd, in one write: a file cut after it is still a whole trace. */
+static int write_whole(int fd, const void *p, size_t n, unsigned long long *written)
 {
-	size_t n;
-	const void *p = pftrace_stream_take(s->pf, &n);
 	unsigned long long done = 0;
 	off_t at;
 	int err;
@@ -60,6 +58,15 @@ static int pftrace_out(struct trace_sink *s, int fd, unsigned long long *written
 		done = 0;
 	*written += done;
 	return err;
+}
+
+/* The packets made so far to fd. */
+static int pftrace_out(struct trace_sink *s, int fd, unsigned long long *written)
+{
+	size_t n;
+	const void *p = pftrace_stream_take(s->pf, &n);
+
+	return write_whole(fd, p, n, written);
 }
 
 /* Runs deflate over what is in s->z with `flush`, writing its output as it comes. */
@@ -93,6 +100,8 @@ int trace_sink_write(struct trace_sink *s, int fd, const char *p, size_t n,
 		pftrace_stream_feed(s->pf, p, n);
 		return err ? err : pftrace_out(s, fd, written);
 	}
+	if (s->whole_pieces)
+		return write_whole(fd, p, n, written);
 	if (!s->z)
 		return write_fully(fd, p, n, written);
 	while (n > 0) {

@@ -29,6 +29,8 @@ struct trace_sink {
 	 */
 	struct pftrace_stream *pf;
 	int json_fd;
+	/* Each piece handed in ends on a record (jw_packets()): one cut short is taken back whole. */
+	bool whole_pieces;
 };
 
 /*

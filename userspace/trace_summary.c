@@ -4,7 +4,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ctrace_record.h"
 #include "grow_array.h"
+#include "trace_event.h"
 #include "term_safe.h"
 
 static void kind_init(struct summary_kind *k)
@@ -272,4 +274,35 @@ void trace_summary_print(FILE *f, const struct trace_summary *s, const struct su
 		fprintf(f, ", %" PRIu64 " events overwritten in the flight recorder's ring (--ring)",
 			l->overwritten);
 	fputc('\n', f);
+}
+
+static void summary_event(void *ctx, const struct trace_event *ev)
+{
+	struct trace_summary *s = ctx;
+	/* A name as the trace shows it: the program's bytes, or "(unreadable)". */
+	const char *name = ev->name.flags & CTRACE_STR_FAULT ? "(unreadable)" : ev->name.s;
+	size_t n = ev->name.flags & CTRACE_STR_FAULT ? 12 : ev->name.n;
+
+	switch (ev->kind) {
+	case TE_COMPLETE:
+		if (!ev->open_at_dump) /* summed once, when it ends */
+			trace_summary_span(s, name, n, ev->dur_ns, ev->unfinished != NULL);
+		break;
+	case TE_ASYNC:
+		trace_summary_span(s, name, n, ev->end_ns > ev->ts_ns ? ev->end_ns - ev->ts_ns : 0, false);
+		break;
+	case TE_INSTANT:
+		trace_summary_instant(s, name, n);
+		break;
+	case TE_COUNTER:
+		trace_summary_counter(s, name, n, ev->value);
+		break;
+	default:
+		break;
+	}
+}
+
+struct trace_encoder trace_summary_encoder(struct trace_summary *s)
+{
+	return (struct trace_encoder){ .event = summary_event, .ctx = s };
 }

@@ -76,6 +76,9 @@ void trace_summary_span(struct trace_summary *s, const char *name, size_t len, u
 void trace_summary_instant(struct trace_summary *s, const char *name, size_t len);
 void trace_summary_counter(struct trace_summary *s, const char *name, size_t len, double value);
 
+/* The summary as an encoder (trace_event.h): fed every span, instant and counter of the trace. */
+struct trace_encoder trace_summary_encoder(struct trace_summary *s);
+
 /*
  * The summary as lines on f: top_spans span names, top_other instant and
  * counter names at most, and the losses.

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "chrome_trace.h"
+#include "trace_event.h"
 
 #define PF_EXITING 0x00000004 /* include/linux/sched.h: not in the uapi headers */
 
@@ -121,7 +121,7 @@ bool traced_set_any_alive(int map_fd)
 	return false;
 }
 
-void traced_set_report_full(struct chrome_trace *ct, uint32_t pid, uint64_t ts_ns,
+void traced_set_report_full(const struct trace_fanout *out, uint32_t pid, uint64_t ts_ns,
 			    uint64_t count, uint64_t total)
 {
 	const struct ct_arg args[] = {
@@ -130,6 +130,6 @@ void traced_set_report_full(struct chrome_trace *ct, uint32_t pid, uint64_t ts_n
 		CT_CSTR("why", "the table of traced processes was full"),
 	};
 
-	chrome_trace_notice(ct, pid, pid, ts_ns, "ctrace: processes not traced", 'g', args,
-			    sizeof(args) / sizeof(args[0]));
+	trace_emit_notice(out, pid, pid, ts_ns, "ctrace: processes not traced", 'g', args,
+			  sizeof(args) / sizeof(args[0]));
 }

@@ -34,8 +34,8 @@ bool traced_set_any_alive(int map_fd);
  * were not traced because the map was full: a global instant "ctrace:
  * processes not traced".
  */
-struct chrome_trace;
-void traced_set_report_full(struct chrome_trace *ct, uint32_t pid, uint64_t ts_ns,
+struct trace_fanout;
+void traced_set_report_full(const struct trace_fanout *out, uint32_t pid, uint64_t ts_ns,
 			    uint64_t count, uint64_t total);
 
 #endif

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "chrome_trace.h"
+#include "trace_event.h"
 #include "grow_array.h"
 #include "json_writer.h"
 #include "typed_args_encode.h"
@@ -17,7 +17,7 @@ extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *st
 struct usdt_open {
 	uint64_t ts_ns;
 	uint32_t pid, tid;  /* as shown */
-	uint32_t sf;        /* --stacks: the begin's stack (chrome_trace.h) */
+	uint32_t sf;        /* --stacks: the begin's stack (stack_frames.h) */
 	char *name, *args;  /* malloc'd */
 	size_t name_len, args_len;
 };
@@ -192,23 +192,17 @@ static void oom(void)
 	abort();
 }
 
-static void write_span(struct chrome_trace *out, const struct usdt_open *o, uint64_t end_ns,
-		       const struct typed_text *end_args)
+/* A span (why: NULL) or one that did not end (why it did not). */
+static void write_span(const struct usdt_model *um, const struct trace_fanout *out, const struct usdt_open *o,
+		       uint64_t end_ns, const struct typed_text *end_args, const char *why)
 {
-	out->sf = o->sf;
-	chrome_trace_complete(out, o->pid, o->tid, o->ts_ns, end_ns > o->ts_ns ? end_ns - o->ts_ns : 0,
-			      &(struct ct_text){ o->name, o->name_len, 0 },
-			      &(struct ct_text){ o->args, o->args_len, 0 },
-			      &(struct ct_text){ end_args ? end_args->b : NULL, end_args ? end_args->n : 0, 0 });
-}
-
-static void write_unfinished(struct chrome_trace *out, const struct usdt_open *o, uint64_t end_ns,
-			     const char *why)
-{
-	out->sf = o->sf;
-	chrome_trace_unfinished(out, o->pid, o->tid, o->ts_ns, end_ns > o->ts_ns ? end_ns - o->ts_ns : 0,
-				&(struct ct_text){ o->name, o->name_len, 0 },
-				&(struct ct_text){ o->args, o->args_len, 0 }, why);
+	trace_emit(out, &(struct trace_event){
+		.kind = TE_COMPLETE, .pid = o->pid, .tid = o->tid, .ts_ns = o->ts_ns,
+		.dur_ns = end_ns > o->ts_ns ? end_ns - o->ts_ns : 0, .name = { o->name, o->name_len, 0 },
+		.args = { o->args, o->args_len, 0 },
+		.end_args = { end_args ? end_args->b : NULL, end_args ? end_args->n : 0, 0 },
+		.unfinished = why, .stack = o->sf, .cat = um->cat,
+	});
 }
 
 static void open_free(struct usdt_open *o)
@@ -252,7 +246,7 @@ static void span_begin(struct usdt_model *um, unsigned spec, uint32_t pid, uint3
 	o->args_len = t->n;
 }
 
-static void span_end(struct usdt_model *um, struct chrome_trace *out, unsigned spec,
+static void span_end(struct usdt_model *um, const struct trace_fanout *out, unsigned spec,
 		     const struct ctrace_event *ev, const char *name, size_t name_len,
 		     const struct typed_text *t)
 {
@@ -281,12 +275,12 @@ static void span_end(struct usdt_model *um, struct chrome_trace *out, unsigned s
 	while (st->n - 1 > at) {
 		struct usdt_open *inner = &st->v[--st->n];
 
-		write_unfinished(out, inner, ev->ts_ns, "an outer span ended first (its own end never came)");
+		write_span(um, out, inner, ev->ts_ns, NULL, "an outer span ended first (its own end never came)");
 		um->spec[spec].begins_not_ended++;
 		open_free(inner);
 		um->open--;
 	}
-	write_span(out, &st->v[at], ev->ts_ns, t);
+	write_span(um, out, &st->v[at], ev->ts_ns, t, NULL);
 	um->spec[spec].spans++;
 	open_free(&st->v[at]);
 	st->n--;
@@ -298,7 +292,7 @@ static void span_end(struct usdt_model *um, struct chrome_trace *out, unsigned s
 	}
 }
 
-void usdt_model_event(struct usdt_model *um, struct chrome_trace *out, uint32_t pid, uint32_t tid,
+void usdt_model_event(struct usdt_model *um, const struct trace_fanout *out, unsigned cat, uint32_t pid, uint32_t tid,
 		      const struct ctrace_event *ev, const char **thread_name, size_t *thread_name_len)
 {
 	const struct usdt_probe *pr = um->specs ? usdt_probe_of_cookie(um->specs, ev->arg[0]) : NULL;
@@ -309,6 +303,7 @@ void usdt_model_event(struct usdt_model *um, struct chrome_trace *out, uint32_t 
 	size_t name_len;
 
 	*thread_name_len = 0;
+	um->cat = cat;
 	if (!pr || !decode_hit(ev, &h)) {
 		um->unknown_records++;
 		return;
@@ -326,9 +321,10 @@ void usdt_model_event(struct usdt_model *um, struct chrome_trace *out, uint32_t 
 		oom();
 	switch (pr->role) {
 	case USDT_ROLE_INSTANT:
-		out->sf = ev->sf;
-		chrome_trace_instant(out, pid, tid, ev->ts_ns, &(struct ct_text){ name, name_len, 0 }, 't',
-				     &(struct ct_text){ t.b, t.n, 0 });
+		trace_emit(out, &(struct trace_event){
+			.kind = TE_INSTANT, .pid = pid, .tid = tid, .ts_ns = ev->ts_ns, .scope = 't',
+			.name = { name, name_len, 0 }, .args = { t.b, t.n, 0 }, .stack = ev->sf, .cat = cat,
+		});
 		free(name);
 		break;
 	case USDT_ROLE_BEGIN:
@@ -343,7 +339,7 @@ void usdt_model_event(struct usdt_model *um, struct chrome_trace *out, uint32_t 
 
 struct finish_ctx {
 	struct usdt_model *um;
-	struct chrome_trace *out;
+	const struct trace_fanout *out;
 	uint64_t stop_ns;
 };
 
@@ -356,7 +352,7 @@ static void finish_stack(const void *key, size_t len, void *value, void *ctx)
 	(void)len;
 	for (size_t i = 0; i < st->n; i++) {
 		if (f->out)
-			write_unfinished(f->out, &st->v[i], f->stop_ns, "still open when tracing stopped");
+			write_span(f->um, f->out, &st->v[i], f->stop_ns, NULL, "still open when tracing stopped");
 		f->um->spec[k->spec].unfinished++;
 		open_free(&st->v[i]);
 	}
@@ -392,10 +388,11 @@ static void check_pairing(struct usdt_model *um)
 	}
 }
 
-void usdt_model_finish(struct usdt_model *um, struct chrome_trace *out, uint64_t stop_ns)
+void usdt_model_finish(struct usdt_model *um, const struct trace_fanout *out, unsigned cat, uint64_t stop_ns)
 {
 	struct finish_ctx f = { um, out, stop_ns };
 
+	um->cat = cat;
 	if (!um->specs)
 		return;
 	key_map_each(&um->stacks, finish_stack, &f);

@@ -5,7 +5,7 @@
  * begin and end of a span's probes on one thread, nested pairs nested. The
  * arguments are written with their types: the record's values and strings
  * are put in the typed args' format (usdt/ctrace_args.h), so that they go
- * out as CTRACE_INSTANT_ARGS's do (chrome_trace.c, typed_args.c).
+ * out as CTRACE_INSTANT_ARGS's do (typed_args.c): as typed events (trace_event.h).
  *
  * What cannot be paired is counted, in metadata.usdt: an end with no begin
  * (its begin came before the attach), a begin still open at the stop
@@ -21,8 +21,8 @@
 #include "record_decode.h"
 #include "usdt_spec.h"
 
-struct chrome_trace;
 struct json_writer;
+struct trace_fanout;
 
 /* Open spans at most (all threads): a target that only begins cannot grow the loader past it. */
 #define USDT_OPEN_MAX 65536
@@ -49,6 +49,7 @@ struct usdt_model {
 	uint64_t strings_without_room; /* the record was full */
 	/* Said at the finish (stderr and metadata): a begin probe that does not fire for every call. */
 	char warning[400];
+	unsigned cat; /* the category of the events written now (the model's, trace_model.c) */
 };
 
 void usdt_model_init(struct usdt_model *um, const struct usdt_specs *specs);
@@ -58,10 +59,10 @@ void usdt_model_init(struct usdt_model *um, const struct usdt_specs *specs);
  * JVM's thread__start), that name in *name (into the record's bytes), else
  * *name_len 0.
  */
-void usdt_model_event(struct usdt_model *um, struct chrome_trace *out, uint32_t pid, uint32_t tid,
+void usdt_model_event(struct usdt_model *um, const struct trace_fanout *out, unsigned cat, uint32_t pid, uint32_t tid,
 		      const struct ctrace_event *ev, const char **name, size_t *name_len);
 /* Writes the spans still open (unfinished, ending at stop_ns), says what is wrong, frees. */
-void usdt_model_finish(struct usdt_model *um, struct chrome_trace *out, uint64_t stop_ns);
+void usdt_model_finish(struct usdt_model *um, const struct trace_fanout *out, unsigned cat, uint64_t stop_ns);
 /* ,"usdt":{...} of metadata. */
 void usdt_model_write_metadata(const struct usdt_model *um, struct json_writer *w);
 

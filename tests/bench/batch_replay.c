@@ -139,6 +139,7 @@ int main(int argc, char **argv)
 	struct trace_stats stats = { 0 };
 	struct trace_model model;
 	struct chrome_trace tf;
+	struct trace_fanout fan;
 	struct trace_summary summary;
 	struct json_writer w;
 	struct tsc_clock tsc;
@@ -181,8 +182,10 @@ int main(int argc, char **argv)
 	chrome_trace_begin(&tf, &w, &facts);
 	/* As the tracer does unless -q: the end-of-trace summary is fed with every event. */
 	trace_summary_init(&summary);
-	tf.summary = &summary;
-	trace_model_init(&model, &tf, &stats);
+	trace_fanout_init(&fan);
+	trace_fanout_add(&fan, chrome_trace_encoder(&tf));
+	trace_fanout_add(&fan, trace_summary_encoder(&summary));
+	trace_model_init(&model, &fan, &stats);
 	model_facts_process(&model, (uint32_t)getpid());
 	trace_model_add_process(&model, (uint32_t)getpid());
 	batch_path_init(&bp, true, &tsc, &stats, &stop_ns, 0, to_model, &model);

@@ -140,6 +140,7 @@ int main(int argc, char **argv)
 	struct trace_stats stats = { 0 };
 	struct trace_model model;
 	struct chrome_trace tf;
+	struct trace_fanout fan;
 	struct json_writer w;
 	double t0, secs;
 	int fd;
@@ -168,7 +169,9 @@ int main(int argc, char **argv)
 	facts.tracer_version = "bench";
 	facts.target = &target;
 	chrome_trace_begin(&tf, &w, &facts);
-	trace_model_init(&model, &tf, &stats);
+	trace_fanout_init(&fan);
+	trace_fanout_add(&fan, chrome_trace_encoder(&tf));
+	trace_model_init(&model, &fan, &stats);
 	model_facts_process(&model, s.tgid);
 	trace_model_add_process(&model, s.tgid);
 

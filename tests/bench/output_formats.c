@@ -2,9 +2,9 @@
 /*
  * output_formats - the trace writer on its own, plain JSON against gzip
  * (-o FILE.json.gz) and Perfetto's protobuf (-o FILE.pftrace): the same
- * events written through chrome_trace.c and json_writer.c (write-behind
- * thread, zlib in it for gzip, the conversion to packets in it for
- * pftrace: pftrace_write.c) into a real file, as the loader writes them.
+ * typed events (trace_event.h) through the JSON encoder (chrome_trace.c)
+ * or the Perfetto one (pftrace_encode.c) and json_writer.c (write-behind
+ * thread, zlib in it for gzip) into a real file, as the loader writes them.
  * No kernel, no traced process: what the output format costs and saves.
  *
  *   output_formats [--cpu C] [--dir DIR] [N]     (default /tmp, 2 M events)
@@ -15,8 +15,8 @@
  * gzip and pftrace: FORMAT_bytes_per_event, FORMAT_events_per_s (writing to the file
  * being complete, fsync excluded), FORMAT_mb_per_s (JSON bytes through the
  * writer a second), FORMAT_loop_ns_per_event (CPU time of the writing
- * thread alone: what the loader's loop pays; compression and conversion
- * are in the other thread), and gzip_ratio; the same for pftrace, and
+ * thread alone: what the loader's loop pays; compression is in the other
+ * thread), and gzip_ratio; the same for pftrace (encoded in the loop), and
  * pftrace_ratio.
  */
 #include "bench.h"
@@ -28,6 +28,8 @@
 #include "chrome_trace.h"
 #include "json_writer.h"
 #include "pftrace.h"
+#include "pftrace_encode.h"
+#include "trace_event.h"
 #include "proc_info.h"
 
 struct result {
@@ -36,8 +38,6 @@ struct result {
 	double seconds; /* writing, from the first event to the file complete */
 	uint64_t events;
 };
-
-static const struct ct_text no_args = { "", 0, 0 };
 
 static struct ct_text text(const char *s)
 {
@@ -52,6 +52,9 @@ static int run(const char *dir, enum format format, long n, const struct trace_f
 	char path[4096];
 	struct json_writer w;
 	struct chrome_trace tf;
+	struct pftrace_encoder *pe = NULL;
+	struct trace_fanout fan;
+	uint64_t events;
 	struct trace_stats stats = { 0 };
 	struct ct_text args40 = text("{\"bytes\":4096,\"file\":\"/var/data/a.bin\"}");
 	double t0, c0;
@@ -60,45 +63,70 @@ static int run(const char *dir, enum format format, long n, const struct trace_f
 	snprintf(path, sizeof(path), "%s/output_formats.%d.%s", dir, (int)getpid(),
 		 format == GZIP ? "json.gz" : format == PFTRACE ? "pftrace" : "json");
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || jw_init(&w, fd, 1 << 20) < 0 || (format == GZIP && jw_gzip(&w) < 0) ||
-	    (format == PFTRACE && jw_pftrace(&w, -1) < 0)) {
+	if (fd < 0 || jw_init(&w, fd, 1 << 20) < 0 || (format == GZIP && jw_gzip(&w) < 0)) {
 		perror(path);
 		return -1;
 	}
 	jw_write_behind(&w);
 	t0 = bench_now_ns();
 	c0 = bench_cpu_ns();
-	chrome_trace_begin(&tf, &w, facts);
+	trace_fanout_init(&fan);
+	if (format == PFTRACE) {
+		jw_packets(&w);
+		pe = pftrace_encoder_new(&w);
+		if (!pe)
+			return -1;
+		trace_fanout_add(&fan, pftrace_encoder(pe));
+		trace_fanout_begin(&fan, facts);
+	} else {
+		chrome_trace_begin(&tf, &w, facts);
+		trace_fanout_add(&fan, chrome_trace_encoder(&tf));
+	}
 	for (long i = 0; i < n; i += 10) {
 		uint64_t ts = 1000000000ull + (uint64_t)i * 700;
 		struct ct_text name = text(names[i % 5]);
 		uint32_t pid = 4242, tid = 4242 + (uint32_t)(i / 10 % 4);
+		const struct trace_event evs[] = {
+			{ .kind = TE_COMPLETE, .pid = pid, .tid = tid, .ts_ns = ts, .dur_ns = 5300 + (uint64_t)(i % 977),
+			  .name = name },
+			{ .kind = TE_COMPLETE, .pid = pid, .tid = tid, .ts_ns = ts + 100, .dur_ns = 1200 + (uint64_t)(i % 311),
+			  .name = name, .args = args40 },
+			{ .kind = TE_COMPLETE, .pid = pid, .tid = tid + 1, .ts_ns = ts + 200, .dur_ns = 90 + (uint64_t)(i % 37),
+			  .name = name },
+			{ .kind = TE_INSTANT, .pid = pid, .tid = tid, .ts_ns = ts + 300, .name = { "cache miss", 10, 0 },
+			  .scope = 't' },
+			{ .kind = TE_INSTANT, .pid = pid, .tid = tid, .ts_ns = ts + 350, .name = { "parsed", 6, 0 },
+			  .scope = 't', .args = args40 },
+			{ .kind = TE_INSTANT, .pid = pid, .tid = tid + 1, .ts_ns = ts + 400, .name = { "flush", 5, 0 },
+			  .scope = 'p' },
+			{ .kind = TE_INSTANT, .pid = pid, .tid = tid + 1, .ts_ns = ts + 450, .name = { "done", 4, 0 },
+			  .scope = 't' },
+			{ .kind = TE_COUNTER, .pid = pid, .tid = tid, .ts_ns = ts + 500, .name = { "queue depth", 11, 0 },
+			  .value = (double)(i % 17) },
+			{ .kind = TE_COUNTER, .pid = pid, .tid = tid, .ts_ns = ts + 550, .name = { "bytes read", 10, 0 },
+			  .value = 4096.0 * (double)i },
+			{ .kind = TE_ASYNC, .pid = pid, .tid = tid, .ts_ns = ts + 600, .name = { "io", 2, 0 },
+			  .id = (uint64_t)i + 1, .end_tid = tid + 1, .end_ns = ts + 650 },
+		};
 
-		chrome_trace_complete(&tf, pid, tid, ts, 5300 + i % 977, &name, &no_args, &no_args);
-		chrome_trace_complete(&tf, pid, tid, ts + 100, 1200 + i % 311, &name, &args40, &no_args);
-		chrome_trace_complete(&tf, pid, tid + 1, ts + 200, 90 + i % 37, &name, &no_args, &no_args);
-		chrome_trace_instant(&tf, pid, tid, ts + 300, &(struct ct_text){ "cache miss", 10, 0 }, 't', &no_args);
-		chrome_trace_instant(&tf, pid, tid, ts + 350, &(struct ct_text){ "parsed", 6, 0 }, 't', &args40);
-		chrome_trace_instant(&tf, pid, tid + 1, ts + 400, &(struct ct_text){ "flush", 5, 0 }, 'p', &no_args);
-		chrome_trace_instant(&tf, pid, tid + 1, ts + 450, &(struct ct_text){ "done", 4, 0 }, 't', &no_args);
-		chrome_trace_counter(&tf, pid, tid, ts + 500, &(struct ct_text){ "queue depth", 11, 0 }, (double)(i % 17));
-		chrome_trace_counter(&tf, pid, tid, ts + 550, &(struct ct_text){ "bytes read", 10, 0 }, 4096.0 * (double)i);
-		chrome_trace_async(&tf, pid, &(struct ct_text){ "io", 2, 0 }, (uint64_t)i + 1, tid, ts + 600,
-				   &no_args, tid + 1, ts + 650, &no_args);
+		for (size_t k = 0; k < sizeof(evs) / sizeof(evs[0]); k++)
+			trace_emit(&fan, &evs[k]);
 	}
-	chrome_trace_end(&tf, facts, &stats);
+	trace_fanout_end(&fan, facts, &stats);
+	events = pe ? pftrace_encoder_events(pe) : tf.events;
+	pftrace_encoder_free(pe);
 	if (jw_finish(&w) < 0) {
 		fprintf(stderr, "output_formats: writing %s failed: %s\n", path, strerror(w.err));
 		return -1;
 	}
-	res->loop_ns_per_event = (bench_cpu_ns() - c0) / (double)tf.events;
-	res->events_per_s = (double)tf.events / ((bench_now_ns() - t0) / 1e9);
+	res->loop_ns_per_event = (bench_cpu_ns() - c0) / (double)events;
+	res->events_per_s = (double)events / ((bench_now_ns() - t0) / 1e9);
 	res->json_bytes = w.in_handed;
 	res->bytes = w.written;
-	res->bytes_per_event = (double)w.written / (double)tf.events;
-	res->mb_per_s = (double)res->json_bytes / 1e6 / ((double)tf.events / res->events_per_s);
-	res->seconds = (double)tf.events / res->events_per_s;
-	res->events = tf.events;
+	res->bytes_per_event = (double)w.written / (double)events;
+	res->mb_per_s = (double)res->json_bytes / 1e6 / ((double)events / res->events_per_s);
+	res->seconds = (double)events / res->events_per_s;
+	res->events = events;
 	jw_free(&w);
 	close(fd);
 	unlink(path);

@@ -2,10 +2,12 @@
 /*
  * fuzz_records - libFuzzer harness over what the loader does with the bytes
  * a traced (hostile) process and the kernel hand it: ring-buffer records ->
- * record_decode() -> trace_model_event() -> chrome_trace/json_writer. After
- * each input the trace is finished and the whole output must be one strict
- * JSON document (RFC 8259, tests/lib/json_strict) in valid UTF-8 that cJSON
- * also parses; anything else abort()s, as do ASan and UBSan findings.
+ * record_decode() -> trace_model_event() -> the JSON encoder (chrome_trace.c)
+ * and the Perfetto one (pftrace_encode.c), side by side. After each input
+ * the trace is finished and the whole JSON must be one strict JSON document
+ * (RFC 8259, tests/lib/json_strict) in valid UTF-8 that cJSON also parses,
+ * and the .pftrace must read back as the same trace; anything else
+ * abort()s, as do ASan and UBSan findings.
  *
  * Input: records back to back, each a 16-bit little-endian length and that
  * many bytes (a length of 0 reports ring-buffer drops instead). A record
@@ -28,6 +30,7 @@
 #include "json_strict.h"
 #include "pftrace.h"
 #include "pftrace_compare.h"
+#include "pftrace_encode.h"
 #include "json_writer.h"
 #include "record_decode.h"
 #include "chrome_trace.h"
@@ -44,7 +47,7 @@
  */
 #define FOLD_BASE (1u << 22)
 
-static int out_fd = -1;
+static int out_fd = -1, pf_fd = -1;
 
 /*
  * --usdt's probes, as a user could give them: strings of each kind, a span
@@ -81,21 +84,19 @@ static void check(bool ok, const char *what, const char *text, size_t len)
 }
 
 /*
- * The same trace as Perfetto's protobuf (-o FILE.pftrace) and read back:
- * the same events, every string still valid UTF-8 (pftrace.h).
+ * The same trace as Perfetto's protobuf (-o FILE.pftrace, written by its
+ * encoder from the same typed events, in pf_fd) read back: the same
+ * events, every string still valid UTF-8 (pftrace.h), nothing unconverted.
  */
 static void same_as_pftrace(const cJSON *doc, const char *text, size_t len)
 {
-	FILE *in = fmemopen((void *)text, len, "r"), *pf = tmpfile(), *back = tmpfile();
-	struct pftrace_counts counts;
+	FILE *pf = fdopen(dup(pf_fd), "r"), *back = tmpfile();
 	char why[1200], *btext;
 	long blen;
 	cJSON *bdoc;
 
-	if (!in || !pf || !back)
+	if (!pf || !back)
 		abort();
-	check(pftrace_from_json(in, pf, &counts, why, sizeof(why)) == 0, "pftrace_from_json failed", text, len);
-	check(counts.not_converted == 0, "an event was not converted to pftrace", text, len);
 	rewind(pf);
 	check(pftrace_to_json(pf, back, why, sizeof(why)) == 0, "pftrace_to_json failed", text, len);
 	blen = ftell(back);
@@ -110,9 +111,11 @@ static void same_as_pftrace(const cJSON *doc, const char *text, size_t len)
 		fprintf(stderr, "fuzz_records: pftrace: %s\n", why);
 		check(false, "the pftrace read back differs; the JSON", text, len);
 	}
+	check(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(bdoc, "metadata"),
+					       "pftrace_events_not_converted")->valuedouble == 0,
+	      "an event was not converted to pftrace", text, len);
 	cJSON_Delete(bdoc);
 	free(btext);
-	fclose(in);
 	fclose(pf);
 	fclose(back);
 }
@@ -158,8 +161,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct tsc_clock tsc = { 0, 0, 3.0 }; /* fixed: the same result every run */
 	struct trace_facts facts = { .tracer_version = "fuzz", .target = &target };
 	struct trace_stats stats = { 0 };
-	struct json_writer w;
+	struct json_writer w, pw;
 	struct chrome_trace tf;
+	struct pftrace_encoder *pe;
+	struct trace_fanout fan;
 	struct trace_model m;
 	struct usdt_model um;
 	uint64_t drops = 0;
@@ -169,11 +174,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (out_fd < 0 && (out_fd = memfd_create("fuzz-trace", 0)) < 0)
 		abort();
+	if (pf_fd < 0 && (pf_fd = memfd_create("fuzz-pftrace", 0)) < 0)
+		abort();
 	if (ftruncate(out_fd, 0) != 0 || lseek(out_fd, 0, SEEK_SET) != 0 ||
 	    jw_init(&w, out_fd, 64) < 0) /* a small buffer: flushes mid-event */
 		abort();
+	if (ftruncate(pf_fd, 0) != 0 || lseek(pf_fd, 0, SEEK_SET) != 0 || jw_init(&pw, pf_fd, 64) < 0)
+		abort();
+	jw_packets(&pw);
+	pe = pftrace_encoder_new(&pw);
+	if (!pe)
+		abort();
+	trace_fanout_init(&fan);
+	trace_fanout_add(&fan, pftrace_encoder(pe));
+	trace_fanout_begin(&fan, &facts);
 	chrome_trace_begin(&tf, &w, &facts);
-	trace_model_init(&m, &tf, &stats);
+	trace_fanout_add(&fan, chrome_trace_encoder(&tf));
+	trace_model_init(&m, &fan, &stats);
 	m.tsc = &tsc;
 	usdt_specs_once();
 	usdt_model_init(&um, &usdt_specs);
@@ -197,10 +214,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	trace_model_finish(&m, UINT64_MAX / 2);
 	stats.stop_reason = "fuzz";
-	chrome_trace_end(&tf, &facts, &stats);
-	if (jw_flush(&w) < 0)
+	trace_fanout_end(&fan, &facts, &stats);
+	if (jw_flush(&w) < 0 || jw_flush(&pw) < 0)
 		abort();
 	jw_free(&w);
+	jw_free(&pw);
+	pftrace_encoder_free(pe);
 
 	len = (size_t)lseek(out_fd, 0, SEEK_END);
 	text = malloc(len + 1);

@@ -73,6 +73,7 @@ static void make_trace(void)
 	uint32_t pid = (uint32_t)getpid(), other = pid + 1;
 	struct json_writer w;
 	struct chrome_trace tf;
+	struct trace_fanout fan;
 	struct trace_stats stats = { 0 };
 	struct trace_model m;
 	struct proc_facts target;
@@ -88,7 +89,9 @@ static void make_trace(void)
 	facts.target = &target;
 	facts.start_mono_ns = 1000;
 	chrome_trace_begin(&tf, &w, &facts);
-	trace_model_init(&m, &tf, &stats);
+	trace_fanout_init(&fan);
+	trace_fanout_add(&fan, chrome_trace_encoder(&tf));
+	trace_model_init(&m, &fan, &stats);
 	trace_model_add_process(&m, pid);
 
 	e = mk(CTRACE_KIND_SPAN_BEGIN, 2000, pid);

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 #include "trace_flows.h"
 
-/* What the flows handed out: phase events and released JSON, as one log. */
+/* What the spans wrote: their names, flow steps and released spans, as one log. */
 static char out_log[4096];
 
 static void phase(void *ctx, char ph, uint32_t pid, uint32_t tid, uint64_t ts_ns, uint64_t id)
@@ -27,18 +27,26 @@ static void phase(void *ctx, char ph, uint32_t pid, uint32_t tid, uint64_t ts_ns
 		 (unsigned long long)ts_ns, (unsigned long long)(id - (1ull << 32)));
 }
 
-static void release(void *ctx, const char *json, size_t len)
+/* The model's held span here is its log text. */
+static void release(void *ctx, void *held, size_t len)
 {
 	size_t n = strlen(out_log);
 
 	(void)ctx;
-	snprintf(out_log + n, sizeof(out_log) - n, "[%.*s] ", (int)len, json);
+	snprintf(out_log + n, sizeof(out_log) - n, "[%.*s] ", (int)len, (const char *)held);
+}
+
+/* A flow step per end after its X, at the X's begin, as the model emits them. */
+static void phases(const struct flow_end *ends, size_t n, uint32_t tid, uint64_t b)
+{
+	for (size_t i = 0; i < n; i++)
+		phase(NULL, ends[i].out ? 's' : 'f', 1, tid, b, ends[i].trace_id);
 }
 
 static void init(struct trace_flows *f)
 {
 	out_log[0] = '\0';
-	trace_flows_init(f, &(struct flow_output){ phase, release, NULL });
+	trace_flows_init(f, &(struct flow_output){ release, NULL });
 }
 
 /* Writes a span of thread tid from b to e as the model does; json: held as this text. */
@@ -57,7 +65,7 @@ static void span(struct trace_flows *f, uint32_t tid, uint64_t b, uint64_t e, co
 
 		memcpy(saved, out_log, sizeof(out_log));
 		snprintf(out_log, sizeof(out_log), "%s ", name);
-		trace_flows_phases(f, ends, n, 1, tid, b);
+		phases(ends, n, tid, b);
 		json = strdup(out_log);
 		memcpy(out_log, saved, sizeof(out_log));
 		trace_flows_written(f, ends, n, json, strlen(json));
@@ -68,7 +76,7 @@ static void span(struct trace_flows *f, uint32_t tid, uint64_t b, uint64_t e, co
 
 		snprintf(out_log + len, sizeof(out_log) - len, "%s ", name);
 	}
-	trace_flows_phases(f, ends, n, 1, tid, b);
+	phases(ends, n, tid, b);
 	trace_flows_written(f, ends, n, NULL, 0);
 }
 

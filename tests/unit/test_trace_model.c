@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * The loader's logic without the kernel or a process: decoded events and
- * the facts of processes (thread names) go into the trace model, the JSON
- * it writes is read back with cJSON and checked event by event (contexts,
- * ids, counters, span pairing, unfinished spans, names).
+ * the facts of processes (thread names) go into the trace model, and what
+ * it says is checked event by event (contexts, ids, counters, span
+ * pairing, unfinished spans, names): as typed events, kept by a recording
+ * encoder (trace_record.h), and, for what is the JSON's own (nest_ties.h,
+ * metadata, escaping), as the JSON the JSON encoder beside it writes.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +22,7 @@
 #include "json_writer.h"
 #include "chrome_trace.h"
 #include "trace_model.h"
+#include "trace_record.h"
 
 /* cmocka 1.1.5 (Debian 12) has no assert_double_equal. */
 #define assert_near(a, b, eps)                                                 \
@@ -40,6 +43,8 @@ struct harness {
 	FILE *tmp;
 	struct json_writer w;
 	struct chrome_trace tf;
+	struct trace_fanout fan;
+	struct trace_record rec; /* every typed event the model said */
 	struct trace_stats stats;
 	struct trace_model m;
 	struct proc_facts target;
@@ -63,7 +68,10 @@ static int setup(void **state)
 	h->facts.start_wall_ns = 1;
 	h->facts.start_mono_ns = 1000;
 	chrome_trace_begin(&h->tf, &h->w, &h->facts);
-	trace_model_init(&h->m, &h->tf, &h->stats);
+	trace_fanout_init(&h->fan);
+	trace_fanout_add(&h->fan, chrome_trace_encoder(&h->tf));
+	trace_fanout_add(&h->fan, trace_record_encoder(&h->rec));
+	trace_model_init(&h->m, &h->fan, &h->stats);
 	trace_model_thread_name(&h->m, h->pid, h->pid, "tester", 6);
 	*state = h;
 	return 0;
@@ -74,6 +82,7 @@ static int teardown(void **state)
 	struct harness *h = *state;
 
 	cJSON_Delete(h->doc);
+	trace_record_free(&h->rec);
 	jw_free(&h->w);
 	fclose(h->tmp);
 	proc_facts_free(&h->target);
@@ -206,7 +215,8 @@ static const char *str(cJSON *o, const char *key)
 static void test_same_thread_span_is_complete_event(void **state)
 {
 	struct harness *h = *state;
-	cJSON *events, *x, *args;
+	const struct trace_event *x;
+	cJSON *events, *args;
 
 	begin(h, 2000, h->pid, 0, 0x10, "outer", "{\"a\":1}");
 	begin(h, 2500, h->pid, 0, 0x20, "inner", NULL);
@@ -214,20 +224,27 @@ static void test_same_thread_span_is_complete_event(void **state)
 	end(h, 4000, h->pid, 0x10, "{\"b\":2}");
 	events = finish(h, 5000);
 
-	x = find(events, "X", "outer", 0);
+	x = trace_record_find(&h->rec, TE_COMPLETE, "outer", 0);
 	assert_non_null(x);
-	assert_int_equal((int)num(x, "pid"), (int)h->pid);
-	assert_int_equal((int)num(x, "tid"), (int)h->pid);
-	assert_near(num(x, "ts"), 2.0, 1e-9);
-	assert_near(num(x, "dur"), 2.0, 1e-9);
-	args = cJSON_GetObjectItem(x, "args");
-	assert_int_equal((int)num(args, "a"), 1); /* begin's args */
-	assert_int_equal((int)num(args, "b"), 2); /* merged with end's */
-	x = find(events, "X", "inner", 0);
+	assert_int_equal(x->pid, h->pid);
+	assert_int_equal(x->tid, h->pid);
+	assert_int_equal(x->ts_ns, 2000);
+	assert_int_equal(x->dur_ns, 2000);
+	assert_string_equal(x->args.s, "{\"a\":1}");     /* the begin's args */
+	assert_string_equal(x->end_args.s, "{\"b\":2}"); /* and the end's */
+	assert_null(x->unfinished);
+	x = trace_record_find(&h->rec, TE_COMPLETE, "inner", 0);
 	assert_non_null(x);
-	assert_near(num(x, "ts"), 2.5, 1e-9);
-	assert_near(num(x, "dur"), 0.5, 1e-9);
-	assert_null(cJSON_GetObjectItem(x, "args")); /* none given: none written */
+	assert_int_equal(x->ts_ns, 2500);
+	assert_int_equal(x->dur_ns, 500);
+	assert_int_equal(x->args.n + x->end_args.n, 0);
+	/* The inner ended first: said first */
+	assert_true(x < trace_record_find(&h->rec, TE_COMPLETE, "outer", 0));
+	/* The JSON encoder merges the two ends' args into one object */
+	args = cJSON_GetObjectItem(find(events, "X", "outer", 0), "args");
+	assert_int_equal((int)num(args, "a"), 1);
+	assert_int_equal((int)num(args, "b"), 2);
+	assert_null(cJSON_GetObjectItem(find(events, "X", "inner", 0), "args")); /* none given: none written */
 	assert_int_equal(h->stats.unfinished_spans, 0);
 }
 
@@ -274,6 +291,7 @@ static void test_tied_begins_written_nested(void **state)
 static void test_cross_thread_span_is_async_pair(void **state)
 {
 	struct harness *h = *state;
+	const struct trace_event *a, *a2;
 	cJSON *events, *b, *e, *b2;
 
 	begin(h, 2000, h->pid, 0, 0x10, "request", NULL);
@@ -282,6 +300,21 @@ static void test_cross_thread_span_is_async_pair(void **state)
 	end(h, 5000, TID2, 0x10, NULL);
 	events = finish(h, 6000);
 
+	/* The model: one async pair a span, its two threads and times, ids unique and never 0 */
+	a = trace_record_find(&h->rec, TE_ASYNC, "request", 0);
+	a2 = trace_record_find(&h->rec, TE_ASYNC, "request", 1);
+	assert_non_null(a);
+	assert_non_null(a2);
+	assert_null(trace_record_find(&h->rec, TE_COMPLETE, "request", 0));
+	assert_int_equal(a->pid, h->pid);
+	assert_int_equal(a->tid, h->pid);
+	assert_int_equal(a->end_tid, TID2);
+	assert_int_equal(a->ts_ns, 2000);
+	assert_int_equal(a->end_ns, 3000);
+	assert_string_equal(a->end_args.s, "{\"status\":\"ok\"}");
+	assert_int_not_equal(a->id, 0); /* DevTools ignores id 0 */
+	assert_int_not_equal(a->id, a2->id);
+	/* The JSON encoder: a "b"/"e" pair of one id */
 	b = find(events, "b", "request", 0);
 	e = find(events, "e", "request", 0);
 	b2 = find(events, "b", "request", 1);
@@ -301,6 +334,7 @@ static void test_cross_thread_span_is_async_pair(void **state)
 static void test_unfinished_and_unmatched_spans(void **state)
 {
 	struct harness *h = *state;
+	const struct trace_event *t;
 	cJSON *events, *x, *i, *md;
 
 	begin(h, 2000, h->pid, 0, 0x10, "never ends", "{\"k\":\"v\"}");
@@ -316,6 +350,24 @@ static void test_unfinished_and_unmatched_spans(void **state)
 	}
 	events = finish(h, 7000);
 
+	/* The model: the open span closed at the stop, said unfinished, its args kept */
+	t = trace_record_find(&h->rec, TE_COMPLETE, "never ends", 0);
+	assert_non_null(t);
+	assert_int_equal(t->dur_ns, 5000);
+	assert_string_equal(t->unfinished, "still open when tracing stopped");
+	assert_false(t->open_at_dump);
+	assert_string_equal(t->args.s, "{\"k\":\"v\"}");
+	/* Two ends without a begin said (one counted only), by address */
+	t = trace_record_find(&h->rec, TE_NOTICE, "ctrace: span end without begin", 0);
+	assert_non_null(t);
+	assert_int_equal(t->scope, 't');
+	assert_string_equal(trace_record_arg(t, "span")->s, "0x98");
+	t = trace_record_find(&h->rec, TE_NOTICE, "ctrace: span end without begin", 1);
+	assert_non_null(t);
+	assert_int_equal(t->pid, h->pid + 1);
+	assert_string_equal(trace_record_arg(t, "span")->s, "0x99");
+	assert_null(trace_record_find(&h->rec, TE_NOTICE, "ctrace: span end without begin", 2));
+	/* And the JSON encoder's rendering of them */
 	x = find(events, "X", "never ends", 0);
 	assert_non_null(x);
 	assert_near(num(x, "dur"), 5.0, 1e-9); /* closed at the stop */
@@ -337,8 +389,10 @@ static void test_unfinished_and_unmatched_spans(void **state)
 static void test_counters_per_context(void **state)
 {
 	struct harness *h = *state;
-	cJSON *events, *c;
+	const struct trace_event *c;
 	double expect_default[] = { 5, 7.5, 6.5 }, expect_pseudo[] = { 1, 2 };
+	int k = 0, d = 0, p = 0;
+	uint32_t pseudo = 0;
 
 	counter(h, CTRACE_KIND_COUNTER_SET, 2000, 0, "c", 5);
 	new_pid(h, 0xabc, "pseudo");
@@ -346,22 +400,24 @@ static void test_counters_per_context(void **state)
 	counter(h, CTRACE_KIND_COUNTER_ADD, 2200, 0, "c", 2.5);
 	counter(h, CTRACE_KIND_COUNTER_ADD, 2300, 0xabc, "c", 1);
 	counter(h, CTRACE_KIND_COUNTER_ADD, 2400, 0, "c", -1);
-	events = finish(h, 3000);
+	finish(h, 3000);
 
-	for (int k = 0, d = 0, p = 0; (c = find(events, "C", "c", k)); k++) {
-		double v = num(cJSON_GetObjectItem(c, "args"), "value");
-
-		assert_null(cJSON_GetObjectItem(c, "id")); /* one track per name */
-		if ((uint32_t)num(c, "pid") == h->pid)
-			assert_near(v, expect_default[d++], 0);
-		else
-			assert_near(v, expect_pseudo[p++], 0);
-		if (k == 4) {
-			assert_int_equal(d, 3);
-			assert_int_equal(p, 2);
+	/* Each context's counter keeps its own sum; the pseudo-process is named before its first sample */
+	c = trace_record_find(&h->rec, TE_PROCESS_NAME, "pseudo", 0);
+	assert_non_null(c);
+	pseudo = c->pid;
+	assert_true(pseudo >= CTRACE_PSEUDO_BASE);
+	for (; (c = trace_record_find(&h->rec, TE_COUNTER, "c", k)); k++) {
+		if (c->pid == h->pid) {
+			assert_near(c->value, expect_default[d++], 0);
+		} else {
+			assert_int_equal(c->pid, pseudo);
+			assert_near(c->value, expect_pseudo[p++], 0);
 		}
 	}
-	assert_non_null(find(events, "C", "c", 4));
+	assert_int_equal(k, 5);
+	assert_int_equal(d, 3);
+	assert_int_equal(p, 2);
 }
 
 static void test_markers_and_contexts(void **state)

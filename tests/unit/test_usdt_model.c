@@ -29,6 +29,7 @@ struct harness {
 	FILE *tmp;
 	struct json_writer w;
 	struct chrome_trace tf;
+	struct trace_fanout fan;
 	struct trace_stats stats;
 	struct trace_model m;
 	struct usdt_model um;
@@ -52,7 +53,9 @@ static int setup(void **state)
 	h->facts.tracer_version = "test";
 	h->facts.target = &h->target;
 	chrome_trace_begin(&h->tf, &h->w, &h->facts);
-	trace_model_init(&h->m, &h->tf, &h->stats);
+	trace_fanout_init(&h->fan);
+	trace_fanout_add(&h->fan, chrome_trace_encoder(&h->tf));
+	trace_model_init(&h->m, &h->fan, &h->stats);
 	trace_model_thread_name(&h->m, PID, PID, "tester", 6);
 	return 0;
 }
