@@ -353,6 +353,13 @@ static const char *stop_reason(struct session *s, uint64_t now)
 		stop_at_high_priority(s);
 	if (s->deadline_ns && now >= s->deadline_ns)
 		return "duration elapsed";
+	/* The file's end first: it cut the trace short, whatever happened after (the target's exit). */
+	if (s->out->rot.full)
+		return "--max-size reached";
+	if (s->out->w.err)
+		return "write error";
+	if (s->cap && s->cap->err)
+		return "write error";
 	/*
 	 * The kernel's table, not only the targets the loader heard of: a
 	 * child whose fork notice is still in the ring keeps the trace on.
@@ -360,12 +367,6 @@ static const char *stop_reason(struct session *s, uint64_t now)
 	if (!s->o->exe && targets_all_gone(&s->targets) &&
 	    !traced_set_any_alive(bpf_map__fd(s->skel->maps.traced_tgids)))
 		return s->targets.n > 1 ? "every traced process exited" : "target exited";
-	if (s->out->rot.full)
-		return "--max-size reached";
-	if (s->out->w.err)
-		return "write error";
-	if (s->cap && s->cap->err)
-		return "write error";
 	return NULL;
 }
 
