@@ -40,14 +40,14 @@ BPF_OBJS := $(patsubst %,$(BUILD)/ctrace_%.bpf.o,$(PROGRAM_SETS))
 SKEL     := $(BUILD)/ctrace.skel.h
 SET_SKELS := $(BUILD)/ctrace_copy_user.skel.h $(BUILD)/ctrace_probe_read.skel.h
 
-# The loader: every userspace/*.c; main.c holds main(), so the unit tests
+# The loader: every userspace/FOLDER/*.c; cli/main.c holds main(), so the unit tests
 # and benchmarks link the others.
-LOADER_SRCS := $(wildcard userspace/*.c)
-# perfetto_trace.pb-c.c: protoc-c's code for userspace/perfetto_trace.proto
+LOADER_SRCS := $(wildcard userspace/*/*.c userspace/*/*/*.c)
+# perfetto_trace.pb-c.c: protoc-c's code for userspace/encode/perfetto/perfetto_trace.proto
 # (-o FILE.pftrace), generated here so that the .proto stays its one source.
 PB_GEN      := $(BUILD)/perfetto_trace.pb-c.c $(BUILD)/perfetto_trace.pb-c.h
 LOADER_OBJS := $(patsubst userspace/%.c,$(BUILD)/userspace/%.o,$(LOADER_SRCS)) $(BUILD)/userspace/perfetto_trace.pb-c.o
-LIB_OBJS    := $(filter-out $(BUILD)/userspace/main.o,$(LOADER_OBJS))
+LIB_OBJS    := $(filter-out $(BUILD)/userspace/cli/main.o,$(LOADER_OBJS))
 
 # Programs that use include/ctrace.h: the bundled example and the test targets.
 EXAMPLES    := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
@@ -57,10 +57,10 @@ UNIT_TESTS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(wildcard tests/
 INTEG_TESTS := $(patsubst tests/integration/%.c,$(BUILD)/tests/integration/%,$(wildcard tests/integration/test_*.c))
 TEST_HELPER_OBJS := $(patsubst tests/lib/%.c,$(BUILD)/tests/lib/%.o,$(wildcard tests/lib/*.c))
 # tests/lib/json_strict.c is the loader's strict JSON scanner (and its UTF-8 decoder).
-TEST_HELPER_OBJS += $(BUILD)/userspace/json_check.o $(BUILD)/userspace/json_writer.o $(BUILD)/userspace/write_behind.o \
-	$(BUILD)/userspace/trace_sink.o
+TEST_HELPER_OBJS += $(BUILD)/userspace/encode/json/json_check.o $(BUILD)/userspace/encode/json/json_writer.o $(BUILD)/userspace/io/write_behind.o \
+	$(BUILD)/userspace/io/trace_sink.o
 # trace_sink converts to Perfetto's protobuf as it writes (pftrace.h).
-TEST_HELPER_OBJS += $(BUILD)/userspace/pftrace_write.o $(BUILD)/userspace/pftrace_read.o $(BUILD)/userspace/key_map.o \
+TEST_HELPER_OBJS += $(BUILD)/userspace/encode/perfetto/pftrace_write.o $(BUILD)/userspace/offline/pftrace_read.o $(BUILD)/userspace/lib/key_map.o \
 	$(BUILD)/userspace/perfetto_trace.pb-c.o
 
 .PHONY: test-program-sets fuzz all clean test unit-test header-test integration-test install deps deps-test demo bench bench-e2e
@@ -104,20 +104,20 @@ $(SKEL): $(BPF_OBJS)
 	$(Q)rm -f $(BUILD)/skel-interface.[ab] && mv $@.tmp $@
 $(SET_SKELS): $(SKEL)
 
-$(BUILD)/userspace/%.o: userspace/%.c $(wildcard userspace/*.h) bpf/ctrace_record.h usdt/ctrace_site.h $(SKEL) $(SET_SKELS) | $(BUILD)
+$(BUILD)/userspace/%.o: userspace/%.c $(wildcard userspace/*/*.h userspace/*/*/*.h) bpf/ctrace_record.h usdt/ctrace_site.h $(SKEL) $(SET_SKELS) | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(BUILD)/perfetto_trace.pb-c.h: $(BUILD)/perfetto_trace.pb-c.c
-$(BUILD)/perfetto_trace.pb-c.c: userspace/perfetto_trace.proto | $(BUILD)
+$(BUILD)/perfetto_trace.pb-c.c: userspace/encode/perfetto/perfetto_trace.proto | $(BUILD)
 	$(call msg,PROTOC,$@)
-	$(Q)protoc-c --proto_path=userspace --c_out=$(BUILD) $<
+	$(Q)protoc-c --proto_path=userspace/encode/perfetto --c_out=$(BUILD) $<
 $(BUILD)/userspace/perfetto_trace.pb-c.o: $(BUILD)/perfetto_trace.pb-c.c $(BUILD)/perfetto_trace.pb-c.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
-$(BUILD)/userspace/pftrace_read.o $(BUILD)/userspace/pftrace_write.o: $(BUILD)/perfetto_trace.pb-c.h
+$(BUILD)/userspace/offline/pftrace_read.o $(BUILD)/userspace/encode/perfetto/pftrace_write.o: $(BUILD)/perfetto_trace.pb-c.h
 
 $(BUILD)/ctrace-bpf: $(LOADER_OBJS)
 	$(call msg,LINK,$@)
@@ -186,7 +186,7 @@ $(BUILD)/tests/integration/%: tests/integration/%.c $(TEST_HELPER_OBJS) | $(BUIL
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(LDFLAGS) $(filter %.c %.o,$^) -lbpf -lcjson -lprotobuf-c -lcmocka -lz -lm -o $@
 
 # test_pftrace reads .pftrace with the loader's reader (and protoc).
-PFTRACE_OBJS := $(BUILD)/userspace/pftrace_read.o $(BUILD)/userspace/key_map.o $(BUILD)/userspace/perfetto_trace.pb-c.o
+PFTRACE_OBJS := $(BUILD)/userspace/offline/pftrace_read.o $(BUILD)/userspace/lib/key_map.o $(BUILD)/userspace/perfetto_trace.pb-c.o
 $(BUILD)/tests/integration/test_pftrace: tests/integration/test_pftrace.c $(TEST_HELPER_OBJS) $(PFTRACE_OBJS) | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

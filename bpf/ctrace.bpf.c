@@ -9,7 +9,7 @@
  * (bpf/ctrace_record.h); a record that does not fit is counted in `dropped`.
  *
  * Built three times, one object per program set (-DCTRACE_SET=...), best
- * first; the loader (userspace/bpf_load.c) loads the best one the running
+ * first; the loader (userspace/attach/bpf_load.c) loads the best one the running
  * kernel takes. Every set uses: maps RINGBUF (5.8; bpf_ringbuf_output and
  * bpf_ringbuf_query), PERCPU_ARRAY, HASH and LRU_HASH (preallocated, as
  * sleepable programs need), global data in .rodata/.bss (5.2); helpers
@@ -286,7 +286,7 @@ static __always_inline void literal_epoch_bump(__u32 tgid)
  * begun, so that a look spanning a whole exec (and the start of the next,
  * which writes the low half again) is told too. The loader trusts no look
  * or read during which it changed or that ends while it names the current
- * epoch (userspace/process_epoch.h). Per slot, as the epochs: a shared
+ * epoch (userspace/ingest/process_epoch.h). Per slot, as the epochs: a shared
  * slot only means a look taken again. A failed execve (only the syscall
  * tracepoints see those) leaves its note until the epoch moves on.
  */
@@ -361,7 +361,7 @@ static __always_inline struct ctrace_record *record_start_cpu(__u16 kind, __u32 
 
 /*
  * Set by the loader when it passes BPF cookies: a site's cookie holds its
- * category's number in bits 48-55 (userspace/categories.h), copied into
+ * category's number in bits 48-55 (userspace/lib/categories.h), copied into
  * the record's flags bits 8-15. Off, the helper is never called (kernels
  * before 5.15 do not have it for uprobes; the verifier skips dead code).
  */
@@ -1206,7 +1206,7 @@ int BPF_PROG(ctrace_exec, struct task_struct *p, pid_t old_pid,
 static __always_inline void batch_rescue(__u64 why);
 
 /*
- * Set by the loader (userspace/batch_watch.c) when this tracepoint is the
+ * Set by the loader (userspace/attach/batch_watch.c) when this tracepoint is the
  * batches' exit watch: on kernels that run it before the thread lets go of
  * its memory (exit_mm()), it can still copy the thread's buffers, so no
  * syscall tracepoint is needed (those put every thread of the machine on
@@ -1242,7 +1242,7 @@ int BPF_PROG(ctrace_exit, struct task_struct *p)
  * hook) before and after it changes a process's objects: RT_ADD before it
  * maps a library, RT_DELETE before it unmaps one, RT_CONSISTENT when done.
  * The loader attaches this at that function of each traced process's
- * ld.so (userspace/link_map_watch.c). Each call forgets the literals sent
+ * ld.so (userspace/attach/link_map_watch.c). Each call forgets the literals sent
  * by address (before an unmap, so in time for whatever is mapped there
  * next) and wakes the loader at once, to attach a new library's probes
  * before its first use instead of at its next look at the maps. Plain and
@@ -1328,7 +1328,7 @@ struct {
 	__type(value, __u64);
 } batch_slots SEC(".maps");
 
-/* The loader reads these (userspace/batch_path.c: count_unseen). */
+/* The loader reads these (userspace/ingest/batch_path.c: count_unseen). */
 struct batch_buffer_key {
 	__u64 pid_tgid;
 	__u64 buf;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ctrace_record.h - the one record format shared by the BPF program
- * (bpf/ctrace.bpf.c) and the loader (userspace/record_decode.c).
+ * (bpf/ctrace.bpf.c) and the loader (userspace/ingest/record_decode.c).
  *
  * One probe hit = one ring-buffer record: a fixed header, then the strings the
  * probe points to, copied by the BPF program (bounded), back to back without
@@ -70,7 +70,7 @@
  * through libbpf's USDT support, which decodes its argument specs. A table
  * of its own: attach.c's programs[] is built from the probe kinds above,
  * which are sites of provider "ctrace".
- *   arg[0]: the cookie (userspace/usdt_spec.h: the probe's index, and how
+ *   arg[0]: the cookie (userspace/attach/usdt_spec.h: the probe's index, and how
  *           each argument is read); arg[1]: the arguments' count (<= 12);
  *   arg[2]: bit i set: argument i's value could not be read.
  *   name:   the arguments' values, 8 bytes each (native order), arg[1] of them;
@@ -140,7 +140,7 @@ struct ctrace_record {
 	__u32 tid;      /* the real thread id (kernel pid) */
 	__u64 arg[4];   /* the probe's raw arguments, in note order */
 	__u16 kind;     /* enum ctrace_kind */
-	__u16 flags;    /* CTRACE_STR_* bits for name and args; bits 8-15: the site's category number (userspace/categories.h) */
+	__u16 flags;    /* CTRACE_STR_* bits for name and args; bits 8-15: the site's category number (userspace/lib/categories.h) */
 	__u16 name_len; /* bytes of name at data[0] */
 	__u16 args_len; /* bytes of args at data[name_len] */
 	__u64 tsc;      /* SCOPE_TSC: the TSC at the scope's end; else not set */
@@ -169,7 +169,7 @@ struct ctrace_record {
 /*
  * A --usdt probe whose argument specs libbpf 1.1 cannot decode (one read
  * relative to %rip: "-4@NBuffers(%rip)") is attached by the loader itself
- * (userspace/usdt_attach.c), one uprobe per note, its BPF cookie
+ * (userspace/attach/usdt_attach.c), one uprobe per note, its BPF cookie
  * CTRACE_USDT_LOC_COOKIE | a slot of the usdt_locs map, which holds how
  * each argument is read. A %rip-relative argument is a DEREF of the IP:
  * in a uprobe the IP is the note's address, and the symbol is in the same
@@ -192,7 +192,7 @@ struct ctrace_usdt_arg_loc {
 };
 
 struct ctrace_usdt_loc_spec {
-	__u64 cookie; /* what bpf_usdt_cookie() gives on libbpf's path (userspace/usdt_spec.h) */
+	__u64 cookie; /* what bpf_usdt_cookie() gives on libbpf's path (userspace/attach/usdt_spec.h) */
 	__u32 arg_cnt;
 	__u32 pad;
 	struct ctrace_usdt_arg_loc arg[CTRACE_USDT_ARGS];
@@ -208,7 +208,7 @@ struct ctrace_usdt_str {
  * A BATCH record: the header above (arg[]: the buffer's address, the bytes
  * copied, why: CTRACE_BATCH_WHY_*, the thread's sequence number after its
  * last event) and the buffer's bytes, at most CTRACE_BATCH_BYTES
- * (usdt/ctrace_batch.h's CTRACE__BATCH_BYTES). userspace/batch_split.c reads it.
+ * (usdt/ctrace_batch.h's CTRACE__BATCH_BYTES). userspace/ingest/batch_split.c reads it.
  */
 #define CTRACE_BATCH_BYTES 16384
 #define CTRACE_BATCH_WHY_FULL 0
@@ -230,7 +230,7 @@ struct ctrace_usdt_str {
  * kernel's frame-pointer walk, the site's own pc first), for
  * CTRACE_STACK_DWARF the registers then `n` bytes copied from the stack
  * pointer up, which the loader unwinds from the objects' CFI
- * (userspace/stack_unwind.c). A trailing part, so that a record without it
+ * (userspace/ingest/stack_unwind.c). A trailing part, so that a record without it
  * is the same as before. Not 8-byte aligned: read it with memcpy.
  */
 #define CTRACE_STACK_FP 1

@@ -9,7 +9,7 @@
  * thread's buffer, the per-event probe's BPF program reads it as a string.
  * So the encoding has no NUL byte (a string read stops at the first), and
  * it takes no formatting in the program: no locale, no division, no
- * allocation, safe in a signal handler. The loader (userspace/typed_args.c)
+ * allocation, safe in a signal handler. The loader (userspace/ingest/typed_args.c)
  * writes the pairs as a JSON object with their types.
  *
  *   "\x1f" "T"                     the magic: no JSON object starts so

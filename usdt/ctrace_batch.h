@@ -32,7 +32,7 @@
  *     64 KiB (never mapped on Linux: it is shown as unreadable, as before);
  *   - no buffer (mmap failed).
  *
- * Layout (the loader's userspace/batch_split.c reads it, little endian):
+ * Layout (the loader's userspace/ingest/batch_split.c reads it, little endian):
  *   header (64 bytes, struct ctrace__batch), then events back to back,
  *   each 8-byte aligned:
  *     u64 tsc                 rdtsc at the site (CTRACE_SCOPE: its end)

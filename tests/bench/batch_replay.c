@@ -32,14 +32,14 @@
 
 #undef CTRACE_SITE_LAYOUT_ONLY /* the real sites: the buffers are appended by them */
 #include "../../include/ctrace.h"
-#include "batch_path.h"
-#include "chrome_trace.h"
+#include "ingest/batch_path.h"
+#include "encode/json/chrome_trace.h"
 #include "ctrace_record.h"
-#include "json_writer.h"
-#include "model_facts.h"
-#include "proc_info.h"
-#include "trace_model.h"
-#include "trace_summary.h"
+#include "encode/json/json_writer.h"
+#include "model/model_facts.h"
+#include "lib/proc_info.h"
+#include "model/trace_model.h"
+#include "encode/trace_summary.h"
 
 struct captured {
 	unsigned char bytes[CTRACE_BATCH_BYTES];

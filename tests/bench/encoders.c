@@ -27,12 +27,12 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "chrome_trace.h"
-#include "json_writer.h"
-#include "pftrace.h"
-#include "pftrace_encode.h"
-#include "proc_info.h"
-#include "trace_event.h"
+#include "encode/json/chrome_trace.h"
+#include "encode/json/json_writer.h"
+#include "encode/perfetto/pftrace.h"
+#include "encode/perfetto/pftrace_encode.h"
+#include "lib/proc_info.h"
+#include "model/trace_event.h"
 
 struct result {
 	double events_per_s, bytes_per_event;

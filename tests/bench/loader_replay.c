@@ -33,12 +33,12 @@
 #include <unistd.h>
 
 #include "ctrace_record.h"
-#include "json_writer.h"
-#include "proc_info.h"
-#include "record_decode.h"
-#include "chrome_trace.h"
-#include "model_facts.h"
-#include "trace_model.h"
+#include "encode/json/json_writer.h"
+#include "lib/proc_info.h"
+#include "ingest/record_decode.h"
+#include "encode/json/chrome_trace.h"
+#include "model/model_facts.h"
+#include "model/trace_model.h"
 
 #define STREAM_RECORDS 1000
 #define STEP_NS 500 /* between two records of the stream */

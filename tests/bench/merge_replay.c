@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-#include "event_merge.h"
+#include "ingest/event_merge.h"
 
 static uint64_t released;
 

@@ -23,10 +23,10 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "chrome_trace.h"
-#include "json_writer.h"
-#include "otlp_export.h"
-#include "proc_info.h"
+#include "encode/json/chrome_trace.h"
+#include "encode/json/json_writer.h"
+#include "encode/otlp/otlp_export.h"
+#include "lib/proc_info.h"
 
 static const struct ct_text no_args = { "", 0, 0 };
 

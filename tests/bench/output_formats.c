@@ -25,12 +25,12 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "chrome_trace.h"
-#include "json_writer.h"
-#include "pftrace.h"
-#include "pftrace_encode.h"
-#include "trace_event.h"
-#include "proc_info.h"
+#include "encode/json/chrome_trace.h"
+#include "encode/json/json_writer.h"
+#include "encode/perfetto/pftrace.h"
+#include "encode/perfetto/pftrace_encode.h"
+#include "model/trace_event.h"
+#include "lib/proc_info.h"
 
 struct result {
 	double bytes_per_event, events_per_s, mb_per_s, loop_ns_per_event;

@@ -24,7 +24,7 @@
  * phase's getppid. The programs are built from raw instructions
  * (no clang, no object file) and attached with a raw BPF_LINK_CREATE: the
  * uprobe_multi attach type (Linux 6.6) postdates Debian 12's UAPI headers
- * and libbpf, as in userspace/attach.c.
+ * and libbpf, as in userspace/attach/attach.c.
  */
 #include "bench.h"
 

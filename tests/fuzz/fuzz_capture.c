@@ -15,7 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "capture_replay.h"
+#include "offline/capture_replay.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "json_strict.h"
-#include "trace_fix.h"
+#include "offline/trace_fix.h"
 
 static char *read_all(int fd, size_t *len)
 {

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "json_strict.h"
-#include "pftrace.h"
+#include "encode/perfetto/pftrace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

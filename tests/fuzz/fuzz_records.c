@@ -28,16 +28,16 @@
 #include <cjson/cJSON.h>
 
 #include "json_strict.h"
-#include "pftrace.h"
+#include "encode/perfetto/pftrace.h"
 #include "pftrace_compare.h"
-#include "pftrace_encode.h"
-#include "json_writer.h"
-#include "record_decode.h"
-#include "chrome_trace.h"
-#include "trace_model.h"
-#include "tsc_clock.h"
-#include "usdt_model.h"
-#include "usdt_spec.h"
+#include "encode/perfetto/pftrace_encode.h"
+#include "encode/json/json_writer.h"
+#include "ingest/record_decode.h"
+#include "encode/json/chrome_trace.h"
+#include "model/trace_model.h"
+#include "ingest/tsc_clock.h"
+#include "model/usdt_model.h"
+#include "attach/usdt_spec.h"
 
 /*
  * Thread ids are folded to 4 processes x 4 threads, so that the fuzzer meets

@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "trace_report.h"
+#include "offline/trace_report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

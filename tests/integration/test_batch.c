@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_batch - the batched path (usdt/ctrace_batch.h, userspace/batch_path.c)
+ * test_batch - the batched path (usdt/ctrace_batch.h, userspace/ingest/batch_path.c)
  * with tests/programs/batched, traced by the real tracer, the trace read
  * back event by event: batching is the default (and --no-batch is not),
  * with -f too;

@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include <cmocka.h>
-#include "pftrace.h"
+#include "encode/perfetto/pftrace.h"
 #include "pftrace_compare.h"
 #include "trace_run.h"
 

@@ -236,7 +236,7 @@ static void assert_same(const struct opts *code, const struct opts *doc, const c
 
 static void test_trace_options_in_help_and_man(void **state)
 {
-	struct opts code = code_options("userspace/trace_options.c"), help, man;
+	struct opts code = code_options("userspace/cli/trace_options.c"), help, man;
 
 	(void)state;
 	assert_true(has(&code, "--quiet") && has(&code, "-q") && has(&code, "--max-memory"));
@@ -251,10 +251,10 @@ static void test_command_options_in_help_and_man(void **state)
 	static const struct {
 		const char *command, *source;
 	} commands[] = {
-		{ "list", "userspace/cmd_list.c" },
-		{ "fix", "userspace/cmd_fix.c" },
-		{ "report", "userspace/cmd_report.c" },
-		{ "convert", "userspace/cmd_convert.c" },
+		{ "list", "userspace/cli/cmd_list.c" },
+		{ "fix", "userspace/cli/cmd_fix.c" },
+		{ "report", "userspace/cli/cmd_report.c" },
+		{ "convert", "userspace/cli/cmd_convert.c" },
 	};
 
 	(void)state;
@@ -275,7 +275,7 @@ static void test_command_options_in_help_and_man(void **state)
 /* The checker itself: an option left out of a --help is found. */
 static void test_a_missing_option_is_found(void **state)
 {
-	struct opts code = code_options("userspace/trace_options.c"), doc = { 0 };
+	struct opts code = code_options("userspace/cli/trace_options.c"), doc = { 0 };
 
 	(void)state;
 	tag_options(&doc, "-p, --pid PID  and nothing else", &code, "a test");

@@ -20,7 +20,7 @@
 #include <cmocka.h>
 #include "group_run.h"
 #include "target_check.h"
-#include "batch_path.h"
+#include "ingest/batch_path.h"
 #include "trace_run.h"
 
 #define FLOOD_MS "400"

@@ -31,7 +31,7 @@
 #include <cjson/cJSON.h>
 
 #include "trace_run.h"
-#include "pftrace.h"
+#include "encode/perfetto/pftrace.h"
 #include "pftrace_compare.h"
 
 #define PROTO_DIR "userspace"

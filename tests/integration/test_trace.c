@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_trace - tests/programs/every_macro traced by the real tracer, checked
- * event by event against userspace/trace_model.h (the output spec), then
+ * event by event against userspace/model/trace_model.h (the output spec), then
  * read again by Chrome DevTools' trace engine (tests/devtools/check-trace.mjs).
  *
  * The program is traced once (group setup); each test checks one part.

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * json_strict.c - see json_strict.h. The scanning is the loader's own strict
- * scanner (userspace/json_check.c), at a depth no trace reaches; this file
+ * scanner (userspace/encode/json/json_check.c), at a depth no trace reaches; this file
  * adds the time fields' rule.
  */
 #include "json_strict.h"
 
 #include <stdio.h>
 #include <string.h>
-#include "json_check.h"
+#include "encode/json/json_check.h"
 
 #define MAX_DEPTH 10000
 

@@ -3,7 +3,7 @@
  * json_strict.h - an RFC 8259 validator for the tests, independent of cJSON
  * (which accepts "01", "1.", any byte <= 0x20 as whitespace, raw control
  * bytes and invalid UTF-8 in strings): the loader's strict scanner
- * (userspace/json_check.c, linked into the tests). No tree is built.
+ * (userspace/encode/json/json_check.c, linked into the tests). No tree is built.
  */
 #ifndef CTRACE_TEST_JSON_STRICT_H
 #define CTRACE_TEST_JSON_STRICT_H

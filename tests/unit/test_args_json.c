@@ -20,7 +20,7 @@
 #include <cmocka.h>
 #include "json_strict.h"
 
-#include "args_json.h"
+#include "encode/json/args_json.h"
 
 #define FFFD "\xef\xbf\xbd"
 #define MARK "\xe2\x80\xa6[truncated]"

@@ -2,7 +2,7 @@
 /*
  * The batched path's format, end to end in one process: events appended by
  * the real header (include/ctrace.h, both semaphores raised by hand, so the
- * flush site is only its nops) are split by userspace/batch_split.c into
+ * flush site is only its nops) are split by userspace/ingest/batch_split.c into
  * the events the per-event path would have decoded; a copy cut anywhere, or
  * any byte changed, is refused or read within bounds, never past.
  */
@@ -16,8 +16,8 @@
 
 #undef CTRACE_SITE_LAYOUT_ONLY /* the real sites: this test appends events */
 #include "../../include/ctrace.h"
-#include "batch_split.h"
-#include "categories.h"
+#include "ingest/batch_split.h"
+#include "lib/categories.h"
 
 #define MAX_EVENTS 64
 

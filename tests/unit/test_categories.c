@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_categories - --categories (userspace/categories.c): what a list
+ * test_categories - --categories (userspace/lib/categories.c): what a list
  * selects, what it refuses, and the numbers that stand for names.
  */
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <setjmp.h>
 #include <cmocka.h>
-#include "categories.h"
+#include "lib/categories.h"
 
 static void test_named_ones_only(void **state)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_duration_hist - the summary's percentiles (userspace/duration_hist.c):
+ * test_duration_hist - the summary's percentiles (userspace/encode/duration_hist.c):
  * within 1/32 of the exact nearest-rank value for durations from 0 ns to
  * 2^63, exact below 16 ns, never outside the smallest and largest seen.
  */
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "duration_hist.h"
+#include "encode/duration_hist.h"
 
 static int by_value(const void *a, const void *b)
 {

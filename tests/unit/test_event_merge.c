@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "event_merge.h"
+#include "ingest/event_merge.h"
 
 #define RUNS 5
 #define EVENTS 20000

@@ -24,8 +24,8 @@
 
 #include <cmocka.h>
 
-#include "exec_image.h"
-#include "proc_maps.h"
+#include "attach/exec_image.h"
+#include "attach/proc_maps.h"
 
 static const char probe_literal[] = "exec_image: a literal of the program";
 

@@ -22,10 +22,10 @@
 #include <cjson/cJSON.h>
 
 #include "json_strict.h"
-#include "json_writer.h"
-#include "chrome_trace.h"
-#include "trace_fix.h"
-#include "trace_model.h"
+#include "encode/json/json_writer.h"
+#include "encode/json/chrome_trace.h"
+#include "offline/trace_fix.h"
+#include "model/trace_model.h"
 
 /* The trace every test cuts: text, parsed events, where each one ends. */
 static char *trace;

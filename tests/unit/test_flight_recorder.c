@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The flight recorder's ring (userspace/flight_recorder.c) without the
+ * The flight recorder's ring (userspace/encode/flight_recorder.c) without the
  * kernel: events written through chrome_trace.c into a 64 KiB ring, some
  * bigger than its stage (16 KiB) or than the ring itself, dumps at random
  * points. Every dump must be valid JSON, hold a contiguous run of the
@@ -17,9 +17,9 @@
 #include <string.h>
 #include <cjson/cJSON.h>
 
-#include "chrome_trace.h"
-#include "flight_recorder.h"
-#include "json_writer.h"
+#include "encode/json/chrome_trace.h"
+#include "encode/flight_recorder.h"
+#include "encode/json/json_writer.h"
 
 #define RING (64u << 10)
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_grow_array.c - the one growing-array helper (userspace/grow_array.h)
+ * test_grow_array.c - the one growing-array helper (userspace/lib/grow_array.h)
  * that the loader's lists use: every element appended is kept, room is made
  * only when the array is full, a size that would overflow is refused with
  * the array left as it was.
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "grow_array.h"
+#include "lib/grow_array.h"
 
 /* 1000 appends: each value kept, the capacity doubling from `first`. */
 static void test_appends_keep_every_element(void **state)

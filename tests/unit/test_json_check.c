@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The args fast path (userspace/json_check.c) may say "no" to good JSON
+ * The args fast path (userspace/encode/json/json_check.c) may say "no" to good JSON
  * (cJSON then handles it) but never "yes" to anything that is not exactly
  * one JSON object: what it accepts is copied into the trace unchanged.
  * The same scanner is the tests' strict validator (tests/lib/json_strict.c),
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
-#include "json_check.h"
+#include "encode/json/json_check.h"
 
 static bool accepts(const char *s)
 {

@@ -26,7 +26,7 @@
 #include "json_strict.h"
 #include <cjson/cJSON.h>
 
-#include "json_writer.h"
+#include "encode/json/json_writer.h"
 
 #define FFFD "\xef\xbf\xbd"
 

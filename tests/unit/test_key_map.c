@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_key_map - key_map_remove_if (userspace/key_map.c): taking entries
+ * test_key_map - key_map_remove_if (userspace/lib/key_map.c): taking entries
  * out while walking the table, whose deletions shift later entries back
  * (and around its end), leaves every other entry findable, takes each
  * chosen one once, and asks about no taken one again.
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <setjmp.h>
 #include <cmocka.h>
-#include "key_map.h"
+#include "lib/key_map.h"
 
 #define N 5000
 

@@ -9,7 +9,7 @@
  * change of user under sudo (root only), and each error: command not found,
  * not executable, a directory, a missing library, an empty argv.
  *
- * In tests/unit because it links userspace/launch.o (unit tests get every
+ * In tests/unit because it links userspace/session/launch.o (unit tests get every
  * loader object). Runs from the repository root and needs cc (and libc.a for
  * the static programs, from libc6-dev).
  */
@@ -32,7 +32,7 @@
 
 #include <cmocka.h>
 
-#include "launch.h"
+#include "session/launch.h"
 
 static char dir[64]; /* mkdtemp: programs and marker files */
 

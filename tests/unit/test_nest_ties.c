@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "nest_ties.h"
+#include "encode/json/nest_ties.h"
 
 static struct nest_ties t;
 

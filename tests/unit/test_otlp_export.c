@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_otlp_export - the rules of userspace/otlp_export.c and otlp_json.c
+ * test_otlp_export - the rules of userspace/encode/otlp/otlp_export.c and otlp_json.c
  * that real runs reach only by chance, fed through the observer as
  * chrome_trace.c feeds it and read back from -o FILE.otlp.json: parents
  * when spans come out of nesting order (the stop's unfinished ones), equal
@@ -18,9 +18,9 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <cjson/cJSON.h>
-#include "chrome_trace.h"
-#include "otlp_export.h"
-#include "otlp_json.h"
+#include "encode/json/chrome_trace.h"
+#include "encode/otlp/otlp_export.h"
+#include "encode/otlp/otlp_json.h"
 
 #define PID 4242
 #define TID 4243

@@ -23,10 +23,10 @@
 #include <unistd.h>
 #include <cjson/cJSON.h>
 
-#include "chrome_trace.h"
+#include "encode/json/chrome_trace.h"
 #include "json_strict.h"
-#include "json_writer.h"
-#include "pftrace.h"
+#include "encode/json/json_writer.h"
+#include "encode/perfetto/pftrace.h"
 #include "pftrace_compare.h"
 #include "perfetto_trace.pb-c.h"
 

@@ -22,14 +22,14 @@
 #include <unistd.h>
 #include <cjson/cJSON.h>
 
-#include "chrome_trace.h"
+#include "encode/json/chrome_trace.h"
 #include "ctrace_record.h"
 #include "json_strict.h"
-#include "json_writer.h"
-#include "pftrace.h"
+#include "encode/json/json_writer.h"
+#include "encode/perfetto/pftrace.h"
 #include "pftrace_compare.h"
-#include "pftrace_encode.h"
-#include "trace_event.h"
+#include "encode/perfetto/pftrace_encode.h"
+#include "model/trace_event.h"
 
 #define T(str) ((struct ct_text){ .s = (str), .n = sizeof(str) - 1 })
 #define TF(str, fl) ((struct ct_text){ .s = (str), .n = sizeof(str) - 1, .flags = (fl) })

@@ -29,8 +29,8 @@
 
 #include <cmocka.h>
 
-#include "proc_maps.h"
-#include "usdt_notes.h"
+#include "attach/proc_maps.h"
+#include "attach/usdt_notes.h"
 
 static char dir[64]; /* mkdtemp: the child's files */
 

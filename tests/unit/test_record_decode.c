@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "key_map.h"
-#include "literal_cache.h"
-#include "record_decode.h"
+#include "lib/key_map.h"
+#include "ingest/literal_cache.h"
+#include "ingest/record_decode.h"
 
 /* Builds a record the way bpf/ctrace.bpf.c does: header, name, args. */
 static size_t make_record(void *buf, uint16_t kind, const char *name,

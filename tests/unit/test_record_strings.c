@@ -32,8 +32,8 @@
 
 #include <cmocka.h>
 
-#include "chrome_trace.h"
-#include "record_strings.h"
+#include "encode/json/chrome_trace.h"
+#include "ingest/record_strings.h"
 
 /* In .rodata: mapped read-only from this test's file, in the child too. */
 static const char before_exec[] = "before-exec, a literal of the old image";

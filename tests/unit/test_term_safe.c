@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_term_safe.c - target-controlled text made safe for a terminal
- * (userspace/term_safe.h): every byte a terminal acts on is written \xHH,
+ * (userspace/lib/term_safe.h): every byte a terminal acts on is written \xHH,
  * printable UTF-8 stays as it is, a cut never splits an escape or a
  * character, and the column count pads tables right.
  */
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "term_safe.h"
+#include "lib/term_safe.h"
 
 static const char *safe(const char *s)
 {

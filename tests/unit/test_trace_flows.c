@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_trace_flows - the pairing and binding rules of userspace/trace_flows.c
+ * test_trace_flows - the pairing and binding rules of userspace/model/trace_flows.c
  * that the integration tests cannot reach on purpose: an end claimed by the
  * innermost span, a span held until its sender's is written (and a chain
  * of them), the bound on what is held, every end counted.
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <setjmp.h>
 #include <cmocka.h>
-#include "trace_flows.h"
+#include "model/trace_flows.h"
 
 /* What the spans wrote: their names, flow steps and released spans, as one log. */
 static char out_log[4096];

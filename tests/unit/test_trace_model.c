@@ -19,9 +19,9 @@
 #include <unistd.h>
 #include <cjson/cJSON.h>
 
-#include "json_writer.h"
-#include "chrome_trace.h"
-#include "trace_model.h"
+#include "encode/json/json_writer.h"
+#include "encode/json/chrome_trace.h"
+#include "model/trace_model.h"
 #include "trace_record.h"
 
 /* cmocka 1.1.5 (Debian 12) has no assert_double_equal. */

@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "json_writer.h"
+#include "encode/json/json_writer.h"
 
 /* A temp file's name and an fd open on it. */
 static int temp_file(char *path, size_t len)

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "tsc_clock.h"
+#include "ingest/tsc_clock.h"
 
 #define READINGS 400
 

@@ -2,7 +2,7 @@
 /*
  * Typed args end to end in one process: pairs encoded by the real header
  * (usdt/ctrace_args.h, the code CTRACE_INSTANT_ARGS runs) and written by
- * userspace/typed_args.c as JSON, exactly; the encoding holds no NUL (the
+ * userspace/ingest/typed_args.c as JSON, exactly; the encoding holds no NUL (the
  * per-event probe reads it as a string) and stays within its buffer; a
  * text cut anywhere or with any bit changed is refused or written as valid
  * JSON, never read past its end.
@@ -21,9 +21,9 @@
 
 #undef CTRACE_SITE_LAYOUT_ONLY /* the real header's encoder */
 #include "../../include/ctrace.h"
-#include "args_json.h"
+#include "encode/json/args_json.h"
 #include "json_strict.h"
-#include "typed_args.h"
+#include "ingest/typed_args.h"
 
 /* The encoded pairs: a copy of the buffer CTRACE_INSTANT_ARGS would pass. */
 struct encoded {

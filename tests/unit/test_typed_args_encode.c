@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_typed_args_encode.c - the loader's writer of typed args
- * (userspace/typed_args_encode.c) against the reader (typed_args.c): each
+ * (userspace/encode/json/typed_args_encode.c) against the reader (typed_args.c): each
  * pair reads back as written, to the last digit; a pair that does not fit
  * is left out whole and the text still decodes exactly.
  */
@@ -14,8 +14,8 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
-#include "typed_args.h"
-#include "typed_args_encode.h"
+#include "ingest/typed_args.h"
+#include "encode/json/typed_args_encode.h"
 
 static struct typed_text t;
 

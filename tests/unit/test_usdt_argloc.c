@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_usdt_argloc.c - a USDT note's argument specs read as the probe
- * reads them (userspace/usdt_argloc.c): every form real notes use, with
+ * reads them (userspace/attach/usdt_argloc.c): every form real notes use, with
  * the specs copied from Debian's PostgreSQL 15 (checkpoint__done,
  * buffer__sync__done: %rip-relative, with the offset before the symbol),
  * sizes and signs, and a one-line reason for what it cannot read.
@@ -15,7 +15,7 @@
 #include <cmocka.h>
 #include <linux/ptrace.h>
 
-#include "usdt_argloc.h"
+#include "attach/usdt_argloc.h"
 
 static struct usdt_argloc a[CTRACE_USDT_ARGS];
 static char err[300];

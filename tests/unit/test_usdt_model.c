@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_usdt_model.c - what --usdt's hits become (userspace/usdt_model.c),
+ * test_usdt_model.c - what --usdt's hits become (userspace/model/usdt_model.c),
  * without the kernel: records as ctrace_usdt writes them go through the
  * trace model, and the JSON written is read back event by event. Typed
  * values, strings cut or unreadable, a demangled type far longer than its
@@ -17,11 +17,11 @@
 #include <string.h>
 #include <cjson/cJSON.h>
 
-#include "chrome_trace.h"
-#include "json_writer.h"
-#include "trace_model.h"
-#include "usdt_model.h"
-#include "usdt_spec.h"
+#include "encode/json/chrome_trace.h"
+#include "encode/json/json_writer.h"
+#include "model/trace_model.h"
+#include "model/usdt_model.h"
+#include "attach/usdt_spec.h"
 
 #define PID 4000000u
 

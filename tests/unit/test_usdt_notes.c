@@ -27,7 +27,7 @@
 
 #include <cmocka.h>
 
-#include "usdt_notes.h"
+#include "attach/usdt_notes.h"
 #include "ctrace_site.h"
 
 static char dir[64]; /* mkdtemp: every file built by the tests */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_usdt_spec.c - --usdt's grammar (userspace/usdt_spec.c): what each
+ * test_usdt_spec.c - --usdt's grammar (userspace/attach/usdt_spec.c): what each
  * form asks for, every preset parsed by the same parser, the cookie that
  * names a probe and how its arguments are read, and a one-line reason for
  * each kind of mistake.
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "usdt_spec.h"
+#include "attach/usdt_spec.h"
 
 static struct usdt_specs s;
 static char err[400];

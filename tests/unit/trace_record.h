@@ -11,7 +11,7 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include "trace_event.h"
+#include "model/trace_event.h"
 
 struct trace_record {
 	struct trace_event *v;

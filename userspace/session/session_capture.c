@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: MIT
+/*
+ * session_capture.c - a session writing a capture (-o FILE.ctrace): its
+ * ring callback moves each record's bytes into the capture undecoded, and
+ * what the session itself learns (the facts, the batched path's copies of
+ * buffers, new threads' names, the stop) is written beside them in the
+ * order the live path reads it (docs/capture-format.md). The inputs read
+ * elsewhere (names, maps, categories, the TSC) go through capture_journal.h.
+ */
+#include "session/session.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "ingest/batch_split.h"
+#include "capture/capture_journal.h"
+#include "ctrace_record.h"
+#include "lib/proc_info.h"
+#include "ingest/tsc_clock.h"
+
+void capture_write_facts(struct session *s)
+{
+	const struct trace_facts *f = &s->out->facts;
+	const struct proc_facts *t = &s->target;
+	struct capture_tlv tlv = { 0 };
+
+	capture_tlv_u64(&tlv, CK_START_WALL, f->start_wall_ns);
+	capture_tlv_u64(&tlv, CK_START_MONO, f->start_mono_ns);
+	capture_tlv_u64(&tlv, CK_TARGET_START_WALL, f->target_start_wall_ns);
+	capture_tlv_u64(&tlv, CK_TARGET_START_MONO, f->target_start_mono_ns);
+	capture_tlv_u64(&tlv, CK_TARGET_PID, (uint64_t)t->pid);
+	capture_tlv_u64(&tlv, CK_TARGET_NS_PID, (uint64_t)t->ns_pid);
+	capture_tlv_str(&tlv, CK_TARGET_COMM, t->comm);
+	capture_tlv_str(&tlv, CK_TARGET_EXE, t->exe);
+	capture_tlv_str(&tlv, CK_TARGET_CWD, t->cwd);
+	if (t->cmdline)
+		capture_tlv_bytes(&tlv, CK_TARGET_CMDLINE, t->cmdline, t->cmdline_len);
+	capture_tlv_u64(&tlv, CK_TARGET_START_BOOT, t->start_boottime_ns);
+	if (s->o->command)
+		capture_tlv_u64(&tlv, CK_TRACED_FROM_START, (uint64_t)s->launched.pid);
+	capture_tlv_u64(&tlv, CK_NO_BATCH, s->o->no_batch);
+	capture_tlv_u64(&tlv, CK_MAX_MEMORY, s->o->max_memory);
+	capture_tlv_u64(&tlv, CK_FIRST_PID, (uint64_t)s->first_pid);
+	capture_tlv_put(s->cap, CAPTURE_FACTS, &tlv);
+}
+
+void capture_write_end(struct session *s)
+{
+	const struct trace_facts *f = &s->out->facts;
+	struct capture_tlv tlv = { 0 };
+
+	capture_tlv_u64(&tlv, CK_STOP_MONO, s->stats.stop_mono_ns);
+	capture_tlv_str(&tlv, CK_STOP_REASON, s->stats.stop_reason);
+	capture_tlv_u64(&tlv, CK_PROBES, f->probes_attached);
+	capture_tlv_u64(&tlv, CK_OBJECTS, f->objects_with_probes);
+	capture_tlv_str(&tlv, CK_CATEGORIES, f->categories);
+	capture_tlv_str(&tlv, CK_PROGRAM_SET, f->program_set);
+	capture_tlv_str(&tlv, CK_PROGRAM_SET_WHY, f->program_set_why);
+	capture_tlv_u64(&tlv, CK_PROGRAM_SET_FORCED, f->program_set_forced);
+	capture_tlv_str(&tlv, CK_PROBE_LINKS, f->probe_links);
+	capture_tlv_u64(&tlv, CK_BPF_COOKIES, f->bpf_cookies);
+	capture_tlv_u64(&tlv, CK_FAST_NOP5, f->fast_nop5);
+	capture_tlv_str(&tlv, CK_EVENT_PATH, f->event_path);
+	capture_tlv_str(&tlv, CK_EVENT_PATH_WHY, f->event_path_why);
+	capture_tlv_str(&tlv, CK_DEATH_WATCH, f->death_watch);
+	for (int i = 0; i < KERNEL_FEATURE_COUNT; i++) {
+		char b[80];
+		size_t n;
+
+		if (!f->kernel_features[i].name)
+			continue;
+		n = strnlen(f->kernel_features[i].name, sizeof(b) - 1);
+		b[0] = f->kernel_features[i].present;
+		memcpy(b + 1, f->kernel_features[i].name, n);
+		capture_tlv_bytes(&tlv, CK_KERNEL_FEATURE, b, n + 1);
+	}
+	capture_tlv_u64(&tlv, CK_REMOTE_READS, s->stats.remote_reads);
+	capture_tlv_u64(&tlv, CK_REMOTE_ABANDONED, s->stats.remote_reads_abandoned);
+	capture_tlv_u64(&tlv, CK_REMOTE_REFUSED, s->stats.remote_reads_refused);
+	capture_tlv_u64(&tlv, CK_BATCH_UNWATCHED, s->stats.batch_unwatched);
+	capture_tlv_u64(&tlv, CK_BATCH_UNREAD, s->stats.batch_unread_at_stop);
+	capture_tlv_u64(&tlv, CK_UNTRACED, s->stats.untraced_processes);
+	capture_tlv_put(s->cap, CAPTURE_END, &tlv);
+}
+
+static void name_now(uint32_t tgid, uint32_t tid)
+{
+	char comm[32];
+
+	if (proc_thread_comm((int)tgid, (int)tid, comm, sizeof(comm)))
+		capture_note_name(tgid, tid, comm, CAPTURE_NAMES_ONE);
+	else
+		capture_note_name(tgid, tid, "", CAPTURE_NAMES_GONE);
+}
+
+/*
+ * A thread seen for the first time: named at the end of the round
+ * (capture_name_new_threads), when the live path's model, handed the
+ * round's events by the merge, would read its name in /proc.
+ */
+static void note_new_thread(struct session *s, uint32_t tgid, uint32_t tid)
+{
+	uint64_t key = (uint64_t)tgid << 32 | tid;
+
+	if (key == s->cap_last_thread)
+		return;
+	s->cap_last_thread = key;
+	if (key_map_get(&s->cap_threads, &key, sizeof(key)))
+		return;
+	key_map_put(&s->cap_threads, &key, sizeof(key), (void *)1);
+	if (!s->bpath.on) { /* --no-batch: the live model shows it at once, no merge between */
+		name_now(tgid, tid);
+		if (tid != tgid)
+			name_now(tgid, tgid);
+		return;
+	}
+	if (s->cap_n_new == s->cap_cap_new) {
+		size_t cap = s->cap_cap_new ? s->cap_cap_new * 2 : 64;
+		uint64_t *g = realloc(s->cap_new, cap * sizeof(*g));
+
+		if (!g)
+			return;
+		s->cap_new = g;
+		s->cap_cap_new = cap;
+	}
+	s->cap_new[s->cap_n_new++] = key;
+}
+
+void capture_name_new_threads(struct session *s)
+{
+	for (size_t i = 0; i < s->cap_n_new; i++) {
+		uint32_t tgid = (uint32_t)(s->cap_new[i] >> 32), tid = (uint32_t)s->cap_new[i];
+
+		name_now(tgid, tid);
+		if (tid != tgid)
+			name_now(tgid, tgid); /* its process, if not named yet */
+	}
+	s->cap_n_new = 0;
+}
+
+int capture_take_record(struct session *s, void *data, size_t size)
+{
+	struct ctrace_record r;
+
+	if (size < sizeof(r)) {
+		capture_put(s->cap, CAPTURE_RING, data, size); /* the conversion counts it bad */
+		return 0;
+	}
+	memcpy(&r, data, sizeof(r));
+	if (s->counting_only) {
+		capture_put(s->cap, CAPTURE_UNREAD, data, size);
+		/* The streams' numbers move on here as in the conversion. */
+		if (!s->bpath.on || !batch_path_count_unread(&s->bpath, data, size))
+			s->unread_at_stop++;
+		return 0;
+	}
+	s->stats.records++;
+	if (r.kind == CTRACE_KIND_FORK || r.kind == CTRACE_KIND_EXEC || r.kind == CTRACE_KIND_LINK_MAP) {
+		/* What the session itself must act on now: a process to attach, a dlopen() under way. */
+		struct ctrace_event ev;
+
+		if (record_decode(data, size, &ev) == 0 && !(s->stop_ns && ev.ts_ns > s->stop_ns)) {
+			record_strings_resolve(&s->strings, &ev);
+			session_note_process_change(s, &ev);
+		}
+	}
+	if (r.kind != CTRACE_KIND_LINK_MAP)
+		note_new_thread(s, r.tgid, r.tid);
+	capture_put(s->cap, CAPTURE_RING, data, size);
+	/* A batch: its stream's numbers, from its header (the idle reads follow them). */
+	if (r.kind == CTRACE_KIND_BATCH && s->bpath.on)
+		batch_path_record(&s->bpath, data, size);
+	return 0;
+}
+
+/* BUFFER: {u32 tgid, u32 tid, u64 buf, u64 read_ns, u8 final, u8 stopping, 6 bytes 0}, then the copy. */
+static void copy_out(void *ctx, uint32_t tgid, uint32_t tid, uint64_t buf, const void *bytes, size_t n,
+		     uint64_t read_ns, bool final, bool stopping)
+{
+	struct session *s = ctx;
+	unsigned char *p = capture_reserve(s->cap, CAPTURE_BUFFER, 32 + n);
+
+	if (!p)
+		return;
+	memset(p, 0, 32);
+	memcpy(p, &tgid, 4);
+	memcpy(p + 4, &tid, 4);
+	memcpy(p + 8, &buf, 8);
+	memcpy(p + 16, &read_ns, 8);
+	p[24] = final;
+	p[25] = stopping;
+	memcpy(p + 32, bytes, n);
+}
+
+/* ADOPT: {u32 tgid, u32 0, u64 buf, u64 now}, then the buffer's 64-byte header. */
+static void adopt_out(void *ctx, uint32_t tgid, uint64_t buf, const void *header, uint64_t now)
+{
+	struct session *s = ctx;
+	unsigned char *p = capture_reserve(s->cap, CAPTURE_ADOPT, 24 + BATCH_HEADER_BYTES);
+
+	if (!p)
+		return;
+	memset(p, 0, 24);
+	memcpy(p, &tgid, 4);
+	memcpy(p + 8, &buf, 8);
+	memcpy(p + 16, &now, 8);
+	memcpy(p + 24, header, BATCH_HEADER_BYTES);
+}
+
+void capture_watch_batches(struct session *s)
+{
+	s->bpath.copy_out = copy_out;
+	s->bpath.adopt_out = adopt_out;
+	s->bpath.copy_ctx = s;
+}
+
+/* UNSEEN: {u64 pid_tgid, u64 buf, u64 seq_end, u64 inherited} an entry (batch_path.c: count_unseen). */
+void capture_write_unseen(struct session *s, int fd)
+{
+	struct batch_unseen *v = NULL;
+	size_t n = 0, cap = 0;
+	struct {
+		uint64_t pid_tgid, buf;
+	} key, next;
+	struct {
+		uint64_t seq_end;
+		uint8_t inherited, watched, pad[6];
+	} b;
+	bool first = true;
+
+	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
+		first = false;
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, &b))
+			continue;
+		if (n == cap) {
+			struct batch_unseen *g = realloc(v, (cap = cap ? cap * 2 : 64) * sizeof(*v));
+
+			if (!g)
+				break;
+			v = g;
+		}
+		v[n++] = (struct batch_unseen){ key.pid_tgid, key.buf, b.seq_end, b.inherited };
+	}
+	capture_put(s->cap, CAPTURE_UNSEEN, v, n * sizeof(*v));
+	free(v);
+}
