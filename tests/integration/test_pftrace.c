@@ -34,7 +34,7 @@
 #include "encode/perfetto/pftrace.h"
 #include "pftrace_compare.h"
 
-#define PROTO_DIR "userspace"
+#define PROTO_DIR "userspace/encode/perfetto"
 #define PROTO "perfetto_trace.proto"
 
 static long file_size(const char *path)

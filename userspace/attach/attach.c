@@ -67,6 +67,22 @@ void attach_prepare_multi(struct ctrace_bpf *skel)
 	bpf_program__set_expected_attach_type(skel->progs.ctrace_link_map, CTRACE_TRACE_UPROBE_MULTI);
 }
 
+/*
+ * Whether process pid has exited or is exiting: an attach that failed then
+ * failed for that (the objects' paths are under /proc/PID, whose root goes
+ * early in the exit, before the process is a zombie).
+ */
+static bool process_leaving(int pid)
+{
+	char root[64];
+	struct stat st;
+
+	if (proc_exited(pid))
+		return true;
+	snprintf(root, sizeof(root), "/proc/%d/root/", pid);
+	return stat(root, &st) != 0 && (errno == ENOENT || errno == ESRCH);
+}
+
 /* A --usdt probe's link, with the object's (usdt_attach.h). */
 static int keep_usdt_link(void *ctx, struct bpf_link *link)
 {
@@ -267,7 +283,7 @@ static int attach_sites(struct ctrace_bpf *skel, int pid,
 			programs[kind].probe, TERM_SAFE(obj->path), strerror(-err));
 		return -ECANCELED;
 	}
-	if (err && pid > 0 && proc_exited(pid))
+	if (err && pid > 0 && process_leaving(pid))
 		return -ESRCH; /* its files went with it (host_path is under /proc/PID): not an error */
 	if (err) {
 		if (err != -EMFILE && err != -ENFILE) /* attach_process says it, once */
@@ -560,7 +576,7 @@ int attach_process(struct ctrace_bpf *skel, int pid, struct attachment *a)
 
 		if (n < 0 && fd_limit_hit(n))
 			break; /* the trace goes on with what is attached */
-		if (n < 0 && n != -ESRCH && proc_exited(pid))
+		if (n < 0 && n != -ESRCH && process_leaving(pid))
 			n = -ESRCH; /* it exited meanwhile: its end, which the session sees */
 		if (n < 0) {
 			mapped_object_list_free(&objs);
