@@ -128,6 +128,9 @@ static void test_stalled_batch_buffer(void **state)
 	cJSON *batch;
 
 	(void)state;
+	/* A thread's buffer is the batched path's: CI's per-event run (--no-batch) has none. */
+	if (getenv("CTRACE_NO_BATCH") && !strcmp(getenv("CTRACE_NO_BATCH"), "1"))
+		skip();
 	trace_bounded(&r, "stall_batch", prog_args, tracer_args, STOP_BOUND_MS);
 	assert_true(tr_wait_line(&r, "stalled", 1000) == 0);
 	/* A tick every 10 ms in the main thread's buffer, never flushed: read at the stop. */
