@@ -176,6 +176,8 @@ static void test_same_trace_as_the_json(void **state)
 	fclose(pf);
 	fclose(back);
 	close(jfd);
+	jw_free(&jw);
+	jw_free(&pw);
 }
 
 int main(void)
