@@ -840,7 +840,7 @@ static void count_unseen_in(struct batch_path *bp, const struct batch_unseen *v,
 	key_map_free(&latest);
 }
 
-static void count_unseen(struct batch_path *bp, int fd)
+size_t batch_path_read_unseen(int fd, struct batch_unseen **out)
 {
 	struct batch_unseen *v = NULL;
 	size_t n = 0, cap = 0;
@@ -867,6 +867,15 @@ static void count_unseen(struct batch_path *bp, int fd)
 		}
 		v[n++] = (struct batch_unseen){ key.pid_tgid, key.buf, b.seq_end, b.inherited };
 	}
+	*out = v;
+	return n;
+}
+
+static void count_unseen(struct batch_path *bp, int fd)
+{
+	struct batch_unseen *v;
+	size_t n = batch_path_read_unseen(fd, &v);
+
 	count_unseen_in(bp, v, n);
 	free(v);
 }

@@ -148,6 +148,8 @@ void batch_path_free(struct batch_path *bp);
 struct batch_unseen {
 	uint64_t pid_tgid, buf, seq_end, inherited;
 };
+/* The kernel side's table (the BPF map fd) read into *out (malloc'd; as many as memory allowed): its length. */
+size_t batch_path_read_unseen(int fd, struct batch_unseen **out);
 /* A conversion: a copy the capture's loader read (copy_out), taken as it was then. */
 void batch_path_copy(struct batch_path *bp, uint32_t tgid, uint32_t tid, uint64_t buf, const void *bytes,
 		     size_t n, uint64_t read_ns, bool final, bool stopping);

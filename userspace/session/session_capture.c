@@ -217,31 +217,9 @@ void capture_watch_batches(struct session *s)
 /* UNSEEN: {u64 pid_tgid, u64 buf, u64 seq_end, u64 inherited} an entry (batch_path.c: count_unseen). */
 void capture_write_unseen(struct session *s, int fd)
 {
-	struct batch_unseen *v = NULL;
-	size_t n = 0, cap = 0;
-	struct {
-		uint64_t pid_tgid, buf;
-	} key, next;
-	struct {
-		uint64_t seq_end;
-		uint8_t inherited, watched, pad[6];
-	} b;
-	bool first = true;
+	struct batch_unseen *v;
+	size_t n = batch_path_read_unseen(fd, &v);
 
-	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
-		first = false;
-		key = next;
-		if (bpf_map_lookup_elem(fd, &key, &b))
-			continue;
-		if (n == cap) {
-			struct batch_unseen *g = realloc(v, (cap = cap ? cap * 2 : 64) * sizeof(*v));
-
-			if (!g)
-				break;
-			v = g;
-		}
-		v[n++] = (struct batch_unseen){ key.pid_tgid, key.buf, b.seq_end, b.inherited };
-	}
 	capture_put(s->cap, CAPTURE_UNSEEN, v, n * sizeof(*v));
 	free(v);
 }
