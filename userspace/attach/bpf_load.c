@@ -254,7 +254,8 @@ static int load_set(const struct trace_options *o, const struct stat *exe,
 			(*t->skel)->links.ctrace_rename = bpf_program__attach((*t->skel)->progs.ctrace_rename);
 		else
 			errno = ENOENT;
-		if (!(*t->skel)->links.ctrace_rename && o->verbose)
+		c->renames_told = (*t->skel)->links.ctrace_rename != NULL;
+		if (!c->renames_told && o->verbose)
 			fprintf(stderr, "ctrace-bpf: cannot watch task_rename (%s): thread renames are seen at the next look at /proc\n",
 				strerror(errno));
 		if (!*t->exec_link || (o->follow && !*t->fork_link) || !(*t->skel)->links.ctrace_exit) {
@@ -365,5 +366,6 @@ void bpf_choice_facts(const struct bpf_choice *c, struct trace_facts *f)
 	f->probe_links = c->multi ? "uprobe_multi" : "perf_uprobe";
 	f->bpf_cookies = c->cookies;
 	f->fast_nop5 = c->fast;
+	f->renames_told = c->renames_told;
 	kernel_features_list(&c->feat, f->kernel_features);
 }

@@ -41,6 +41,7 @@ struct bpf_choice {
 	bool multi;    /* uprobe_multi links, else perf uprobes */
 	bool cookies;  /* BPF cookies passed at attach */
 	bool fast;     /* attached at the nop5 (--fast, and the kernel optimizes it) */
+	bool renames_told; /* the task_rename tracepoint watched: the kernel tells each rename */
 	struct kernel_features feat;
 	char why[512]; /* why the better sets were not loaded */
 };

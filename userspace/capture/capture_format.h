@@ -52,7 +52,8 @@ enum capture_type {
 	CAPTURE_BUFFER = 15,  /* the loader's copy of a thread's buffer (an idle read, the stop's) */
 	CAPTURE_ADOPT = 16,   /* a buffer the process had before the trace, found at attach */
 	CAPTURE_PAD = 17,     /* zeros to the next 4 KiB (the writer's direct writes): skipped */
-	CAPTURE_TYPE_MAX = 17,
+	CAPTURE_ATTACHED = 18, /* what the programs loaded watch, once attached: TLV list */
+	CAPTURE_TYPE_MAX = 18,
 };
 
 /* The TLV keys of FACTS and END: {u16 key, u16 0, u32 len, bytes, padding to 8}. */
@@ -65,6 +66,8 @@ enum capture_key {
 	CK_TARGET_START_BOOT,
 	CK_TRACED_FROM_START, /* launch mode: the command's pid */
 	CK_NO_BATCH, CK_MAX_MEMORY, CK_FIRST_PID,
+	/* ATTACHED */
+	CK_RENAMES_TOLD = 48,
 	/* END */
 	CK_STOP_MONO = 64, CK_STOP_REASON, CK_REMOTE_READS, CK_REMOTE_ABANDONED, CK_REMOTE_REFUSED,
 	CK_BATCH_UNWATCHED, CK_UNREAD_AT_STOP, CK_KERNEL_DROPPED, CK_UNTRACED,

@@ -269,7 +269,10 @@ void trace_model_thread_name(struct trace_model *m, uint32_t tgid, uint32_t tid,
 	struct pair_key key = { tgid, tid };
 	struct thread_name *known = key_map_get(&m->names, &key, sizeof(key));
 
-	if (known && ((strlen(known->s) == len && !memcmp(known->s, name, len)) || known->given)) {
+	bool shown = key_map_get(&m->threads, &key, sizeof(key)) != NULL;
+
+	if (known && ((strlen(known->s) == len && !memcmp(known->s, name, len)) || known->given ||
+		      (m->renames_told && shown))) {
 		tb_touch(&m->b_names, &known->e);
 		return;
 	}
@@ -278,7 +281,7 @@ void trace_model_thread_name(struct trace_model *m, uint32_t tgid, uint32_t tid,
 	 * Renamed (pthread_setname_np) since the trace named it: name it
 	 * again; viewers keep the last name.
 	 */
-	if (known && key_map_get(&m->threads, &key, sizeof(key)))
+	if (known && shown)
 		trace_emit_name(m->out, TE_THREAD_NAME, tgid, tid, &(struct ct_text){ name, len, 0 });
 }
 
@@ -891,7 +894,10 @@ static void flow_never_taken_in(void *ctx, const struct flow_out *o)
  * CTRACE_THREAD_NAME (given: kept over /proc's comm) or the kernel's
  * task_rename (pthread_setname_np, prctl: the new comm, which replaces a
  * given name). A shown thread is named again and the rename shown where it
- * happened; one not shown yet takes the name when it is.
+ * happened; one not shown yet takes the name when it is. A rename names a
+ * shown thread even under the name it has: that name may be /proc's, read
+ * after the rename (events are modelled late), and the trace then has the
+ * same names whenever /proc was read.
  */
 static void thread_renamed(struct trace_model *m, const struct ctrace_event *ev)
 {
@@ -925,7 +931,7 @@ static void thread_renamed(struct trace_model *m, const struct ctrace_event *ev)
 	if (!shown && ev->kind == CTRACE_KIND_THREAD_RENAME)
 		return;
 	resolve(m, tgid, tid, 0, &pid, &shown_tid_); /* names a thread not shown yet */
-	if (shown && !same)
+	if (shown && (!same || ev->kind == CTRACE_KIND_THREAD_RENAME))
 		trace_emit_name(m->out, TE_THREAD_NAME, pid, shown_tid_,
 				&(struct ct_text){ ev->name, ev->name_len, ev->name_flags });
 	if (shown && ev->kind == CTRACE_KIND_THREAD_RENAME)

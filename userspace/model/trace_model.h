@@ -99,6 +99,12 @@ struct trace_model {
 		b_from_start, b_ended;
 	struct trace_flows flows; /* CTRACE_FLOW_OUT/IN, bound to their spans */
 	struct usdt_model *usdt;  /* --usdt's probes (usdt_model.h); NULL: none asked for */
+	/*
+	 * The kernel tells every rename (task_rename records): /proc's looks
+	 * then only name threads the model has no name for, so that a rename
+	 * is shown once, by its record, whenever /proc is looked at.
+	 */
+	bool renames_told;
 };
 
 void trace_model_init(struct trace_model *m, struct trace_fanout *out,
@@ -121,7 +127,8 @@ void trace_model_limit_memory(struct trace_model *m, uint64_t max_memory,
  * of a target every 100 ms or so (events are decoded in batches, and a
  * thread may be gone by the time its first event is, taking its name in
  * /proc with it) and before the first event of a thread not shown yet. A
- * thread shown under another name is named again (it was renamed).
+ * thread shown under another name is named again (it was renamed), unless
+ * renames_told: its rename record names it.
  */
 void trace_model_thread_name(struct trace_model *m, uint32_t tgid, uint32_t tid,
 			     const char *name, size_t len);

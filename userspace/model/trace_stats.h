@@ -39,6 +39,7 @@ struct trace_facts {
 	const char *probe_links;      /* "uprobe_multi" or "perf_uprobe" */
 	bool bpf_cookies;
 	bool fast_nop5;               /* --fast took effect */
+	bool renames_told;            /* thread renames from the kernel (task_rename), else /proc's looks */
 	const char *event_path;       /* "batched" or "per_event" (--no-batch); NULL: not written */
 	const char *event_path_why;   /* why per_event, when not asked for (--stacks); NULL: none */
 	const char *death_watch;      /* batched: how exits and execs are watched (batch_watch.h) */

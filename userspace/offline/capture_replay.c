@@ -314,6 +314,19 @@ static void thread_gone(struct replay *r, const unsigned char *p, size_t len)
 	free(key_map_del(&r->names, &key, sizeof(key)));
 }
 
+/* What the programs watched: the model must know before the events it changes. */
+static void attached(struct replay *r, const unsigned char *p, size_t len)
+{
+	struct capture_tlv_iter it = { p, len };
+	const unsigned char *v;
+	uint16_t key;
+	size_t n;
+
+	while (capture_tlv_next(&it, &key, &v, &n))
+		if (key == CK_RENAMES_TOLD)
+			r->out.facts.renames_told = r->s.model.renames_told = capture_tlv_as_u64(v, n) != 0;
+}
+
 static void one_record(struct replay *r, uint32_t type, const unsigned char *p, size_t len)
 {
 	struct session *s = &r->s;
@@ -415,6 +428,9 @@ static void one_record(struct replay *r, uint32_t type, const unsigned char *p, 
 			memcpy(header, p + 24, 64);
 			batch_path_adopt(&s->bpath, tgid, u64_at(p, len, 8), header, u64_at(p, len, 16));
 		}
+		break;
+	case CAPTURE_ATTACHED:
+		attached(r, p, len);
 		break;
 	case CAPTURE_END:
 		end_facts(r, p, len);

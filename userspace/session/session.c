@@ -341,6 +341,9 @@ int session_start(struct session *s, struct trace_output *out)
 	facts->probes_attached = s->att.sites;
 	facts->categories = o->categories.list;
 	bpf_choice_facts(&s->programs, facts);
+	s->model.renames_told = facts->renames_told;
+	if (s->cap)
+		capture_write_attached(s);
 	facts->objects_with_probes = s->att.objects_with_probes;
 
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), session_take_record, s, NULL);

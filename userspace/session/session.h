@@ -172,6 +172,8 @@ void session_stop(struct session *s);
 /* session_capture.c: a session writing a capture (-o FILE.ctrace, capture_journal.h for the rest) */
 /* FACTS: what the trace's head says, and what the conversion must know of the options. */
 void capture_write_facts(struct session *s);
+/* What the attached programs watch, which the conversion's model needs from the start. */
+void capture_write_attached(struct session *s);
 /* END: what the stop found. */
 void capture_write_end(struct session *s);
 /* UNSEEN: the BPF side's table of threads' buffers (fd), at the end. */

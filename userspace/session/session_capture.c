@@ -44,6 +44,14 @@ void capture_write_facts(struct session *s)
 	capture_tlv_put(s->cap, CAPTURE_FACTS, &tlv);
 }
 
+void capture_write_attached(struct session *s)
+{
+	struct capture_tlv tlv = { 0 };
+
+	capture_tlv_u64(&tlv, CK_RENAMES_TOLD, s->out->facts.renames_told);
+	capture_tlv_put(s->cap, CAPTURE_ATTACHED, &tlv);
+}
+
 void capture_write_end(struct session *s)
 {
 	const struct trace_facts *f = &s->out->facts;

@@ -58,6 +58,7 @@ static void write_programs(struct json_writer *w, const struct trace_facts *f)
 	write_kv_str(w, "probe_links", f->probe_links, true);
 	write_kv_bool(w, "bpf_cookies", f->bpf_cookies);
 	write_kv_bool(w, "fast_nop5", f->fast_nop5);
+	write_kv_bool(w, "thread_renames_watched", f->renames_told);
 	jw_lit(w, ",\"kernel_features\":{");
 	for (int i = 0; i < KERNEL_FEATURE_COUNT; i++) {
 		const struct kernel_feature *k = &f->kernel_features[i];
