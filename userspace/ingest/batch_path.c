@@ -45,7 +45,14 @@ struct batch_stream {
 	 */
 	uint64_t read_from;
 	uint64_t complete_ns; /* every event of this stream stamped before it is known */
-	bool retired;         /* the thread is gone (or its buffer): it holds nobody back */
+	/*
+	 * The thread is gone (or its buffer), found so by a read at
+	 * retired_ns: it holds nobody back once the ring has been drained past
+	 * then, its last copy (the kernel side's at its death, sent before
+	 * the read failed) taken.
+	 */
+	bool retired;
+	uint64_t retired_ns;
 	bool inherited;       /* a forked child's copy of its parent's buffer */
 	unsigned stuck;
 	uint64_t last_ns;     /* the latest event seen (taken or not) */
@@ -624,6 +631,13 @@ static bool read_remote(uint32_t tgid, void *to, uint64_t at, size_t n)
 	return remote_read((pid_t)tgid, to, at, n) == (ssize_t)n;
 }
 
+/* A read at `now` found the stream gone; the stop's reads (now UINT64_MAX) come after the ring's last drain. */
+static void retire(struct batch_stream *st, uint64_t now)
+{
+	st->retired = true;
+	st->retired_ns = now == UINT64_MAX ? 0 : now;
+}
+
 /*
  * Reads a live stream's buffer from the process. Its first_seq (offset 8)
  * is read before the header that holds it, as a piece of its own: the
@@ -646,7 +660,7 @@ static enum read_result read_stream(struct batch_path *bp, struct batch_stream *
 	if (remote_readv((pid_t)st->key.tgid, local, 2, remote, 2) != 8 + BATCH_HEADER_BYTES) {
 		if (errno == ETIMEDOUT || errno == EAGAIN)
 			return READ_AGAIN; /* the process lives, its memory stalls reads (remote_read.h) */
-		st->retired = true; /* the process, or the buffer (its thread's exit), is gone */
+		retire(st, now); /* the process, or the buffer (its thread's exit), is gone */
 		return READ_GONE;
 	}
 	memcpy(copy + 8, &seq, 8);
@@ -656,7 +670,7 @@ static enum read_result read_stream(struct batch_path *bp, struct batch_stream *
 	memcpy(&h.born, copy + 48, 8);
 	if (h.magic != BATCH_MAGIC || (h.tid != st->key.tid && !st->inherited) || h.born != st->key.born ||
 	    h.len > CTRACE_BATCH_BYTES - BATCH_HEADER_BYTES) {
-		st->retired = true; /* unmapped and mapped again for something else */
+		retire(st, now); /* unmapped and mapped again for something else */
 		return READ_GONE;
 	}
 	if (h.len && !read_remote(st->key.tgid, copy + BATCH_HEADER_BYTES, st->key.buf + BATCH_HEADER_BYTES, h.len))
@@ -758,7 +772,9 @@ static void lowest(const void *key, size_t len, void *value, void *ctx)
 
 	(void)key;
 	(void)len;
-	if (!st->retired && st->complete_ns < c->watermark)
+	if (st->retired && c->bp->ring_ns >= st->retired_ns)
+		return;
+	if (st->complete_ns < c->watermark)
 		c->watermark = st->complete_ns;
 }
 
