@@ -13,6 +13,9 @@
  *   - a capture cut short converts up to its last whole record and says so;
  *   - a capture of a newer format version is refused in one line, exit 1;
  *   - a file that is no capture is refused in one line.
+ * (cut_strings: strings the probe could not read, read from the process
+ * when captured.) And the trace command converting behind its capture
+ * (CTRACE_CONVERT=behind) writes the same trace as live.
  */
 #include <ctype.h>
 #include <stdarg.h>
@@ -123,7 +126,7 @@ static void free_lines(char **v, size_t n)
 static const char *const meta_own[] = {
 	"trace_start_wall_time", "trace_start_wall_ns", "trace_start_monotonic_ns", "trace_stop_monotonic_ns",
 	"target", "remote_reads", "late_string_reads", "file_string_reads", "records", "literals_by_reference",
-	NULL,
+	"converted_from_capture", NULL,
 };
 static const char *const batch_own[] = { "events", NULL };
 
@@ -244,6 +247,26 @@ static void live_and_captured(const char *program, const char *const *prog_args,
 	tr_free(&conv);
 }
 
+/*
+ * The trace command converting behind its capture (CTRACE_CONVERT=behind,
+ * trace_behind.h) writes the trace the live model writes.
+ */
+static void live_and_behind(const char *program, const char *const *prog_args, bool names_race)
+{
+	struct trace_run live, behind;
+
+	tr_require_root();
+	tr_run_ok(&live, program, prog_args, NULL);
+	setenv("CTRACE_CONVERT", "behind", 1);
+	tr_run_ok(&behind, program, prog_args, NULL);
+	unsetenv("CTRACE_CONVERT");
+	assert_false(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(tr_meta(&live), "converted_from_capture")));
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(tr_meta(&behind), "converted_from_capture")));
+	same_trace(&live, &behind, program, names_race);
+	tr_free(&live);
+	tr_free(&behind);
+}
+
 static const char *const no_batch[] = { "--no-batch", NULL };
 static const char *const typed_args[] = { "/tmp/a \"b\"", NULL };
 
@@ -287,6 +310,34 @@ static void test_span_events(void **state)
 {
 	(void)state;
 	live_and_captured("span_events", NULL, NULL, true);
+}
+
+/*
+ * Strings the probe could not read (no NUL before a PROT_NONE page): read
+ * from the process when captured, as live; a conversion has no process.
+ */
+static void test_strings_read_late(void **state)
+{
+	(void)state;
+	live_and_captured("cut_strings", NULL, NULL, false);
+}
+
+static void test_behind_every_macro(void **state)
+{
+	(void)state;
+	live_and_behind("every_macro", NULL, false);
+}
+
+static void test_behind_names(void **state)
+{
+	(void)state;
+	live_and_behind("names", NULL, true);
+}
+
+static void test_behind_strings_read_late(void **state)
+{
+	(void)state;
+	live_and_behind("cut_strings", NULL, false);
 }
 
 static void test_flows(void **state)
@@ -460,6 +511,10 @@ int main(void)
 		cmocka_unit_test(test_literals),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_span_events),
+		cmocka_unit_test(test_strings_read_late),
+		cmocka_unit_test(test_behind_every_macro),
+		cmocka_unit_test(test_behind_names),
+		cmocka_unit_test(test_behind_strings_read_late),
 		cmocka_unit_test(test_flows),
 		cmocka_unit_test(test_every_format),
 		cmocka_unit_test(test_bad_captures),

@@ -117,21 +117,47 @@ static void check_fixed(const char *path)
 	assert_true(tr_num(cJSON_GetObjectItemCaseSensitive(m, "target"), "pid") == r.prog.pid);
 }
 
+/* Until the file at path is whole JSON (its writer done), up to ms: its text, or NULL. */
+static char *whole_file(const char *path, int ms)
+{
+	for (int waited = 0; waited <= ms; waited += 50) {
+		char *text = tr_read_file(path, NULL);
+		cJSON *j = text ? cJSON_Parse(text) : NULL;
+
+		cJSON_Delete(j);
+		if (j)
+			return text;
+		free(text);
+		sleep_ms(50);
+	}
+	return NULL;
+}
+
 /*
  * SIGKILL: no handler runs. The kernel drops the uprobes with the tracer's
- * fds; the target must go on, disarmed; the file, cut anywhere, is repaired
- * by `ctrace-bpf fix`.
+ * fds; the target must go on, disarmed. Live (the default) the file, cut
+ * anywhere, is repaired by `ctrace-bpf fix`; converted behind the capture
+ * (CTRACE_CONVERT=behind), the conversion goes on to the capture's end and
+ * the file is whole, its stop_reason "capture cut short".
  */
-static void test_tracer_sigkill(void **state)
+static void tracer_sigkill(bool live)
 {
 	const char *const args[] = { "run", "4", NULL };
 	const char *const fix_args[] = { r.trace_path, NULL };
 	struct stat st = { 0 };
-	char why[256];
+	char why[256], *text;
 	long diff;
 
-	(void)state;
+	const char *given = getenv("CTRACE_CONVERT");
+	char *kept = given ? strdup(given) : NULL;
+
+	setenv("CTRACE_CONVERT", live ? "live" : "behind", 1);
 	tc_start_faulty(&r, args, NULL);
+	if (kept)
+		setenv("CTRACE_CONVERT", kept, 1);
+	else
+		unsetenv("CTRACE_CONVERT");
+	free(kept);
 	/* Once it has written (the point is a file cut anywhere), kill mid-stream. */
 	for (int waited = 0; (stat(r.trace_path, &st) != 0 || st.st_size == 0) && waited < 3000; waited += 10)
 		sleep_ms(10);
@@ -147,6 +173,19 @@ static void test_tracer_sigkill(void **state)
 		fail_msg("%s", r.error);
 	assert_int_equal(r.tracer_exit, 128 + SIGKILL);
 	tc_assert_unharmed(&r);
+	if (!live) {
+		/* The conversion, not the tracer: it ends the file on its own. */
+		text = whole_file(r.trace_path, 10000);
+		if (!text)
+			fail_msg("the trace %s is not whole JSON 10 s after the tracer was killed", r.trace_path);
+		free(text);
+		tr_free(&r2);
+		load_file(&r2, r.trace_path);
+		assert_string_equal(tr_str(tr_meta(&r2), "stop_reason"), "capture cut short");
+		assert_true(tc_count(&r2, "I", "burst") > 100);
+		assert_true(tr_num(cJSON_GetObjectItemCaseSensitive(tr_meta(&r2), "target"), "pid") == r.prog.pid);
+		return;
+	}
 
 	/* the file holds what was written before the kill: fix closes it */
 	if (tc_run_fix(&c, fix_args) < 0)
@@ -155,6 +194,18 @@ static void test_tracer_sigkill(void **state)
 		fail_msg("fix exited %d: %s", c.exit, c.err);
 	assert_non_null(strstr(c.err, "repaired"));
 	check_fixed(r.trace_path);
+}
+
+static void test_tracer_sigkill(void **state)
+{
+	(void)state;
+	tracer_sigkill(true);
+}
+
+static void test_tracer_sigkill_behind_capture(void **state)
+{
+	(void)state;
+	tracer_sigkill(false);
 }
 
 /*
@@ -397,6 +448,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_target_crashes, free_all),
 		cmocka_unit_test_teardown(test_target_exits_mid_span, free_all),
 		cmocka_unit_test_teardown(test_tracer_sigkill, free_all),
+		cmocka_unit_test_teardown(test_tracer_sigkill_behind_capture, free_all),
 		cmocka_unit_test_teardown(test_tracer_sigkill_quiet, free_all),
 		cmocka_unit_test_teardown(test_sigpipe, free_all),
 		cmocka_unit_test_teardown(test_second_sigint, free_all),

@@ -53,7 +53,8 @@ enum capture_type {
 	CAPTURE_ADOPT = 16,   /* a buffer the process had before the trace, found at attach */
 	CAPTURE_PAD = 17,     /* zeros to the next 4 KiB (the writer's direct writes): skipped */
 	CAPTURE_ATTACHED = 18, /* what the programs loaded watch, once attached: TLV list */
-	CAPTURE_TYPE_MAX = 18,
+	CAPTURE_LATE = 19,    /* a string the probe could not read, read from the process: for the next RING record */
+	CAPTURE_TYPE_MAX = 19,
 };
 
 /* The TLV keys of FACTS and END: {u16 key, u16 0, u32 len, bytes, padding to 8}. */

@@ -23,10 +23,31 @@ struct capture_reader {
 	uint64_t offset;      /* of the next record */
 	uint64_t records;
 	char cut[160];        /* "": read to its end; else what ended the reading early */
+	/*
+	 * Following a capture still being written (the trace command's
+	 * conversion behind it): the read end of a pipe whose write end the
+	 * tracer holds; -1 once it closed (the tracer done, or gone), or when
+	 * not following.
+	 */
+	int writer_alive;
+	bool following;
+	uint64_t punched;     /* following: bytes read and given back to the file system */
+	/* Following: called before each wait for the writer (the conversion writes out what it has). */
+	void (*idle)(void *ctx);
+	void *idle_ctx;
+	uint64_t progress_ms;  /* following: when the progress line was last written (capture_replay.c) */
+	bool shown_progress;
 };
 
 /* Opens and checks the header: 0, or -errno having said why in one line (newer version: -EPROTO). */
 int capture_reader_open(struct capture_reader *cr, const char *path);
+/*
+ * The same, of a capture the tracer is still writing (opened read-write:
+ * what was read is punched out of the file, so that it holds only what is
+ * still to convert). At its end the reader waits for more while
+ * writer_alive (a pipe's read end, taken over) is open.
+ */
+int capture_reader_open_following(struct capture_reader *cr, const char *path, int writer_alive);
 /* The next record: 1 with *type, *p, *len set; 0 at the end (cut short: cr->cut says so). */
 int capture_reader_next(struct capture_reader *cr, uint32_t *type, const unsigned char **p, size_t *len);
 void capture_reader_close(struct capture_reader *cr);

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -73,14 +73,20 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-int capture_open(struct capture_writer *cw, const char *path)
-{
-	struct capture_header h = { .version = CAPTURE_VERSION, .header_bytes = CAPTURE_HEADER_BYTES };
+static int start(struct capture_writer *cw);
 
+static void init(struct capture_writer *cw)
+{
 	memset(cw, 0, sizeof(*cw));
 	cw->fd = -1;
+	cw->push_every_ns = 1000000000ull;
 	pthread_mutex_init(&cw->lock, NULL);
 	pthread_cond_init(&cw->cond, NULL);
+}
+
+int capture_open(struct capture_writer *cw, const char *path)
+{
+	init(cw);
 	/*
 	 * O_DIRECT: the disk takes the buffers by DMA, with no copy into the
 	 * page cache by the tracer's CPU (buffered, that copy cost 1.9 ns a
@@ -93,6 +99,35 @@ int capture_open(struct capture_writer *cw, const char *path)
 		cw->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (cw->fd < 0)
 		return -errno;
+	return start(cw);
+}
+
+int capture_open_temp(struct capture_writer *cw, const char *dir)
+{
+	char path[4096];
+
+	init(cw);
+	/* Nameless where the file system allows: nothing is left behind, whatever ends the tracer. */
+	cw->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC | O_DIRECT, 0600);
+	cw->direct = cw->fd >= 0;
+	if (cw->fd < 0 && errno == EINVAL)
+		cw->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (cw->fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+		if ((size_t)snprintf(path, sizeof(path), "%s/.ctrace-capture-XXXXXX", dir) >= sizeof(path))
+			return -ENAMETOOLONG;
+		cw->fd = mkostemp(path, O_CLOEXEC);
+		if (cw->fd >= 0)
+			unlink(path);
+	}
+	if (cw->fd < 0)
+		return -errno;
+	return start(cw);
+}
+
+static int start(struct capture_writer *cw)
+{
+	struct capture_header h = { .version = CAPTURE_VERSION, .header_bytes = CAPTURE_HEADER_BYTES };
+
 	for (int i = 0; i < CAPTURE_BUFS; i++) {
 		void *p;
 
@@ -161,10 +196,10 @@ void capture_push(struct capture_writer *cw, uint64_t now_ns)
 {
 	/*
 	 * A round's few records wait for more (a direct write pads them to a
-	 * block): out once there are CAPTURE_PUSH_BYTES, or a second passed.
+	 * block): out once there are CAPTURE_PUSH_BYTES, or push_every_ns passed.
 	 */
 	if (!cw->thread_on || cw->err || !cw->cur ||
-	    (cw->cur->len < CAPTURE_PUSH_BYTES && now_ns < cw->pushed_ns + 1000000000ull))
+	    (cw->cur->len < CAPTURE_PUSH_BYTES && now_ns < cw->pushed_ns + cw->push_every_ns))
 		return;
 	cw->pushed_ns = now_ns;
 	hand_over(cw, false);

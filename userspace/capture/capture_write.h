@@ -51,6 +51,7 @@ struct capture_writer {
 	bool busy, closing;
 	bool direct;      /* O_DIRECT (see capture_open) */
 	uint64_t pushed_ns;
+	uint64_t push_every_ns; /* a round's few records go out at least this often (capture_push) */
 	uint64_t written; /* bytes in the file */
 	uint64_t records;
 	uint64_t waits;   /* times the reader waited for the disk */
@@ -59,10 +60,12 @@ struct capture_writer {
 
 /* Opens path (created, truncated), writes the header, starts the writer thread: 0 or -errno. */
 int capture_open(struct capture_writer *cw, const char *path);
+/* The same into a file of no name in directory dir (removed at once where O_TMPFILE is not had). */
+int capture_open_temp(struct capture_writer *cw, const char *dir);
 /*
  * The buffer being filled goes to the writer thread, without waiting for
- * it, once it holds CAPTURE_PUSH_BYTES or a second after the last (each
- * round: a killed tracer loses at most that).
+ * it, once it holds CAPTURE_PUSH_BYTES or push_every_ns (a second unless
+ * set) after the last (each round: a killed tracer loses at most that).
  */
 void capture_push(struct capture_writer *cw, uint64_t now_ns);
 /* Everything appended so far is in the file: 0 or -errno (kept in err). */

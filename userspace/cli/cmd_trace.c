@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include "capture/capture_journal.h"
 #include "cli/commands.h"
+#include "cli/trace_behind.h"
 #include "io/output_file.h"
 #include "session/session.h"
 #include "lib/term_safe.h"
@@ -95,6 +96,7 @@ int cmd_trace(int argc, char **argv)
 	struct otlp_export otlp;
 	char default_out[300];
 	struct capture_writer *cap = NULL;
+	struct trace_behind behind = { .alive = -1, .out_fd = -1 };
 	bool cap_failed = false;
 	const char *capture_path_given = NULL;
 	int code;
@@ -136,13 +138,21 @@ int cmd_trace(int argc, char **argv)
 		s.cap = cap;
 		capture_journal = cap;
 		key_map_init(&s.cap_threads);
+	} else if (trace_behind_wanted(&o)) {
+		/* The trace converted behind a capture (trace_behind.h): the same path, the output another's. */
+		if (trace_behind_start(&behind, &o) < 0)
+			return session_end(&s, 1);
+		cap = &behind.cap;
+		s.cap = cap;
+		capture_journal = cap;
+		key_map_init(&s.cap_threads);
 	}
 	trace_summary_init(&summary);
 	if (o.otlp_file)
 		o.output = "/dev/null"; /* -o FILE.otlp.json: the OTLP lines instead of the Chrome trace */
 	otlp_export_open(&otlp, o.otlp_url, o.otlp_file);
 	if (output_begin(&out, cap ? "/dev/null" : o.output,
-			 &(struct output_limits){ o.max_size, o.max_files, &s.stats, o.ring_size, o.perfetto, NULL },
+			 &(struct output_limits){ o.max_size, o.max_files, &s.stats, o.ring_size, !cap && o.perfetto, NULL },
 			 &s.target) == 0 &&
 	    (!otlp.where || otlp_export_start(&otlp, &out.facts) == 0)) {
 		if (!o.quiet)
@@ -162,7 +172,12 @@ int cmd_trace(int argc, char **argv)
 		if (session_start(&s, &out) == 0) {
 			session_run(&s);
 			session_stop(&s);
-			if (cap) {
+			if (behind.converter) {
+				capture_journal = NULL;
+				if (capture_close(cap) < 0 || cap->err)
+					fprintf(stderr, "ctrace-bpf: writing the capture behind %s failed: %s: the trace holds what came before\n",
+						TERM_SAFE(o.output), strerror(cap->err ? cap->err : errno));
+			} else if (cap) {
 				capture_journal = NULL;
 				if (capture_close(cap) < 0 || cap->err) {
 					cap_failed = true;
@@ -177,6 +192,10 @@ int cmd_trace(int argc, char **argv)
 			}
 			if (output_end(&out, &s.stats) < 0) {
 				/* said by output_end */
+			} else if (behind.converter) {
+				code = trace_behind_finish(&behind) == 0 && !cap->err ? 0 : 1;
+				if (!o.quiet && !out.facts.probes_attached)
+					say_nothing_attached(&s);
 			} else if (cap) {
 				code = cap_failed ? 1 : 0;
 			} else {
@@ -199,11 +218,18 @@ int cmd_trace(int argc, char **argv)
 	if (cap) {
 		capture_journal = NULL;
 		capture_close(cap);
-		if (code && !s.started)
+		if (code && !s.started && capture_path_given)
 			unlink(capture_path_given);
 		key_map_free(&s.cap_threads);
 		free(s.cap_new);
-		free(cap);
+		if (cap != &behind.cap)
+			free(cap);
+	}
+	if (behind.converter) {
+		if (code && !s.started)
+			trace_behind_abandon(&behind);
+		else
+			code = trace_behind_finish(&behind) ? 1 : code;
 	}
 	return session_end(&s, code);
 }

@@ -42,34 +42,98 @@ void record_strings_snapshot(struct record_strings *rs, int pid)
 		record_strings_snapshot_again(rs, pid);
 }
 
-/* Strings the probe could not read (a page not yet faulted in) are read again from /proc. */
-static void late_read(struct record_strings *rs, struct ctrace_event *ev, int arg,
-		      const char **str, size_t *len, unsigned *flags,
-		      char *buf, size_t max)
+void record_strings_keep_late(struct record_strings *rs, uint32_t tgid, uint64_t addr, const char *s, size_t len,
+			      bool truncated)
 {
-	bool truncated;
-	ssize_t n;
+	struct kept_late *k = &rs->kept[rs->kept[0].set];
 
+	if (rs->kept[0].set && rs->kept[1].set)
+		return; /* a forged capture's third: no record has more than two strings */
+	if (len > sizeof(k->s))
+		len = sizeof(k->s);
+	*k = (struct kept_late){ .set = true, .truncated = truncated, .tgid = tgid, .addr = addr, .len = len };
+	memcpy(k->s, s, len);
+}
+
+void record_strings_forget_kept(struct record_strings *rs)
+{
+	rs->kept[0].set = rs->kept[1].set = false;
+}
+
+/* A conversion: what the capture read late at the event's address, if it did. */
+static const struct kept_late *kept_for(const struct record_strings *rs, const struct ctrace_event *ev, int arg)
+{
+	for (int i = 0; i < 2; i++)
+		if (rs->kept[i].set && rs->kept[i].tgid == ev->tgid && rs->kept[i].addr == ev->arg[arg])
+			return &rs->kept[i];
+	return NULL;
+}
+
+/*
+ * The string at the event's address, read from the process while it is
+ * as the probe saw it: -1 otherwise, *unchanged saying whether it was.
+ */
+static ssize_t from_process(struct record_strings *rs, const struct ctrace_event *ev, int arg, char *buf,
+			    size_t max, bool *truncated, bool *unchanged)
+{
 	uint32_t epoch = rs->known_epoch[process_epoch_slot(ev->tgid)];
 	struct process_look look;
-	bool unchanged;
+	ssize_t n;
 
-	if (arg < 0 || !(*flags & CTRACE_STR_FAULT))
-		return;
 	/*
 	 * The process's memory now is what the probe saw only if no object
 	 * was mapped or unmapped since (a library dlclose()d, another mapped
 	 * at its address) and no exec is under way (its new image is mapped
 	 * before the epoch moves on): asked again once the read is done.
-	 * Else the file it was mapped from says, if file_maps looked at the
-	 * process in the event's epoch; else nothing does: unreadable, rather
-	 * than another object's string.
 	 */
 	look = process_look_begin(&rs->epochs, ev->tgid);
-	unchanged = !rs->offline && look.epoch == epoch && process_look_exact(&rs->epochs, ev->tgid, &look);
-	n = unchanged ? proc_read_str((int)ev->tgid, ev->arg[arg], buf, max, &truncated) : -1;
+	*unchanged = !rs->offline && look.epoch == epoch && process_look_exact(&rs->epochs, ev->tgid, &look);
+	n = *unchanged ? proc_read_str((int)ev->tgid, ev->arg[arg], buf, max, truncated) : -1;
 	if (n >= 0 && !process_look_exact(&rs->epochs, ev->tgid, &look))
-		n = -1, unchanged = false;
+		n = -1, *unchanged = false;
+	return n;
+}
+
+ssize_t record_strings_read_process(struct record_strings *rs, const struct ctrace_event *ev, int arg, char *buf,
+				    size_t max, bool *truncated)
+{
+	bool unchanged;
+
+	return from_process(rs, ev, arg, buf, max, truncated, &unchanged);
+}
+
+/* Strings the probe could not read (a page not yet faulted in) are read again from /proc. */
+static void late_read(struct record_strings *rs, struct ctrace_event *ev, int arg,
+		      const char **str, size_t *len, unsigned *flags,
+		      char *buf, size_t max)
+{
+	bool truncated, unchanged;
+	ssize_t n;
+	uint32_t epoch = rs->known_epoch[process_epoch_slot(ev->tgid)];
+
+	if (arg < 0 || !(*flags & CTRACE_STR_FAULT))
+		return;
+	/*
+	 * The process, as the probe saw it (from_process); else the file it
+	 * was mapped from says, if file_maps looked at the process in the
+	 * event's epoch; else nothing does: unreadable, rather than another
+	 * object's string.
+	 */
+	if (rs->offline) {
+		const struct kept_late *k = kept_for(rs, ev, arg);
+
+		if (k) { /* read from the process when captured, as it is read live */
+			size_t n = k->len < max ? k->len : max;
+
+			memcpy(buf, k->s, n);
+			rs->stats->late_string_reads++;
+			*str = buf;
+			*len = n;
+			*flags = k->truncated || n < k->len ? CTRACE_STR_TRUNCATED : 0;
+			return;
+		}
+	}
+	n = from_process(rs, ev, arg, buf, max, &truncated, &unchanged);
 	if (n >= 0) {
 		rs->stats->late_string_reads++;
 	} else {

@@ -15,7 +15,9 @@
 #ifndef CTRACE_RECORD_STRINGS_H
 #define CTRACE_RECORD_STRINGS_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "ctrace_record.h"
 #include "ingest/file_maps.h"
 #include "ingest/literal_cache.h"
@@ -34,9 +36,34 @@ struct record_strings {
 	bool offline; /* a conversion: no process is read, strings come from files only */
 	/* Where strings read late are put: an event's name and args point here until the next. */
 	char name_buf[CTRACE_NAME_MAX], args_buf[CTRACE_ARGS_MAX];
+	/*
+	 * A conversion: the strings the capture read late for the record that
+	 * comes next (its name's and its args'), by their address.
+	 */
+	struct kept_late {
+		bool set, truncated;
+		uint32_t tgid;
+		uint64_t addr;
+		size_t len;
+		char s[CTRACE_ARGS_MAX];
+	} kept[2];
 };
 
 void record_strings_init(struct record_strings *rs, struct trace_stats *stats);
+/*
+ * A conversion: a string the capture read late at `addr` of process tgid,
+ * for the record that comes next (record_strings_forget_kept() after it).
+ */
+void record_strings_keep_late(struct record_strings *rs, uint32_t tgid, uint64_t addr, const char *s, size_t len,
+			      bool truncated);
+void record_strings_forget_kept(struct record_strings *rs);
+/*
+ * A string the probe could not read, read from the process while it is as
+ * the probe saw it (a capture keeps it for the conversion): its length, or
+ * -1 (gone, changed, unreadable).
+ */
+ssize_t record_strings_read_process(struct record_strings *rs, const struct ctrace_event *ev, int arg, char *buf,
+				    size_t max, bool *truncated);
 void record_strings_free(struct record_strings *rs);
 /* The BPF side's epochs, once its programs are loaded (again after a fallback). */
 void record_strings_watch_epochs(struct record_strings *rs, const struct process_epochs *pe);

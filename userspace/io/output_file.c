@@ -103,6 +103,15 @@ static int lock_output(int fd, const char *path)
 	return refuse(fd, path, strerror(errno));
 }
 
+static const char *given_path;
+static int given_fd = -1;
+
+void output_file_give(const char *path, int fd)
+{
+	given_path = path;
+	given_fd = fd;
+}
+
 int output_open(const char *path, bool *created_out)
 {
 	const int flags = O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
@@ -112,6 +121,11 @@ int output_open(const char *path, bool *created_out)
 	int fd;
 
 	*created_out = false;
+	if (given_fd >= 0 && given_path && !strcmp(path, given_path)) {
+		fd = given_fd;
+		given_fd = -1;
+		return fd;
+	}
 	if (!strcmp(path, "-"))
 		return fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
 	if (sudo_user_get(&su) < 0)

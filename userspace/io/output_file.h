@@ -28,5 +28,11 @@ void output_file_set_mode(mode_t mode);
  * start). A plain file opened is given the mode of output_file_set_mode().
  */
 int output_open(const char *path, bool *created);
+/*
+ * The next output_open(path) returns fd, opened and checked by another
+ * process (the trace command, for the conversion it starts behind its
+ * capture: the file and its lock are that command's).
+ */
+void output_file_give(const char *path, int fd);
 
 #endif

@@ -40,6 +40,7 @@ struct trace_facts {
 	bool bpf_cookies;
 	bool fast_nop5;               /* --fast took effect */
 	bool renames_told;            /* thread renames from the kernel (task_rename), else /proc's looks */
+	bool from_capture;            /* written by a conversion of a capture (convert, or behind one) */
 	const char *event_path;       /* "batched" or "per_event" (--no-batch); NULL: not written */
 	const char *event_path_why;   /* why per_event, when not asked for (--stacks); NULL: none */
 	const char *death_watch;      /* batched: how exits and execs are watched (batch_watch.h) */

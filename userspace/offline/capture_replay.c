@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 #include "capture/capture_read.h"
 #include "capture/capture_journal.h"
 #include "lib/categories.h"
@@ -109,6 +112,7 @@ static int begin(struct replay *r, const unsigned char *p, size_t len, const cha
 		return err;
 	if (summary)
 		trace_fanout_add(&r->out.fan, trace_summary_encoder(summary));
+	r->out.facts.from_capture = true;
 	s->out = &r->out;
 	trace_model_init(&s->model, &r->out.fan, &s->stats);
 	s->model_live = true;
@@ -335,7 +339,18 @@ static void one_record(struct replay *r, uint32_t type, const unsigned char *p, 
 	case CAPTURE_RING:
 		s->stats.records++;
 		session_decoded_record(s, p, len);
+		record_strings_forget_kept(&s->strings);
 		thread_gone(r, p, len);
+		break;
+	case CAPTURE_LATE:
+		if (len >= 16) {
+			uint32_t tgid, flags;
+
+			memcpy(&tgid, p, 4);
+			memcpy(&flags, p + 4, 4);
+			record_strings_keep_late(&s->strings, tgid, u64_at(p, len, 8), (const char *)p + 16, len - 16,
+						 flags & 1);
+		}
 		break;
 	case CAPTURE_UNREAD:
 		/* Left unread at the stop: a batch's events counted lost by their numbers. */
@@ -446,8 +461,54 @@ static void free_name(const void *key, size_t len, void *value, void *ctx)
 	free(value);
 }
 
+static int convert(const char *in, int writer_alive, const char *out_path, struct trace_summary *summary,
+		   struct capture_convert_result *res);
+
+/* Following a capture, all of it converted so far: out to the file, as the live loop's rounds do. */
+static void written_out(void *ctx)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	output_flush_every(ctx, (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec);
+}
+
+/*
+ * Following a capture whose tracer has stopped: on a terminal, how much is
+ * left to convert, on one line rewritten twice a second.
+ */
+static void catching_up(struct capture_reader *cr)
+{
+	struct timespec now;
+	struct stat st;
+	uint64_t ms;
+
+	if (cr->writer_alive >= 0 || !isatty(STDERR_FILENO) || fstat(fileno(cr->f), &st) != 0)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
+	if (ms < cr->progress_ms + 500)
+		return;
+	cr->progress_ms = ms;
+	cr->shown_progress = true;
+	fprintf(stderr, "\rctrace-bpf: tracing stopped; converting what it captured: %llu of %llu MiB",
+		(unsigned long long)(cr->offset >> 20), (unsigned long long)((uint64_t)st.st_size >> 20));
+}
+
 int capture_convert(const char *in, const char *out_path, struct trace_summary *summary,
 		    struct capture_convert_result *res)
+{
+	return convert(in, -1, out_path, summary, res);
+}
+
+int capture_convert_following(const char *in, int writer_alive, const char *out_path,
+			      struct trace_summary *summary, struct capture_convert_result *res)
+{
+	return convert(in, writer_alive, out_path, summary, res);
+}
+
+static int convert(const char *in, int writer_alive, const char *out_path, struct trace_summary *summary,
+		   struct capture_convert_result *res)
 {
 	struct replay *r = calloc(1, sizeof(*r));
 	struct capture_reader cr;
@@ -468,7 +529,7 @@ int capture_convert(const char *in, const char *out_path, struct trace_summary *
 	key_map_init(&r->names);
 	record_strings_init(&s->strings, &s->stats);
 	s->strings.offline = true;
-	err = capture_reader_open(&cr, in);
+	err = writer_alive >= 0 ? capture_reader_open_following(&cr, in, writer_alive) : capture_reader_open(&cr, in);
 	if (err < 0)
 		goto out;
 	if (!capture_reader_next(&cr, &type, &p, &len) || type != CAPTURE_FACTS) {
@@ -481,8 +542,15 @@ int capture_convert(const char *in, const char *out_path, struct trace_summary *
 	err = begin(r, p, len, out_path, summary);
 	if (err < 0)
 		goto out;
-	while (!r->ended && capture_reader_next(&cr, &type, &p, &len))
+	cr.idle = written_out;
+	cr.idle_ctx = &r->out;
+	while (!r->ended && capture_reader_next(&cr, &type, &p, &len)) {
 		one_record(r, type, p, len);
+		if (cr.following && !(cr.records & 0xffff))
+			catching_up(&cr);
+	}
+	if (cr.shown_progress)
+		fputs("\n", stderr);
 	if (!r->ended) {
 		/* Cut short (the tracer killed, a full disk): what came, up to the last record. */
 		res->cut = true;
@@ -506,6 +574,10 @@ int capture_convert(const char *in, const char *out_path, struct trace_summary *
 	res->records = s->stats.records;
 	res->events = r->out.tf.events;
 	res->dropped = s->stats.dropped;
+	res->unfinished_spans = s->stats.unfinished_spans;
+	res->unmatched_ends = s->stats.unmatched_ends;
+	for (unsigned i = 0; i < s->stats.n_bounds; i++)
+		res->evicted += s->stats.bounds[i]->evicted;
 	snprintf(res->stop_reason, sizeof(res->stop_reason), "%s",
 		 s->stats.stop_reason ? s->stats.stop_reason : "");
 out:

@@ -17,6 +17,7 @@ struct trace_summary;
 
 struct capture_convert_result {
 	uint64_t records, events, dropped;
+	uint64_t unfinished_spans, unmatched_ends, evicted; /* the summary's losses */
 	bool cut;             /* the capture ended before its END record */
 	char stop_reason[64];
 };
@@ -29,5 +30,12 @@ struct capture_convert_result {
  */
 int capture_convert(const char *in, const char *out, struct trace_summary *summary,
 		    struct capture_convert_result *res);
+/*
+ * The same, of a capture the tracer is still writing (the trace command's
+ * conversion behind it, cmd_convert.c): writer_alive is the read end of a
+ * pipe the tracer holds open until the capture is whole (taken over).
+ */
+int capture_convert_following(const char *in, int writer_alive, const char *out, struct trace_summary *summary,
+			      struct capture_convert_result *res);
 
 #endif

@@ -146,6 +146,41 @@ void capture_name_new_threads(struct session *s)
 	s->cap_n_new = 0;
 }
 
+/*
+ * A string of a per-event record the probe could not read (a page not yet
+ * faulted in, one that faults for good past a string's end), read from the
+ * process now, as the live path reads it, and kept right before the
+ * record: the conversion has no process to read. LATE: u32 tgid, u32
+ * flags (1: truncated), u64 address, then the bytes.
+ */
+static void keep_late(struct session *s, const struct ctrace_event *ev, int arg, unsigned flags, size_t max)
+{
+	char buf[CTRACE_ARGS_MAX];
+	unsigned char *p;
+	bool truncated = false;
+	ssize_t n;
+
+	if (arg < 0 || !(flags & CTRACE_STR_FAULT))
+		return;
+	n = record_strings_read_process(&s->strings, ev, arg, buf, max, &truncated);
+	if (n < 0 || !(p = capture_reserve(s->cap, CAPTURE_LATE, 16 + (size_t)n)))
+		return; /* the conversion reads the file it was mapped from, if any */
+	memcpy(p, &ev->tgid, 4);
+	memcpy(p + 4, &(uint32_t){ truncated }, 4);
+	memcpy(p + 8, &ev->arg[arg], 8);
+	memcpy(p + 16, buf, (size_t)n);
+}
+
+static void keep_late_strings(struct session *s, const void *data, size_t size)
+{
+	struct ctrace_event ev;
+
+	if (record_decode(data, size, &ev) != 0)
+		return;
+	keep_late(s, &ev, record_name_arg(ev.kind), ev.name_flags, CTRACE_NAME_MAX - 1);
+	keep_late(s, &ev, record_args_arg(ev.kind), ev.args_flags, CTRACE_ARGS_MAX);
+}
+
 int capture_take_record(struct session *s, void *data, size_t size)
 {
 	struct ctrace_record r;
@@ -174,6 +209,8 @@ int capture_take_record(struct session *s, void *data, size_t size)
 	}
 	if (r.kind != CTRACE_KIND_LINK_MAP)
 		note_new_thread(s, r.tgid, r.tid);
+	if (CTRACE_NAME_FLAGS(r.flags) & CTRACE_STR_FAULT || CTRACE_ARGS_FLAGS(r.flags) & CTRACE_STR_FAULT)
+		keep_late_strings(s, data, size);
 	capture_put(s->cap, CAPTURE_RING, data, size);
 	/* A batch: its stream's numbers, from its header (the idle reads follow them). */
 	if (r.kind == CTRACE_KIND_BATCH && s->bpath.on)

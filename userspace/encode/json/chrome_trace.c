@@ -328,6 +328,8 @@ void chrome_trace_write_end(struct chrome_trace *tf, struct json_writer *w, uint
 		jw_lit(w, "}");
 	}
 	write_kv_u64(w, "thread_renames", s->thread_renames);
+	if (facts->from_capture)
+		write_kv_bool(w, "converted_from_capture", true);
 	/* nest_ties.h: slices written 1 ns before (or after) the clock's begin, and ties left */
 	write_kv_u64(w, "slice_begin_ties_moved", tf->ties.moved);
 	write_kv_u64(w, "slice_begin_ties_left", tf->ties.unresolved);

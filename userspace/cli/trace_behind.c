@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: MIT
+#include "cli/trace_behind.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "capture/capture_journal.h"
+#include "io/output_file.h"
+#include "lib/term_safe.h"
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+
+	return n >= t && !strcmp(s + n - t, tail);
+}
+
+bool trace_behind_wanted(const struct trace_options *o)
+{
+	const char *how = getenv("CTRACE_CONVERT");
+
+	/*
+	 * CTRACE_CONVERT=behind: not yet the default, while the cases the
+	 * README's "Converted behind a capture" lists still differ.
+	 */
+	if (!how || strcmp(how, "behind"))
+		return false;
+	if (!o->output || !strcmp(o->output, "-") || capture_path(o->output))
+		return false;
+	/* The protobuf by its name only: the conversion picks the format from it. */
+	if (o->perfetto && !ends_with(o->output, ".pftrace"))
+		return false;
+	return !o->stack_depth && !o->usdt && !o->ring_size && !o->otlp_file && !o->otlp_url && !o->max_size;
+}
+
+/* The conversion's process: idle CPU only, deaf to the Ctrl-C that stops the tracing. */
+static void exec_converter(struct trace_behind *b, const struct trace_options *o, int alive_read)
+{
+	struct sched_param none = { 0 };
+	char fds[64], mode[16];
+	const char *argv[12];
+	int n = 0, cap_fd = dup(b->cap.fd), alive_fd = dup(alive_read), out_fd = dup(b->out_fd);
+
+	if (cap_fd < 0 || alive_fd < 0 || out_fd < 0)
+		_exit(127);
+	if (sched_setscheduler(0, SCHED_IDLE, &none) != 0)
+		(void)nice(19); /* not fatal: a lower priority still */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	snprintf(fds, sizeof(fds), "%d,%d,%d", cap_fd, alive_fd, out_fd);
+	snprintf(mode, sizeof(mode), "%o", o->output_mode);
+	argv[n++] = "ctrace-bpf";
+	argv[n++] = "convert";
+	argv[n++] = "--behind";
+	argv[n++] = fds;
+	argv[n++] = "--mode";
+	argv[n++] = mode;
+	argv[n++] = "-o";
+	argv[n++] = o->output;
+	if (o->quiet)
+		argv[n++] = "-q";
+	argv[n] = NULL;
+	execv("/proc/self/exe", (char *const *)argv);
+	fprintf(stderr, "ctrace-bpf: cannot start the conversion: %s\n", strerror(errno));
+	_exit(127);
+}
+
+int trace_behind_start(struct trace_behind *b, const struct trace_options *o)
+{
+	char dir_buf[4096];
+	int pipefd[2], err;
+
+	memset(b, 0, sizeof(*b));
+	b->alive = -1;
+	b->output = o->output;
+	/* Before attaching: a bad output path must not touch the target at all (output_open says why). */
+	b->out_fd = output_open(o->output, &b->created);
+	if (b->out_fd < 0)
+		return b->out_fd;
+	snprintf(dir_buf, sizeof(dir_buf), "%s", o->output);
+	err = capture_open_temp(&b->cap, dirname(dir_buf));
+	if (err < 0) {
+		fprintf(stderr, "ctrace-bpf: cannot write the capture the trace is converted from, next to %s: %s\n",
+			TERM_SAFE(o->output), strerror(-err));
+		trace_behind_abandon(b);
+		return err;
+	}
+	/* A quiet process's events reach the trace within a few of the loop's rounds, as live. */
+	b->cap.push_every_ns = 100 * 1000000ull;
+	if (pipe2(pipefd, O_CLOEXEC) != 0) {
+		err = -errno;
+		capture_close(&b->cap);
+		trace_behind_abandon(b);
+		return err;
+	}
+	b->alive = pipefd[1];
+	b->converter = fork();
+	if (b->converter == 0)
+		exec_converter(b, o, pipefd[0]);
+	err = -errno;
+	close(pipefd[0]);
+	if (b->converter < 0) {
+		b->converter = 0;
+		fprintf(stderr, "ctrace-bpf: cannot start the conversion: %s\n", strerror(-err));
+		capture_close(&b->cap);
+		trace_behind_abandon(b);
+		return err;
+	}
+	return 0;
+}
+
+int trace_behind_finish(struct trace_behind *b)
+{
+	int status = 0;
+
+	if (b->alive >= 0)
+		close(b->alive);
+	b->alive = -1;
+	if (b->out_fd >= 0)
+		close(b->out_fd);
+	b->out_fd = -1;
+	if (!b->converter)
+		return 1;
+	/*
+	 * Tracing is over: the conversion is what the user waits for now,
+	 * at an ordinary priority (on idle CPU only it would wait for the
+	 * application to rest, which a busy one never does).
+	 */
+	if (sched_setscheduler(b->converter, SCHED_OTHER, &(struct sched_param){ 0 }) == 0)
+		setpriority(PRIO_PROCESS, (id_t)b->converter, 0);
+	while (waitpid(b->converter, &status, 0) < 0 && errno == EINTR)
+		;
+	b->converter = 0;
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	fprintf(stderr, "ctrace-bpf: the conversion ended by signal %d: %s may be incomplete\n",
+		WIFSIGNALED(status) ? WTERMSIG(status) : 0, TERM_SAFE(b->output));
+	return 1;
+}
+
+void trace_behind_abandon(struct trace_behind *b)
+{
+	if (b->converter) {
+		kill(b->converter, SIGKILL);
+		waitpid(b->converter, NULL, 0);
+		b->converter = 0;
+	}
+	if (b->alive >= 0)
+		close(b->alive);
+	b->alive = -1;
+	if (b->out_fd >= 0) {
+		close(b->out_fd);
+		if (b->created)
+			unlink(b->output);
+	}
+	b->out_fd = -1;
+}
