@@ -35,8 +35,13 @@ bool trace_behind_wanted(const struct trace_options *o)
 		return false;
 	if (!o->output || !strcmp(o->output, "-") || capture_path(o->output))
 		return false;
-	/* The protobuf by its name only: the conversion picks the format from it. */
-	if (o->perfetto && !ends_with(o->output, ".pftrace"))
+	/*
+	 * The protobuf by its name only (the conversion picks the format
+	 * from it), and without the JSON kept beside it, a second output
+	 * whose checks belong before the attach.
+	 */
+	if (o->perfetto && (!ends_with(o->output, ".pftrace") || (getenv("CTRACE_PFTRACE_JSON") &&
+								 *getenv("CTRACE_PFTRACE_JSON"))))
 		return false;
 	return !o->stack_depth && !o->usdt && !o->ring_size && !o->otlp_file && !o->otlp_url && !o->max_size;
 }
