@@ -46,35 +46,20 @@ bool trace_behind_wanted(const struct trace_options *o)
 	return !o->stack_depth && !o->usdt && !o->ring_size && !o->otlp_file && !o->otlp_url && !o->max_size;
 }
 
-/* The conversion's process: idle CPU only, deaf to the Ctrl-C that stops the tracing. */
-static void exec_converter(struct trace_behind *b, const struct trace_options *o, int alive_read)
+/*
+ * The conversion's process: idle CPU only, deaf to the Ctrl-C that stops
+ * the tracing. Forked from a process with threads (the capture's writer):
+ * only calls safe after fork() until the exec.
+ */
+static void exec_converter(const char *const *argv)
 {
 	struct sched_param none = { 0 };
-	char fds[64], mode[16];
-	const char *argv[12];
-	int n = 0, cap_fd = dup(b->cap.fd), alive_fd = dup(alive_read), out_fd = dup(b->out_fd);
 
-	if (cap_fd < 0 || alive_fd < 0 || out_fd < 0)
-		_exit(127);
 	if (sched_setscheduler(0, SCHED_IDLE, &none) != 0)
 		(void)nice(19); /* not fatal: a lower priority still */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGTERM, SIG_IGN);
-	snprintf(fds, sizeof(fds), "%d,%d,%d", cap_fd, alive_fd, out_fd);
-	snprintf(mode, sizeof(mode), "%o", o->output_mode);
-	argv[n++] = "ctrace-bpf";
-	argv[n++] = "convert";
-	argv[n++] = "--behind";
-	argv[n++] = fds;
-	argv[n++] = "--mode";
-	argv[n++] = mode;
-	argv[n++] = "-o";
-	argv[n++] = o->output;
-	if (o->quiet)
-		argv[n++] = "-q";
-	argv[n] = NULL;
 	execv("/proc/self/exe", (char *const *)argv);
-	fprintf(stderr, "ctrace-bpf: cannot start the conversion: %s\n", strerror(errno));
 	_exit(127);
 }
 
@@ -107,10 +92,23 @@ int trace_behind_start(struct trace_behind *b, const struct trace_options *o)
 		return err;
 	}
 	b->alive = pipefd[1];
-	b->converter = fork();
-	if (b->converter == 0)
-		exec_converter(b, o, pipefd[0]);
-	err = -errno;
+	{
+		/* The conversion's ends of the files: inherited (no O_CLOEXEC), closed here after the fork. */
+		int give[3] = { dup(b->cap.fd), dup(pipefd[0]), dup(b->out_fd) };
+		char fds[64], mode[16];
+		const char *argv[] = { "ctrace-bpf", "convert", "--behind", fds, "--mode", mode, "-o", o->output,
+				       o->quiet ? "-q" : NULL, NULL };
+
+		snprintf(fds, sizeof(fds), "%d,%d,%d", give[0], give[1], give[2]);
+		snprintf(mode, sizeof(mode), "%o", o->output_mode);
+		b->converter = give[0] < 0 || give[1] < 0 || give[2] < 0 ? -1 : fork();
+		if (b->converter == 0)
+			exec_converter(argv);
+		err = -errno;
+		for (int i = 0; i < 3; i++)
+			if (give[i] >= 0)
+				close(give[i]);
+	}
 	close(pipefd[0]);
 	if (b->converter < 0) {
 		b->converter = 0;
@@ -144,6 +142,9 @@ int trace_behind_finish(struct trace_behind *b)
 	while (waitpid(b->converter, &status, 0) < 0 && errno == EINTR)
 		;
 	b->converter = 0;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+		fprintf(stderr, "ctrace-bpf: the conversion could not start (no exec of /proc/self/exe): %s holds nothing; trace without CTRACE_CONVERT=behind\n",
+			TERM_SAFE(b->output));
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	fprintf(stderr, "ctrace-bpf: the conversion ended by signal %d: %s may be incomplete\n",
