@@ -64,12 +64,10 @@ static int convert_behind(int capture_fd, int alive_fd, int out_fd, const char *
 	err = capture_convert_following(in, alive_fd, out, quiet ? NULL : &summary, &res);
 	close(capture_fd);
 	if (err == 0 && (!quiet || res.dropped)) {
-		bool pftrace = strlen(out) > 8 && !strcmp(out + strlen(out) - 8, ".pftrace");
-
 		fprintf(stderr, "ctrace-bpf: %s: %llu events written, %llu dropped%s. Open it in Perfetto UI (https://ui.perfetto.dev)%s\n",
 			res.stop_reason[0] ? res.stop_reason : "capture", (unsigned long long)res.events,
 			(unsigned long long)res.dropped, res.dropped ? " (the ring buffer was full)" : "",
-			pftrace ? "" : " or chrome://tracing"); /* chrome://tracing reads JSON only */
+			output_is_pftrace(out) ? "" : " or chrome://tracing"); /* chrome://tracing reads JSON only */
 	}
 	if (err == 0 && !quiet)
 		print_summary(&summary, &res);

@@ -16,13 +16,6 @@
 #include "io/output_file.h"
 #include "lib/term_safe.h"
 
-static bool ends_with(const char *s, const char *tail)
-{
-	size_t n = strlen(s), t = strlen(tail);
-
-	return n >= t && !strcmp(s + n - t, tail);
-}
-
 bool trace_behind_wanted(const struct trace_options *o)
 {
 	const char *how = getenv("CTRACE_CONVERT");
@@ -40,7 +33,7 @@ bool trace_behind_wanted(const struct trace_options *o)
 	 * from it), and without the JSON kept beside it, a second output
 	 * whose checks belong before the attach.
 	 */
-	if (o->perfetto && (!ends_with(o->output, ".pftrace") || (getenv("CTRACE_PFTRACE_JSON") &&
+	if (o->perfetto && (!output_is_pftrace(o->output) || (getenv("CTRACE_PFTRACE_JSON") &&
 								 *getenv("CTRACE_PFTRACE_JSON"))))
 		return false;
 	return !o->stack_depth && !o->usdt && !o->ring_size && !o->otlp_file && !o->otlp_url && !o->max_size;

@@ -391,17 +391,10 @@ bad:
 	exit(2);
 }
 
-static bool ends_with(const char *s, const char *tail)
-{
-	size_t n = strlen(s), t = strlen(tail);
-
-	return n >= t && !strcmp(s + n - t, tail);
-}
-
 /* --format, or the name's .pftrace: Perfetto's protobuf, converted from the JSON as it is written (pftrace.h). */
 static void check_format(struct trace_options *o, const char *format)
 {
-	o->perfetto = format ? !strcmp(format, "perfetto") : o->output && ends_with(o->output, ".pftrace");
+	o->perfetto = format ? !strcmp(format, "perfetto") : o->output && output_is_pftrace(o->output);
 	if (!o->perfetto)
 		return;
 	if (o->output && trace_sink_path_is_gzip(o->output)) {

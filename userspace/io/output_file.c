@@ -103,6 +103,13 @@ static int lock_output(int fd, const char *path)
 	return refuse(fd, path, strerror(errno));
 }
 
+bool output_is_pftrace(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n >= 8 && !strcmp(path + n - 8, ".pftrace");
+}
+
 static const char *given_path;
 static int given_fd = -1;
 

@@ -34,5 +34,7 @@ int output_open(const char *path, bool *created);
  * capture: the file and its lock are that command's).
  */
 void output_file_give(const char *path, int fd);
+/* Whether an output's name picks Perfetto's protobuf (FILE.pftrace). */
+bool output_is_pftrace(const char *path);
 
 #endif

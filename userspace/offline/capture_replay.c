@@ -31,13 +31,6 @@ struct replay {
 	uint64_t last_now;
 };
 
-static bool ends_with(const char *s, const char *tail)
-{
-	size_t n = strlen(s), t = strlen(tail);
-
-	return n >= t && !strcmp(s + n - t, tail);
-}
-
 static char *tlv_str(struct replay *r, const unsigned char *p, size_t len)
 {
 	char *s = malloc(len + 1);
@@ -105,7 +98,7 @@ static int begin(struct replay *r, const unsigned char *p, size_t len, const cha
 		}
 	}
 	r->o.output = out_path;
-	r->o.perfetto = ends_with(out_path, ".pftrace");
+	r->o.perfetto = output_is_pftrace(out_path);
 	err = output_begin(&r->out, out_path,
 			   &(struct output_limits){ 0, 0, &s->stats, 0, r->o.perfetto, &r->start }, &s->target);
 	if (err < 0)
