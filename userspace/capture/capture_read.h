@@ -35,8 +35,6 @@ struct capture_reader {
 	/* Following: called before each wait for the writer (the conversion writes out what it has). */
 	void (*idle)(void *ctx);
 	void *idle_ctx;
-	uint64_t progress_ms;  /* following: when the progress line was last written (capture_replay.c) */
-	bool shown_progress;
 };
 
 /* Opens and checks the header: 0, or -errno having said why in one line (newer version: -EPROTO). */

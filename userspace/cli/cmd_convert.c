@@ -63,12 +63,9 @@ static int convert_behind(int capture_fd, int alive_fd, int out_fd, const char *
 	trace_summary_init(&summary);
 	err = capture_convert_following(in, alive_fd, out, quiet ? NULL : &summary, &res);
 	close(capture_fd);
-	if (err == 0 && (!quiet || res.dropped)) {
-		fprintf(stderr, "ctrace-bpf: %s: %llu events written, %llu dropped%s. Open it in Perfetto UI (https://ui.perfetto.dev)%s\n",
-			res.stop_reason[0] ? res.stop_reason : "capture", (unsigned long long)res.events,
-			(unsigned long long)res.dropped, res.dropped ? " (the ring buffer was full)" : "",
-			output_is_pftrace(out) ? "" : " or chrome://tracing"); /* chrome://tracing reads JSON only */
-	}
+	if (err == 0 && (!quiet || res.dropped))
+		say_trace_written(res.stop_reason[0] ? res.stop_reason : "capture", res.events, "", res.dropped,
+				  output_is_pftrace(out));
 	if (err == 0 && !quiet)
 		print_summary(&summary, &res);
 	trace_summary_free(&summary);

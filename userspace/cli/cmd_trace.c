@@ -48,11 +48,16 @@ static void say_written(const struct session *s, const struct trace_output *out)
 			 rot->index, rot->index - rot->max_files);
 	else if (rot->index > 1)
 		snprintf(files, sizeof(files), " in %llu files", rot->index);
+	say_trace_written(s->stats.stop_reason, s->stats.events_written + rot->events_before, files, s->stats.dropped,
+			  s->o->perfetto);
+}
+
+void say_trace_written(const char *reason, uint64_t events, const char *files, uint64_t dropped, bool pftrace)
+{
 	fprintf(stderr, "ctrace-bpf: %s: %llu events written%s, %llu dropped%s. Open it in Perfetto UI (https://ui.perfetto.dev)%s\n",
-		s->stats.stop_reason, (unsigned long long)(s->stats.events_written + rot->events_before), files,
-		(unsigned long long)s->stats.dropped,
-		s->stats.dropped ? " (the ring buffer was full)" : "",
-		s->o->perfetto ? "" : " or chrome://tracing"); /* chrome://tracing reads JSON only */
+		reason, (unsigned long long)events, files, (unsigned long long)dropped,
+		dropped ? " (the ring buffer was full)" : "",
+		pftrace ? "" : " or chrome://tracing"); /* chrome://tracing reads JSON only */
 }
 
 /*
@@ -117,8 +122,7 @@ int cmd_trace(int argc, char **argv)
 		 * A capture: the records are written undecoded (session_capture.c);
 		 * the trace's own writer runs idle, on /dev/null, for its facts.
 		 */
-		if (o.stack_depth || o.usdt || o.ring_size || o.otlp_file || o.otlp_url || o.perfetto ||
-		    o.max_size) {
+		if (!trace_capture_takes(&o) || o.perfetto) {
 			fprintf(stderr, "ctrace-bpf: -o FILE.ctrace does not take --stacks, --usdt, --ring, --otlp, --format or --max-size yet: capture without them\n");
 			return session_end(&s, 2);
 		}

@@ -16,6 +16,11 @@
 #include "io/output_file.h"
 #include "lib/term_safe.h"
 
+bool trace_capture_takes(const struct trace_options *o)
+{
+	return !o->stack_depth && !o->usdt && !o->ring_size && !o->otlp_file && !o->otlp_url && !o->max_size;
+}
+
 bool trace_behind_wanted(const struct trace_options *o)
 {
 	const char *how = getenv("CTRACE_CONVERT");
@@ -36,7 +41,7 @@ bool trace_behind_wanted(const struct trace_options *o)
 	if (o->perfetto && (!output_is_pftrace(o->output) || (getenv("CTRACE_PFTRACE_JSON") &&
 								 *getenv("CTRACE_PFTRACE_JSON"))))
 		return false;
-	return !o->stack_depth && !o->usdt && !o->ring_size && !o->otlp_file && !o->otlp_url && !o->max_size;
+	return trace_capture_takes(o);
 }
 
 /*

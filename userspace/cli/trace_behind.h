@@ -33,6 +33,12 @@ struct trace_behind {
 	const char *output;
 };
 
+/*
+ * Whether a capture takes the options: not --stacks, --usdt, --ring,
+ * --otlp or --max-size yet (its format aside: -o FILE.ctrace takes no
+ * --format, a conversion picks it by the output's name).
+ */
+bool trace_capture_takes(const struct trace_options *o);
 /* Whether the options' trace is written behind a capture (CTRACE_CONVERT=behind; else the model runs live). */
 bool trace_behind_wanted(const struct trace_options *o);
 /* Opens the output, the capture, starts the conversion: 0, or -errno having said why. */

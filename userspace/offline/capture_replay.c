@@ -29,6 +29,8 @@ struct replay {
 	bool begun, ended;
 	uint64_t bad_records; /* side records that cannot be true (forged, damaged): left out, said */
 	uint64_t last_now;
+	uint64_t progress_ms; /* following: when the progress line was last written */
+	bool shown_progress;
 };
 
 static char *tlv_str(struct replay *r, const unsigned char *p, size_t len)
@@ -470,7 +472,7 @@ static void written_out(void *ctx)
  * Following a capture whose tracer has stopped: on a terminal, how much is
  * left to convert, on one line rewritten twice a second.
  */
-static void catching_up(struct capture_reader *cr)
+static void catching_up(struct replay *r, const struct capture_reader *cr)
 {
 	struct timespec now;
 	struct stat st;
@@ -480,10 +482,10 @@ static void catching_up(struct capture_reader *cr)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	ms = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
-	if (ms < cr->progress_ms + 500)
+	if (ms < r->progress_ms + 500)
 		return;
-	cr->progress_ms = ms;
-	cr->shown_progress = true;
+	r->progress_ms = ms;
+	r->shown_progress = true;
 	fprintf(stderr, "\rctrace-bpf: tracing stopped; converting what it captured: %llu of %llu MiB",
 		(unsigned long long)(cr->offset >> 20), (unsigned long long)((uint64_t)st.st_size >> 20));
 }
@@ -540,9 +542,9 @@ static int convert(const char *in, int writer_alive, const char *out_path, struc
 	while (!r->ended && capture_reader_next(&cr, &type, &p, &len)) {
 		one_record(r, type, p, len);
 		if (cr.following && !(cr.records & 0xffff))
-			catching_up(&cr);
+			catching_up(r, &cr);
 	}
-	if (cr.shown_progress)
+	if (r->shown_progress)
 		fputs("\n", stderr);
 	if (!r->ended) {
 		/* Cut short (the tracer killed, a full disk): what came, up to the last record. */
