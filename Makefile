@@ -180,6 +180,9 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS) $(TEST_HELPER_OBJS) include/ct
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(LDFLAGS) $(filter-out %.h,$^) $(LIBS) -lcmocka -o $@
 
+# Its remote_read is the test's, which changes the memory read in the middle of a read (a takeover).
+$(BUILD)/tests/unit/test_batch_path: LDFLAGS += -Wl,--wrap=remote_read
+
 $(BUILD)/tests/integration/%: tests/integration/%.c $(TEST_HELPER_OBJS) | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

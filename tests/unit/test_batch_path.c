@@ -10,6 +10,9 @@
  * read that found it gone, and no longer: the model gets every event once,
  * in time order (merge.late 0, metadata.batch.out_of_order).
  *
+ * And a buffer taken over by the next thread while the loader reads it:
+ * each thread's events are its own, once.
+ *
  * No BPF and no root: the records are built here as the kernel side sends
  * them, the buffers' bytes laid out as usdt/ctrace_batch.h says, with a
  * TSC clock of one tick a nanosecond; the process is a child that has
@@ -281,11 +284,115 @@ static void test_gone_thread_holds_only_until_the_ring_passes_the_read(void **st
 	teardown(&f);
 }
 
+/*
+ * A thread's buffer taken over by the next thread between the loader's
+ * read of its header and its read of its events (ctrace__batch_start: a
+ * buffer whose thread has exited goes to the next thread that starts).
+ * The old thread never flushed it, so its first_seq was 0 and the new
+ * thread's is 0 again: that number alone does not show the takeover. The
+ * loader's reads are of this process's own memory, and the takeover is
+ * made by the test's remote_read (linked in place of the loader's: see the
+ * Makefile) just before the events' read goes through.
+ */
+static unsigned char taken_over[CTRACE_BATCH_BYTES] __attribute__((aligned(64)));
+static struct {
+	bool armed;
+	uint32_t pid, tid;
+	uint64_t born;
+} takeover;
+
+ssize_t __real_remote_read(pid_t pid, void *to, uint64_t addr, size_t n);
+ssize_t __wrap_remote_read(pid_t pid, void *to, uint64_t addr, size_t n);
+
+ssize_t __wrap_remote_read(pid_t pid, void *to, uint64_t addr, size_t n)
+{
+	if (takeover.armed && addr == (uintptr_t)taken_over + BATCH_HEADER_BYTES) {
+		/* The new thread: its header, then 2 events over the old thread's first 2. */
+		buffer_copy(taken_over, takeover.pid, takeover.tid, takeover.born, 2, 300, 'B');
+		takeover.armed = false;
+	}
+	return __real_remote_read(pid, to, addr, n);
+}
+
+/*
+ * Thread A (born 5) announced the buffer at 10 and put events A0..A2 in it
+ * (at 50..70), then exited: the kernel side's copy at its death (EXITING,
+ * 240) is in the ring, not yet drained when the loader reads A's buffer at
+ * 320. Thread tid_b (born 250, announced at 260) takes the buffer over in
+ * the middle of that read and puts B0, B1 (300, 310) in it; it exits at
+ * 330. Each thread's events are handed on once, as its own.
+ */
+static void takeover_during_a_read(uint32_t tid_b)
+{
+	struct fixture f;
+	uint64_t buf = (uintptr_t)taken_over;
+
+	memset(&f, 0, sizeof(f));
+	n_out = 0;
+	f.piece = (struct tsc_piece){ 0, 0, 1.0 };
+	f.tsc.pieces = &f.piece;
+	f.tsc.n = f.tsc.cap = 1;
+	f.tsc.ticks_per_ns = 1.0;
+	f.pid = (uint32_t)getpid();
+	f.tid_a = f.pid;
+	f.tid_b = tid_b;
+	batch_path_init(&f.bp, true, &f.tsc, &f.stats, &f.stop_ns, 0, model, NULL);
+
+	batch_record(&f.bp, 10, f.pid, f.tid_a, buf, 5, CTRACE_BATCH_WHY_HELLO, 0, 0, 'A');
+	buffer_copy(taken_over, f.pid, f.tid_a, 5, 3, 50, 'A');
+	takeover = (typeof(takeover)){ true, f.pid, f.tid_b, 250 };
+	batch_path_tick(&f.bp, 320, 235);
+	assert_false(takeover.armed); /* the read came to A's events */
+
+	batch_record(&f.bp, 240, f.pid, f.tid_a, buf, 5, CTRACE_BATCH_WHY_EXITING, 3, 50, 'A');
+	batch_record(&f.bp, 260, f.pid, f.tid_b, buf, 250, CTRACE_BATCH_WHY_HELLO, 0, 0, 'B');
+	batch_record(&f.bp, 330, f.pid, f.tid_b, buf, 250, CTRACE_BATCH_WHY_EXITING, 2, 300, 'B');
+	batch_path_tick(&f.bp, 400, 400);
+	batch_path_finish(&f.bp, -1);
+
+	for (size_t k = 0; k < n_out; k++) {
+		uint32_t owner = out[k].name[0] == 'A' ? f.tid_a : f.tid_b;
+
+		if (out[k].tid != owner)
+			fail_msg("%s (ts %llu) handed on as thread %u's, not %u's", out[k].name,
+				 (unsigned long long)out[k].ts, out[k].tid, owner);
+	}
+	for (unsigned i = 0; i < 3 + 2; i++) {
+		char name[8];
+		unsigned times = 0;
+
+		snprintf(name, sizeof(name), "%c%u", i < 3 ? 'A' : 'B', i < 3 ? i : i - 3);
+		for (size_t k = 0; k < n_out; k++)
+			times += !strcmp(out[k].name, name);
+		if (times != 1)
+			fail_msg("%s handed on %u times", name, times);
+	}
+	in_time_order();
+	assert_int_equal(f.bp.lost, 0);
+	teardown(&f);
+}
+
+/* The next thread has another tid: its events must not be the dead thread's. */
+static void test_takeover_during_a_read_by_another_thread(void **state)
+{
+	(void)state;
+	takeover_during_a_read((uint32_t)getpid() + 1);
+}
+
+/* The next thread has the dead one's tid, reused: only its `born` tells them apart. */
+static void test_takeover_during_a_read_by_a_reused_tid(void **state)
+{
+	(void)state;
+	takeover_during_a_read((uint32_t)getpid());
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gone_thread_last_copy_in_order),
 		cmocka_unit_test(test_gone_thread_holds_only_until_the_ring_passes_the_read),
+		cmocka_unit_test(test_takeover_during_a_read_by_another_thread),
+		cmocka_unit_test(test_takeover_during_a_read_by_a_reused_tid),
 	};
 
 	return cmocka_run_group_tests_name("batch_path", tests, NULL, NULL);

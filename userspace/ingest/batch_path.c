@@ -652,7 +652,8 @@ static enum read_result read_stream(struct batch_path *bp, struct batch_stream *
 {
 	static unsigned char copy[CTRACE_BATCH_BYTES];
 	struct batch_header h;
-	uint64_t seq, again;
+	uint64_t seq;
+	unsigned char again[BATCH_HEADER_BYTES];
 	struct iovec local[2] = { { &seq, 8 }, { copy, BATCH_HEADER_BYTES } };
 	struct iovec remote[2] = { { (void *)(uintptr_t)(st->key.buf + 8), 8 },
 				   { (void *)(uintptr_t)st->key.buf, BATCH_HEADER_BYTES } };
@@ -675,8 +676,15 @@ static enum read_result read_stream(struct batch_path *bp, struct batch_stream *
 	}
 	if (h.len && !read_remote(st->key.tgid, copy + BATCH_HEADER_BYTES, st->key.buf + BATCH_HEADER_BYTES, h.len))
 		return READ_AGAIN;
-	/* A flush in between moved first_seq on: this copy may mix two batches. */
-	if (!read_remote(st->key.tgid, &again, st->key.buf + 8, 8) || memcmp(&again, copy + 8, 8))
+	/*
+	 * A flush in between moved first_seq on, or a thread took the buffer
+	 * over (its owner gone): this copy may mix two batches, or two
+	 * threads'. A takeover sets first_seq to 0, which it may well have
+	 * been, but it changes tid or born before the new thread's first
+	 * event, and x86 makes stores seen in their order.
+	 */
+	if (!read_remote(st->key.tgid, again, st->key.buf, BATCH_HEADER_BYTES) || memcmp(again, copy, 16) ||
+	    memcmp(again + 48, copy + 48, 8))
 		return READ_AGAIN;
 	return take_copy(bp, st->key.tgid, st->key.tid, st->key.buf, copy, BATCH_HEADER_BYTES + h.len, false, now,
 			 final, 0) ? READ_TAKEN : READ_AGAIN;
