@@ -254,20 +254,14 @@ static void live_and_captured(const char *program, const char *const *prog_args,
 static void live_and_behind(const char *program, const char *const *prog_args, bool names_race)
 {
 	struct trace_run live, behind;
-
-	const char *given = getenv("CTRACE_CONVERT");
-	char *kept = given ? strdup(given) : NULL;
+	char *was;
 
 	tr_require_root();
-	setenv("CTRACE_CONVERT", "live", 1);
+	was = tr_convert_begin("live");
 	tr_run_ok(&live, program, prog_args, NULL);
 	setenv("CTRACE_CONVERT", "behind", 1);
 	tr_run_ok(&behind, program, prog_args, NULL);
-	if (kept)
-		setenv("CTRACE_CONVERT", kept, 1);
-	else
-		unsetenv("CTRACE_CONVERT");
-	free(kept);
+	tr_convert_end(was);
 	assert_false(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(tr_meta(&live), "converted_from_capture")));
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(tr_meta(&behind), "converted_from_capture")));
 	same_trace(&live, &behind, program, names_race);

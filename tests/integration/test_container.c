@@ -216,15 +216,17 @@ static void test_stacks_with_the_containers_debug_file(void **state)
 }
 
 /* The tracer finds the program through /proc/PID/root; the trace has host ids. */
-static void test_traced_by_host_pid(void **state)
+static void traced_by_host_pid(const char *convert)
 {
 	const char *const args[] = { "boxed", NULL };
 	long host;
 	cJSON *hello, *work;
+	char *was;
 
-	(void)state;
 	host = start_in_container("armed_hello", args);
+	was = tr_convert_begin(convert);
 	trace_host_pid(host);
+	tr_convert_end(was);
 	assert_int_equal(r.prog_exit, 0);
 	assert_string_equal(am_stop_reason(&r), "target exited");
 	hello = am_one(&r, "I", "hello", host);
@@ -237,6 +239,24 @@ static void test_traced_by_host_pid(void **state)
 	assert_string_equal(am_process_name(&r, host), "armed_hello");
 	/* nothing under the namespace's pid */
 	assert_int_equal(am_count(&r, NULL, NULL, 1), 0);
+}
+
+static void test_traced_by_host_pid(void **state)
+{
+	(void)state;
+	traced_by_host_pid("live");
+}
+
+/*
+ * Converted behind the capture (trace_behind.h): the conversion, a
+ * process of its own, cannot open the program by the name the container
+ * gives it; it reads the strings from the file the tracer opened.
+ */
+static void test_traced_by_host_pid_behind_the_capture(void **state)
+{
+	(void)state;
+	traced_by_host_pid("behind");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(tr_meta(&r), "converted_from_capture")));
 }
 
 /* context and metadata: the host pid, and the pid in its namespace. */
@@ -340,6 +360,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_traced_by_host_pid, free_all),
+		cmocka_unit_test_teardown(test_traced_by_host_pid_behind_the_capture, free_all),
 		cmocka_unit_test_teardown(test_context_says_pid_in_namespace, free_all),
 		cmocka_unit_test_teardown(test_threads_by_host_tid, free_all),
 		cmocka_unit_test_teardown(test_stacks_with_the_containers_debug_file, free_all),

@@ -148,16 +148,10 @@ static void tracer_sigkill(bool live)
 	char why[256], *text;
 	long diff;
 
-	const char *given = getenv("CTRACE_CONVERT");
-	char *kept = given ? strdup(given) : NULL;
+	char *was = tr_convert_begin(live ? "live" : "behind");
 
-	setenv("CTRACE_CONVERT", live ? "live" : "behind", 1);
 	tc_start_faulty(&r, args, NULL);
-	if (kept)
-		setenv("CTRACE_CONVERT", kept, 1);
-	else
-		unsetenv("CTRACE_CONVERT");
-	free(kept);
+	tr_convert_end(was);
 	/* Once it has written (the point is a file cut anywhere), kill mid-stream. */
 	for (int waited = 0; (stat(r.trace_path, &st) != 0 || st.st_size == 0) && waited < 3000; waited += 10)
 		sleep_ms(10);

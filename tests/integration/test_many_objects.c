@@ -71,9 +71,16 @@ static int group_teardown(void **state)
 	return 0;
 }
 
+/* A test's CTRACE_CONVERT: the environment's put back after it. */
+static char *convert_was;
+static bool converting;
+
 static int free_all(void **state)
 {
 	(void)state;
+	if (converting)
+		tr_convert_end(convert_was);
+	converting = false;
 	unsetenv("CTRACE_DEATH_WATCH");
 	unsetenv("CTRACE_BATCH_SLOTS_MAX");
 	tr_free(&r);
@@ -247,6 +254,22 @@ static void test_forked_child_with_events_in_nine_objects(void **state)
 }
 
 /*
+ * The same converted behind the capture (trace_behind.h): the conversion
+ * never sees the child's memory, and the capture has no look at it, only
+ * the fork: its literals are read from the files its parent mapped.
+ */
+static void test_forked_child_behind_the_capture(void **state)
+{
+	const char *const follow[] = { "-f", NULL };
+
+	(void)state;
+	convert_was = tr_convert_begin("behind");
+	converting = true;
+	run_many("fork", 8, follow);
+	check_every_event(8, 2);
+}
+
+/*
  * A table of threads' buffers too small for the thread's 9
  * (CTRACE_BATCH_SLOTS_MAX=4): the 5 buffers the kernel side cannot copy at
  * the thread's death are counted in metadata.batch.unwatched_buffers and
@@ -278,6 +301,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_exit_during_the_attach, free_all),
 		cmocka_unit_test_teardown(test_threads_watched_by_syscalls, free_all),
 		cmocka_unit_test_teardown(test_forked_child_with_events_in_nine_objects, free_all),
+		cmocka_unit_test_teardown(test_forked_child_behind_the_capture, free_all),
 		cmocka_unit_test_teardown(test_buffers_not_watched_are_said, free_all),
 	};
 

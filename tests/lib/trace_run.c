@@ -754,6 +754,24 @@ void tr_require_root(void)
 	skip();
 }
 
+char *tr_convert_begin(const char *how)
+{
+	const char *given = getenv("CTRACE_CONVERT");
+	char *was = given ? strdup(given) : NULL;
+
+	setenv("CTRACE_CONVERT", how, 1);
+	return was;
+}
+
+void tr_convert_end(char *was)
+{
+	if (was)
+		setenv("CTRACE_CONVERT", was, 1);
+	else
+		unsetenv("CTRACE_CONVERT");
+	free(was);
+}
+
 void tr_require_command(const char *cmd)
 {
 	const char *path = getenv("PATH");

@@ -189,6 +189,13 @@ __attribute__((format(printf, 1, 2))) int tr_shell(const char *fmt, ...);
  * test; otherwise it skips it with a message. Call first in each BPF test.
  */
 void tr_require_root(void);
+/*
+ * How the trace command writes the trace in the runs that follow
+ * (CTRACE_CONVERT: "live", "behind"): returns what the environment said
+ * (malloc'd, or NULL), for tr_convert_end to put back.
+ */
+char *tr_convert_begin(const char *how);
+void tr_convert_end(char *was);
 bool tr_in_ci(void);
 /* A tool the test needs (e.g. "bpftrace") must be in PATH: else fails under
  * CI, skips otherwise. */

@@ -51,7 +51,7 @@ static void print_summary(const struct trace_summary *summary, const struct capt
  * it): the capture being written at fd `capture_fd`, followed while the
  * tracer holds `alive_fd`'s pipe open; the trace command's last lines.
  */
-static int convert_behind(int capture_fd, int alive_fd, int out_fd, const char *out, bool quiet)
+static int convert_behind(int capture_fd, int alive_fd, int files_fd, int out_fd, const char *out, bool quiet)
 {
 	struct capture_convert_result res;
 	struct trace_summary summary;
@@ -61,7 +61,7 @@ static int convert_behind(int capture_fd, int alive_fd, int out_fd, const char *
 	snprintf(in, sizeof(in), "/proc/self/fd/%d", capture_fd);
 	output_file_give(out, out_fd);
 	trace_summary_init(&summary);
-	err = capture_convert_following(in, alive_fd, out, quiet ? NULL : &summary, &res);
+	err = capture_convert_following(in, alive_fd, files_fd, out, quiet ? NULL : &summary, &res);
 	close(capture_fd);
 	if (err == 0 && (!quiet || res.dropped))
 		say_trace_written(res.stop_reason[0] ? res.stop_reason : "capture", res.events, "", res.dropped,
@@ -87,7 +87,7 @@ int cmd_convert(int argc, char **argv)
 	struct trace_summary summary;
 	const char *out = NULL;
 	bool quiet = false;
-	int c, err, capture_fd = -1, alive_fd = -1, out_fd = -1;
+	int c, err, capture_fd = -1, alive_fd = -1, files_fd = -1, out_fd = -1;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
@@ -102,8 +102,8 @@ int cmd_convert(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		case 'B':
-			if (sscanf(optarg, "%d,%d,%d", &capture_fd, &alive_fd, &out_fd) != 3 || capture_fd < 0 ||
-			    alive_fd < 0 || out_fd < 0)
+			if (sscanf(optarg, "%d,%d,%d,%d", &capture_fd, &alive_fd, &files_fd, &out_fd) != 4 ||
+			    capture_fd < 0 || alive_fd < 0 || files_fd < 0 || out_fd < 0)
 				return 2;
 			break;
 		case 'm':
@@ -116,7 +116,7 @@ int cmd_convert(int argc, char **argv)
 		}
 	}
 	if (capture_fd >= 0 && out && optind == argc)
-		return convert_behind(capture_fd, alive_fd, out_fd, out, quiet);
+		return convert_behind(capture_fd, alive_fd, files_fd, out_fd, out, quiet);
 	if (optind != argc - 1 || !out) {
 		fputs("ctrace-bpf: convert needs a capture and an output: ctrace-bpf convert FILE.ctrace -o OUT.json\n",
 		      stderr);

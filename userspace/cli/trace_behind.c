@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "capture/capture_files.h"
 #include "capture/capture_journal.h"
 #include "io/output_file.h"
 #include "lib/term_safe.h"
@@ -61,10 +63,17 @@ static void exec_converter(const char *const *argv)
 	_exit(127);
 }
 
+static void stop_handing_files(void)
+{
+	if (capture_files_to >= 0)
+		close(capture_files_to);
+	capture_files_to = -1;
+}
+
 int trace_behind_start(struct trace_behind *b, const struct trace_options *o)
 {
 	char dir_buf[4096];
-	int pipefd[2], err;
+	int pipefd[2], files[2], err;
 
 	memset(b, 0, sizeof(*b));
 	b->alive = -1;
@@ -90,24 +99,34 @@ int trace_behind_start(struct trace_behind *b, const struct trace_options *o)
 		return err;
 	}
 	b->alive = pipefd[1];
+	/* The mapped files the tracer opens go to the conversion by descriptor (capture_files.h). */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, files) != 0) {
+		err = -errno;
+		close(pipefd[0]);
+		capture_close(&b->cap);
+		trace_behind_abandon(b);
+		return err;
+	}
+	capture_files_to = files[0];
 	{
 		/* The conversion's ends of the files: inherited (no O_CLOEXEC), closed here after the fork. */
-		int give[3] = { dup(b->cap.fd), dup(pipefd[0]), dup(b->out_fd) };
+		int give[4] = { dup(b->cap.fd), dup(pipefd[0]), dup(files[1]), dup(b->out_fd) };
 		char fds[64], mode[16];
 		const char *argv[] = { "ctrace-bpf", "convert", "--behind", fds, "--mode", mode, "-o", o->output,
 				       o->quiet ? "-q" : NULL, NULL };
 
-		snprintf(fds, sizeof(fds), "%d,%d,%d", give[0], give[1], give[2]);
+		snprintf(fds, sizeof(fds), "%d,%d,%d,%d", give[0], give[1], give[2], give[3]);
 		snprintf(mode, sizeof(mode), "%o", o->output_mode);
-		b->converter = give[0] < 0 || give[1] < 0 || give[2] < 0 ? -1 : fork();
+		b->converter = give[0] < 0 || give[1] < 0 || give[2] < 0 || give[3] < 0 ? -1 : fork();
 		if (b->converter == 0)
 			exec_converter(argv);
 		err = -errno;
-		for (int i = 0; i < 3; i++)
+		for (int i = 0; i < 4; i++)
 			if (give[i] >= 0)
 				close(give[i]);
 	}
 	close(pipefd[0]);
+	close(files[1]);
 	if (b->converter < 0) {
 		b->converter = 0;
 		fprintf(stderr, "ctrace-bpf: cannot start the conversion: %s\n", strerror(-err));
@@ -125,6 +144,7 @@ int trace_behind_finish(struct trace_behind *b)
 	if (b->alive >= 0)
 		close(b->alive);
 	b->alive = -1;
+	stop_handing_files();
 	if (b->out_fd >= 0)
 		close(b->out_fd);
 	b->out_fd = -1;
@@ -160,6 +180,7 @@ void trace_behind_abandon(struct trace_behind *b)
 	if (b->alive >= 0)
 		close(b->alive);
 	b->alive = -1;
+	stop_handing_files();
 	if (b->out_fd >= 0) {
 		close(b->out_fd);
 		if (b->created)

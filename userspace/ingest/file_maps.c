@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include "capture/capture_files.h"
 #include "capture/capture_journal.h"
 #include "lib/grow_array.h"
 #include "attach/exec_image.h"
@@ -96,6 +97,7 @@ void file_maps_init(struct file_maps *fm)
 	key_map_init(&fm->files);
 	key_map_init(&fm->parents);
 	fm->max_open_files = max_open_files();
+	fm->files_from = -1;
 	tb_init(&fm->bound, "file_maps",
 		"the snapshot of a process's mappings taken longest ago is forgotten: a string of that process, once gone, is then unreadable (counted)",
 		FILE_MAPS_DEFAULT_LIMIT);
@@ -158,7 +160,7 @@ void file_maps_free(struct file_maps *fm)
 	key_map_each(&fm->files, close_file, NULL);
 	key_map_free(&fm->procs);
 	key_map_free(&fm->files);
-	key_map_free(&fm->parents);
+	key_map_free_with_values(&fm->parents);
 }
 
 /* The files map's key of a file: its device and inode. */
@@ -173,6 +175,25 @@ static void hold_fd(struct file_maps *fm, const unsigned long long key[2], int f
 {
 	key_map_put(&fm->files, key, 2 * sizeof(key[0]), (void *)(uintptr_t)(fd + 1));
 	fm->open_files++;
+	if (!fm->offline)
+		capture_files_note(key, fd); /* for a conversion behind the capture, if there is one */
+}
+
+/* A file the tracer handed over (capture_files.h): held as if opened here, unless one is. */
+static void take_handed(void *ctx, const unsigned long long key[2], int fd)
+{
+	struct file_maps *fm = ctx;
+
+	if (key_map_get(&fm->files, key, 2 * sizeof(key[0])) || fm->open_files >= fm->max_open_files)
+		close(fd);
+	else
+		hold_fd(fm, key, fd);
+}
+
+static void take_handed_files(struct file_maps *fm)
+{
+	if (fm->files_from >= 0)
+		capture_files_take(fm->files_from, take_handed, fm);
 }
 
 /*
@@ -345,7 +366,7 @@ static void push_snap(struct file_maps *fm, struct file_maps_proc *p, struct fil
 	if (p->n_snaps == FILE_MAPS_SNAPSHOTS)
 		drop_snaps(p, 1, 1);
 	p->snaps[p->n_snaps++] = snap;
-	key_map_del(&fm->parents, &p->key, sizeof(p->key));
+	free(key_map_del(&fm->parents, &p->key, sizeof(p->key)));
 	budget_kept(fm, p);
 }
 
@@ -427,6 +448,7 @@ int file_maps_snapshot(struct file_maps *fm, int pid, const struct process_epoch
 
 		for (size_t i = 0; idents && i < snap.n; i++)
 			memcpy(idents + 2 * i, snap.v[i].ident, sizeof(snap.v[i].ident));
+		capture_files_flush(); /* the files this look opened, before the look itself */
 		if (idents)
 			capture_note_maps((uint32_t)pid, snap.epoch, whole, snap.exact, text, text_len,
 					  have_exe ? exe.st_dev : 0, have_exe ? exe.st_ino : 0, idents, snap.n);
@@ -447,6 +469,7 @@ int file_maps_replay(struct file_maps *fm, uint32_t pid, uint32_t epoch, bool wh
 	int err;
 
 	fm->offline = true;
+	take_handed_files(fm);
 	err = parse_ranges(fm, (int)pid, text, len, exe_ino != 0, exe_dev, exe_ino, idents, n_idents, &snap);
 	if (err < 0)
 		return err;
@@ -528,6 +551,7 @@ int file_maps_exec_image(struct file_maps *fm, uint32_t tgid, uint32_t epoch, co
 		if (p->snaps[i].epoch == epoch)
 			return 0;
 	file_key(key, kdev >> 20, kdev & 0xfffff, ino);
+	take_handed_files(fm);
 	have = key_map_get(&fm->files, key, sizeof(key));
 	fd = have ? (int)(uintptr_t)have - 1 : -1;
 	if (fd < 0) {
@@ -583,17 +607,26 @@ void file_maps_read_up_to(struct file_maps *fm, uint32_t tgid, uint32_t epoch)
 	}
 }
 
-void file_maps_fork(struct file_maps *fm, uint32_t parent, uint32_t child)
+/* A child not looked at yet: whose fork it is, and the two epochs then. */
+struct fork_of {
+	uint32_t parent, parent_epoch, child_epoch;
+};
+
+void file_maps_fork(struct file_maps *fm, uint32_t parent, uint32_t parent_epoch, uint32_t child,
+		    uint32_t child_epoch)
 {
 	uint64_t key = child;
+	struct fork_of *f;
 
 	/* Children forked and never looked at: past an eighth of the budget, forgotten at once. */
-	if (fm->parents.count * tb_slot_cost(sizeof(key)) > fm->bound.limit / 8) {
+	if (fm->parents.count * tb_slot_cost(sizeof(key) + sizeof(*f)) > fm->bound.limit / 8) {
 		tb_count_evicted(&fm->bound, fm->parents.count);
-		key_map_free(&fm->parents);
+		key_map_free_with_values(&fm->parents);
 	}
-	if (!key_map_get(&fm->procs, &key, sizeof(key)))
-		key_map_put(&fm->parents, &key, sizeof(key), (void *)(uintptr_t)parent);
+	if (key_map_get(&fm->procs, &key, sizeof(key)) || !(f = malloc(sizeof(*f))))
+		return;
+	*f = (struct fork_of){ parent, parent_epoch, child_epoch };
+	free(key_map_put(&fm->parents, &key, sizeof(key), f));
 }
 
 void file_maps_exec(struct file_maps *fm, uint32_t tgid, uint32_t epoch)
@@ -602,7 +635,7 @@ void file_maps_exec(struct file_maps *fm, uint32_t tgid, uint32_t epoch)
 	struct file_maps_proc *p = key_map_get(&fm->procs, &key, sizeof(key));
 	size_t old = 0;
 
-	key_map_del(&fm->parents, &key, sizeof(key));
+	free(key_map_del(&fm->parents, &key, sizeof(key)));
 	if (!p)
 		return;
 	/*
@@ -628,26 +661,36 @@ void file_maps_exec(struct file_maps *fm, uint32_t tgid, uint32_t epoch)
 static const struct file_maps_snap *find_snap(const struct file_maps *fm, uint32_t tgid,
 					      uint32_t epoch, bool *exact)
 {
+	/*
+	 * A child not looked at, in the epoch it was forked in, maps what its
+	 * parent did in the parent's epoch then: that snapshot, as exact as
+	 * it is. In a later epoch (a dlopen() of its own) only the parent's
+	 * newest, and never exact.
+	 */
+	bool as_forked = true;
+
 	*exact = false;
 	for (int hops = 0; hops < 8; hops++) {
 		uint64_t key = tgid;
 		const struct file_maps_proc *p = key_map_get(&fm->procs, &key, sizeof(key));
-		void *parent;
+		const struct fork_of *f;
 
 		if (p && p->n_snaps) {
 			size_t i = 0;
 
-			if (hops)
+			if (!as_forked)
 				return &p->snaps[p->n_snaps - 1];
 			while (i + 1 < p->n_snaps && !epoch_before(epoch, p->snaps[i + 1].epoch))
 				i++;
 			*exact = p->snaps[i].exact && p->snaps[i].epoch == epoch;
 			return &p->snaps[i];
 		}
-		parent = key_map_get(&fm->parents, &key, sizeof(key));
-		if (!parent)
+		f = key_map_get(&fm->parents, &key, sizeof(key));
+		if (!f)
 			return NULL;
-		tgid = (uint32_t)(uintptr_t)parent;
+		as_forked = as_forked && f->child_epoch == epoch;
+		tgid = f->parent;
+		epoch = f->parent_epoch;
 	}
 	return NULL;
 }

@@ -42,6 +42,7 @@ struct file_maps {
 	 */
 	struct table_bound bound;
 	bool offline; /* a conversion: files opened by the names the capture's looks gave */
+	int files_from; /* a conversion behind the capture: the tracer's files come here first (capture_files.h) */
 };
 
 /* Snapshots kept per process at most (changes not yet read, with the one being read). */
@@ -62,8 +63,12 @@ bool file_maps_has_exact(const struct file_maps *fm, uint32_t tgid, uint32_t epo
 /* The records of tgid are read up to `epoch`: the snapshots of older epochs are not needed. */
 void file_maps_read_up_to(struct file_maps *fm, uint32_t tgid, uint32_t epoch);
 
-/* A forked child maps what its parent did; an exec (its epoch) maps something else. */
-void file_maps_fork(struct file_maps *fm, uint32_t parent, uint32_t child);
+/*
+ * A forked child maps what its parent did (each in its epoch at the fork);
+ * an exec (its epoch) maps something else.
+ */
+void file_maps_fork(struct file_maps *fm, uint32_t parent, uint32_t parent_epoch, uint32_t child,
+		    uint32_t child_epoch);
 void file_maps_exec(struct file_maps *fm, uint32_t tgid, uint32_t epoch);
 
 /*

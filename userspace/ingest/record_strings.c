@@ -231,8 +231,11 @@ void record_strings_resolve(struct record_strings *rs, struct ctrace_event *ev)
 	if (ev->kind == CTRACE_KIND_EXEC) {
 		literal_cache_exec(&rs->literals, (uint32_t)ev->arg[0]);
 	} else if (ev->kind == CTRACE_KIND_FORK) {
-		literal_cache_fork(&rs->literals, (uint32_t)ev->arg[0], (uint32_t)ev->arg[1]);
-		file_maps_fork(&rs->files, (uint32_t)ev->arg[0], (uint32_t)ev->arg[1]);
+		uint32_t parent = (uint32_t)ev->arg[0];
+
+		literal_cache_fork(&rs->literals, parent, (uint32_t)ev->arg[1]);
+		file_maps_fork(&rs->files, parent, rs->known_epoch[process_epoch_slot(parent)], (uint32_t)ev->arg[1],
+			       (uint32_t)ev->arg[2]);
 	}
 	literal_read(rs, ev, record_name_arg(ev->kind), &ev->name, &ev->name_len,
 		     &ev->name_flags, CTRACE_NAME_MAX - 1);

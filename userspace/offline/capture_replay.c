@@ -456,7 +456,7 @@ static void free_name(const void *key, size_t len, void *value, void *ctx)
 	free(value);
 }
 
-static int convert(const char *in, int writer_alive, const char *out_path, struct trace_summary *summary,
+static int convert(const char *in, int writer_alive, int files_from, const char *out_path, struct trace_summary *summary,
 		   struct capture_convert_result *res);
 
 /* Following a capture, all of it converted so far: out to the file, as the live loop's rounds do. */
@@ -493,16 +493,16 @@ static void catching_up(struct replay *r, const struct capture_reader *cr)
 int capture_convert(const char *in, const char *out_path, struct trace_summary *summary,
 		    struct capture_convert_result *res)
 {
-	return convert(in, -1, out_path, summary, res);
+	return convert(in, -1, -1, out_path, summary, res);
 }
 
-int capture_convert_following(const char *in, int writer_alive, const char *out_path,
+int capture_convert_following(const char *in, int writer_alive, int files_from, const char *out_path,
 			      struct trace_summary *summary, struct capture_convert_result *res)
 {
-	return convert(in, writer_alive, out_path, summary, res);
+	return convert(in, writer_alive, files_from, out_path, summary, res);
 }
 
-static int convert(const char *in, int writer_alive, const char *out_path, struct trace_summary *summary,
+static int convert(const char *in, int writer_alive, int files_from, const char *out_path, struct trace_summary *summary,
 		   struct capture_convert_result *res)
 {
 	struct replay *r = calloc(1, sizeof(*r));
@@ -524,6 +524,7 @@ static int convert(const char *in, int writer_alive, const char *out_path, struc
 	key_map_init(&r->names);
 	record_strings_init(&s->strings, &s->stats);
 	s->strings.offline = true;
+	s->strings.files.files_from = files_from;
 	err = writer_alive >= 0 ? capture_reader_open_following(&cr, in, writer_alive) : capture_reader_open(&cr, in);
 	if (err < 0)
 		goto out;

@@ -33,9 +33,12 @@ int capture_convert(const char *in, const char *out, struct trace_summary *summa
 /*
  * The same, of a capture the tracer is still writing (the trace command's
  * conversion behind it, cmd_convert.c): writer_alive is the read end of a
- * pipe the tracer holds open until the capture is whole (taken over).
+ * pipe the tracer holds open until the capture is whole (taken over);
+ * files_from the socket the tracer hands its mapped files over
+ * (capture_files.h), or -1.
  */
-int capture_convert_following(const char *in, int writer_alive, const char *out, struct trace_summary *summary,
+int capture_convert_following(const char *in, int writer_alive, int files_from, const char *out,
+			      struct trace_summary *summary,
 			      struct capture_convert_result *res);
 
 #endif
