@@ -124,6 +124,18 @@ static inline __attribute__((always_inline)) int ctrace_kind_args_arg(unsigned k
 	return -1;
 }
 
+/* Whether a record is one event of the trace: not a batch of them, not news of a process. */
+static inline __attribute__((always_inline)) int ctrace_kind_is_event(unsigned kind)
+{
+	switch (kind) {
+#define CTRACE__IS_EVENT(kind, num, ...) case num: return num != CTRACE_KIND_BATCH;
+	CTRACE_PROBE_KINDS(CTRACE__IS_EVENT)
+	CTRACE_FOREIGN_KINDS(CTRACE__IS_EVENT)
+#undef CTRACE__IS_EVENT
+	}
+	return 0;
+}
+
 /* Per-string status bits; the name's are in flags bits 0-3, args' in 4-7. */
 #define CTRACE_STR_TRUNCATED 0x1 /* longer than the copy limit */
 #define CTRACE_STR_FAULT 0x2     /* the pointer could not be read in the probe */

@@ -180,7 +180,9 @@ static void test_gzip_has_the_same_events_as_json(void **state)
 
 /*
  * SIGKILL mid-stream: the .json.gz holds whole deflate blocks up to the
- * last 50 ms flush; `fix` repairs it in place, and it stays gzip.
+ * last 50 ms flush; `fix` repairs it in place, and it stays gzip. Written
+ * live: behind a capture the conversion goes on to the capture's end and
+ * the file is whole (test_faults: test_tracer_sigkill_behind_capture).
  */
 static void test_gzip_cut_by_sigkill_is_repaired_by_fix(void **state)
 {
@@ -189,14 +191,20 @@ static void test_gzip_cut_by_sigkill_is_repaired_by_fix(void **state)
 	const char *fix_args[] = { NULL, NULL };
 	struct stat st = { 0 };
 	cJSON *m;
+	char *was;
+	int started;
 
 	(void)state;
 	tr_require_root();
 	if (tr_init(&r) < 0)
 		fail_msg("%s", r.error);
 	tracer_args[1] = fix_args[0] = trace_named(&r, "cut.json.gz");
-	if (tr_start_program(&r, "faulty", prog_args) < 0 || tr_wait_line(&r, "ready", 10000) < 0 ||
-	    tr_start_tracer(&r, tracer_args) < 0 || tr_wait_line(&r, "armed", 10000) < 0)
+	if (tr_start_program(&r, "faulty", prog_args) < 0 || tr_wait_line(&r, "ready", 10000) < 0)
+		fail_msg("%s", r.error);
+	was = tr_convert_begin("live");
+	started = tr_start_tracer(&r, tracer_args);
+	tr_convert_end(was);
+	if (started < 0 || tr_wait_line(&r, "armed", 10000) < 0)
 		fail_msg("%s", r.error);
 	for (int waited = 0; (stat(r.trace_path, &st) != 0 || st.st_size < 100) && waited < 3000; waited += 10)
 		sleep_ms(10);
@@ -243,6 +251,7 @@ static void make_full_disk(void)
 /*
  * Disk full under a .json.gz: one clear line, a non-zero exit, the target
  * unharmed; the cut gzip stream is repaired by `fix -o` elsewhere, into gzip.
+ * Written live, as the test above.
  */
 static void test_gzip_disk_full_is_repaired_by_fix(void **state)
 {
@@ -251,14 +260,19 @@ static void test_gzip_disk_full_is_repaired_by_fix(void **state)
 	const char *tracer_args[] = { "-o", out, NULL };
 	const char *fix_to[] = { out, "-o", fixed, NULL };
 	cJSON *m;
+	char *was;
+	int started;
 
 	(void)state;
 	tr_require_root();
 	make_full_disk();
 	snprintf(out, sizeof(out), "%s/trace.json.gz", full_dir);
-	if (tr_init(&r) < 0 || tr_start_program(&r, "faulty", prog_args) < 0 ||
-	    tr_wait_line(&r, "ready", 10000) < 0 || tr_start_tracer(&r, tracer_args) < 0 ||
-	    tr_wait_line(&r, "armed", 10000) < 0 || tr_wait_tracer(&r, 10000) < 0)
+	if (tr_init(&r) < 0 || tr_start_program(&r, "faulty", prog_args) < 0 || tr_wait_line(&r, "ready", 10000) < 0)
+		fail_msg("%s", r.error);
+	was = tr_convert_begin("live");
+	started = tr_start_tracer(&r, tracer_args);
+	tr_convert_end(was);
+	if (started < 0 || tr_wait_line(&r, "armed", 10000) < 0 || tr_wait_tracer(&r, 10000) < 0)
 		fail_msg("%s", r.error);
 	assert_int_not_equal(r.tracer_exit, 0);
 	if (!strstr(r.tracer_stderr, "No space left on device") || !strstr(r.tracer_stderr, out))

@@ -772,6 +772,13 @@ void tr_convert_end(char *was)
 	free(was);
 }
 
+bool tr_converts_behind(void)
+{
+	const char *how = getenv("CTRACE_CONVERT");
+
+	return how && !strcmp(how, "behind");
+}
+
 void tr_require_command(const char *cmd)
 {
 	const char *path = getenv("PATH");

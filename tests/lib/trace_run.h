@@ -196,6 +196,8 @@ void tr_require_root(void);
  */
 char *tr_convert_begin(const char *how);
 void tr_convert_end(char *was);
+/* Whether the trace command writes behind a capture now (CTRACE_CONVERT, else its default). */
+bool tr_converts_behind(void);
 bool tr_in_ci(void);
 /* A tool the test needs (e.g. "bpftrace") must be in PATH: else fails under
  * CI, skips otherwise. */

@@ -9,7 +9,9 @@
  *                                          tracer is gone; 2 threads a CPU)
  *
  * Prints "ready pid=P main_tid=T threads=N", "armed mono_ns=NS" (CLOCK_MONOTONIC)
- * once it sees the tracer; exits 0 after SECONDS, 3 if no tracer attaches within 10 s.
+ * once it sees the tracer, "disarmed mono_ns=NS" once the tracer has let go
+ * (within a millisecond); exits 0 after SECONDS, 3 if no tracer attaches
+ * within 10 s.
  */
 #include <ctrace.h>
 #include <pthread.h>
@@ -40,6 +42,16 @@ static void *spin(void *arg)
 	return NULL;
 }
 
+static void say_mono(const char *what)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	printf("%s mono_ns=%llu\n", what, (unsigned long long)now.tv_sec * 1000000000ull +
+	       (unsigned long long)now.tv_nsec);
+	fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
 	int seconds = argc > 1 ? atoi(argv[1]) : 30;
@@ -61,16 +73,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "saturate: no tracer attached within 10 s\n");
 		return 3;
 	}
-	{
-		struct timespec now;
-
-		/* When the probes rose, as closely as we can tell: the test measures -d from here. */
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		printf("armed mono_ns=%llu\n", (unsigned long long)now.tv_sec * 1000000000ull +
-		       (unsigned long long)now.tv_nsec);
-		fflush(stdout);
+	/* When the probes rose, as closely as we can tell: the test measures -d from here. */
+	say_mono("armed");
+	for (long ms = 0, armed = 1; ms < seconds * 1000L; ms++) {
+		if (armed && !CTRACE_ENABLED()) {
+			say_mono("disarmed");
+			armed = 0;
+		}
+		usleep(1000);
 	}
-	sleep((unsigned)seconds);
 	atomic_store(&stop, 1);
 	for (int i = 0; i < n; i++)
 		pthread_join(t[i], NULL);

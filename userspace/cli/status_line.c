@@ -105,6 +105,8 @@ static const char *bytes_text(uint64_t b, char *buf, size_t len)
 void status_line_tick(struct status_line *sl, uint64_t now_ns, const struct status_figures *f)
 {
 	char text[256], line[400], a[32], b[32], c[32], d[32];
+	/* A capture counts its records undecoded: probe hits (a span is two), not the trace's events. */
+	const char *unit = f->captured ? "hits" : "events";
 	double dt;
 	int n;
 
@@ -119,11 +121,11 @@ void status_line_tick(struct status_line *sl, uint64_t now_ns, const struct stat
 		set_region(sl);
 	}
 	dt = (double)(now_ns - sl->last_ns) / 1e9;
-	n = snprintf(text, sizeof(text), "ctrace-bpf: %.1f s | %s events/s | %s events | %s dropped | %s written | %u process%s",
+	n = snprintf(text, sizeof(text), "ctrace-bpf: %.1f s | %s %s/s | %s %s | %s dropped | %s %s | %u process%s",
 		     (double)(now_ns - sl->start_ns) / 1e9,
 		     grouped(dt > 0 && f->events >= sl->last_events ? (uint64_t)((double)(f->events - sl->last_events) / dt) : 0, a, sizeof(a)),
-		     grouped(f->events, b, sizeof(b)), grouped(f->dropped, c, sizeof(c)), bytes_text(f->bytes, d, sizeof(d)),
-		     f->processes, f->processes == 1 ? "" : "es");
+		     unit, grouped(f->events, b, sizeof(b)), unit, grouped(f->dropped, c, sizeof(c)),
+		     bytes_text(f->bytes, d, sizeof(d)), f->captured ? "captured" : "written", f->processes, f->processes == 1 ? "" : "es");
 	/* Never wider than the row: a wrapped line would scroll the screen. */
 	if (n > (int)sl->cols - 1)
 		n = (int)sl->cols - 1;

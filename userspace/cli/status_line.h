@@ -20,9 +20,10 @@
 #define STATUS_LINE_EVERY_NS (500 * 1000000ull)
 
 struct status_figures {
-	uint64_t events;    /* written to the trace */
+	uint64_t events;    /* written to the trace (captured: the probes' hits captured) */
 	uint64_t dropped;
-	uint64_t bytes;     /* of the trace, written out */
+	uint64_t bytes;     /* of the trace, written out (captured: of the capture) */
+	bool captured;      /* a capture's figures: the trace is written from it later, or behind it */
 	unsigned processes; /* traced now */
 };
 

@@ -423,6 +423,8 @@ static struct batch_stream *take_copy(struct batch_path *bp, uint32_t tgid, uint
 	 * header gives are what the conversion's split will find in it.
 	 */
 	end = bp->copy_out ? (int64_t)(h.first_seq + h.count) : batch_split(bytes, n, from, tgid, tid, on_event, &c);
+	if (bp->copy_out && (uint64_t)end > st->next_seq)
+		bp->captured += (uint64_t)end - st->next_seq;
 	if (end < 0)
 		bp->stats->bad_records++;
 	else if ((uint64_t)end > st->next_seq)

@@ -87,6 +87,7 @@ struct batch_path {
 			 uint64_t read_ns, bool final, bool stopping);
 	void (*adopt_out)(void *ctx, uint32_t tgid, uint64_t buf, const void *header, uint64_t now);
 	void *copy_ctx;
+	uint64_t captured;            /* a capture: hits numbered in the copies taken (the status line's) */
 };
 
 void batch_path_init(struct batch_path *bp, bool on, const struct tsc_clock *tsc,

@@ -93,6 +93,7 @@ struct session {
 	 */
 	bool counting_only;
 	uint64_t unread_at_stop;
+	uint64_t captured_events;     /* a capture: per-event records of probe hits (the status line's) */
 	/*
 	 * Once the stop is decided: records stamped later are left out (and
 	 * counted). They come from the detach, whose probes go one kind after

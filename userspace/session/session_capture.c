@@ -198,6 +198,9 @@ int capture_take_record(struct session *s, void *data, size_t size)
 		return 0;
 	}
 	s->stats.records++;
+	/* One hit of a probe (a batch's are counted by its numbers, batch_path.c). */
+	if (ctrace_kind_is_event(r.kind))
+		s->captured_events++;
 	if (r.kind == CTRACE_KIND_FORK || r.kind == CTRACE_KIND_EXEC || r.kind == CTRACE_KIND_LINK_MAP) {
 		/* What the session itself must act on now: a process to attach, a dlopen() under way. */
 		struct ctrace_event ev;

@@ -379,9 +379,10 @@ static void show_status(struct session *s, uint64_t now)
 		.bytes = s->out->w.written + s->out->rot.bytes_before, /* every file of a rotation */
 	};
 
-	if (s->cap) { /* a capture: its records and bytes (the events are counted by convert) */
-		f.events = s->stats.records;
+	if (s->cap) { /* a capture: its events, counted undecoded, and its bytes */
+		f.events = s->captured_events + s->bpath.captured;
 		f.bytes = s->cap->written;
+		f.captured = true;
 	}
 
 	if (s->status.fd < 0 || now < s->status.next_ns)
