@@ -148,6 +148,7 @@ int cmd_trace(int argc, char **argv)
 			return session_end(&s, 1);
 		cap = &behind.cap;
 		s.cap = cap;
+		s.backlog_limit = o.max_backlog;
 		capture_journal = cap;
 		key_map_init(&s.cap_threads);
 	}

@@ -67,6 +67,10 @@ static const char usage_text[] =
 	"                       traced process piles up (spans never ended, counter\n"
 	"                       names, pseudo-processes, ...) is evicted, oldest\n"
 	"                       first, and counted in the trace's metadata.memory\n"
+	"  --max-backlog SIZE   converted behind its capture: the capture not yet\n"
+	"                       converted at most (default 1G, at least 32M): past\n"
+	"                       it, events are dropped (and counted) until the\n"
+	"                       conversion has caught up half of it\n"
 	"  --ring SIZE          flight recorder: keep only the most recent SIZE of\n"
 	"                       events in memory (64K to 1G, e.g. 16M) and write them\n"
 	"                       as a complete trace on SIGUSR1, on CTRACE_TRIGGER in\n"
@@ -469,6 +473,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 		{ "no-batch", no_argument, NULL, 'N' },
 		{ "max-memory", required_argument, NULL, 'M' },
 		{ "max-size", required_argument, NULL, 'Z' },
+		{ "max-backlog", required_argument, NULL, 'L' },
 		{ "max-files", required_argument, NULL, 'K' },
 		{ "stacks", optional_argument, NULL, 'S' },
 		{ "categories", required_argument, NULL, 'C' },
@@ -487,6 +492,7 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 
 	memset(o, 0, sizeof(*o));
 	o->max_memory = TRACE_MEMORY_DEFAULT;
+	o->max_backlog = TRACE_BACKLOG_DEFAULT;
 	o->output_mode = OUTPUT_MODE_DEFAULT;
 	opterr = 0; /* one line of our own instead of getopt's and ours */
 	/* "+": stop at the first non-option, the command of launch mode. */
@@ -530,6 +536,14 @@ void trace_options_parse(int argc, char **argv, struct trace_options *o)
 			o->max_size = parse_bytes(optarg, TRACE_MAX_SIZE_MIN, MAX_MEMORY_LIMIT);
 			if (!o->max_size) {
 				fprintf(stderr, "ctrace-bpf: --max-size needs a size from 1M to 1024G, like 100M or 1G, not '%s'\n",
+					optarg);
+				exit(2);
+			}
+			break;
+		case 'L':
+			o->max_backlog = parse_bytes(optarg, TRACE_BACKLOG_MIN, MAX_MEMORY_LIMIT);
+			if (!o->max_backlog) {
+				fprintf(stderr, "ctrace-bpf: --max-backlog needs a size from 32M to 1024G, like 256M or 4G, not '%s'\n",
 					optarg);
 				exit(2);
 			}

@@ -10,6 +10,9 @@
 #define TRACE_MAX_PIDS 64
 /* --max-size at least: the end of a file keeps 64K for its last event and its metadata. */
 #define TRACE_MAX_SIZE_MIN (1ull << 20)
+/* The capture a conversion behind it has not taken yet (trace_behind.h), at most. */
+#define TRACE_BACKLOG_DEFAULT (1ull << 30)
+#define TRACE_BACKLOG_MIN (32ull << 20)
 #define TRACE_RING_MIN (64ull << 10)
 #define TRACE_RING_MAX (1ull << 30)
 
@@ -27,6 +30,7 @@ struct trace_options {
 	const char *output;       /* with "%n": numbered files, a new one at each --max-size */
 	bool perfetto;            /* --format perfetto, or -o FILE.pftrace: Perfetto's protobuf (pftrace.h) */
 	unsigned long long max_size;  /* --max-size, bytes (0: none) */
+	unsigned long long max_backlog; /* --max-backlog, bytes */
 	unsigned long long max_files; /* --max-files (0: keep every numbered file) */
 	double duration;
 	unsigned long buffer_size;

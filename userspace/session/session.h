@@ -95,6 +95,14 @@ struct session {
 	uint64_t unread_at_stop;
 	uint64_t captured_events;     /* a capture: per-event records of probe hits (the status line's) */
 	/*
+	 * Converted behind the capture: its bytes not yet converted at most
+	 * (--max-backlog; 0: a capture kept whole, -o FILE.ctrace). Past it
+	 * the probes' records are shed, counted, until half of it is left.
+	 */
+	uint64_t backlog_limit, backlog_peak;
+	bool shedding, shed_said;
+	uint64_t shed_events;         /* per-event records shed (a batch's are counted by its numbers) */
+	/*
 	 * Once the stop is decided: records stamped later are left out (and
 	 * counted). They come from the detach, whose probes go one kind after
 	 * the other, so they would pair wrongly (an END whose BEGIN's probe
@@ -185,5 +193,7 @@ void capture_watch_batches(struct session *s);
 void capture_name_new_threads(struct session *s);
 /* The ring callback's body in a capture. */
 int capture_take_record(struct session *s, void *data, size_t size);
+/* Converted behind the capture: whether the conversion is past --max-backlog (sheds records). */
+void capture_check_backlog(struct session *s);
 
 #endif

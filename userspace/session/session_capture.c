@@ -9,8 +9,10 @@
  */
 #include "session/session.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "ingest/batch_split.h"
 #include "capture/capture_journal.h"
@@ -181,6 +183,63 @@ static void keep_late_strings(struct session *s, const void *data, size_t size)
 	keep_late(s, &ev, record_args_arg(ev.kind), ev.args_flags, CTRACE_ARGS_MAX);
 }
 
+/*
+ * Converted behind the capture: the conversion punches out what it has
+ * read (capture_read.c), so the file's blocks are what it has yet to
+ * convert. Past the bound the probes' records are shed until half of it
+ * is left; said once on stderr, and counted where every loss is.
+ */
+void capture_check_backlog(struct session *s)
+{
+	struct stat st;
+	uint64_t backlog;
+
+	if (!s->backlog_limit || fstat(s->cap->fd, &st) != 0)
+		return;
+	backlog = (uint64_t)st.st_blocks * 512;
+	if (backlog > s->backlog_peak)
+		s->backlog_peak = backlog;
+	if (!s->shedding && backlog > s->backlog_limit) {
+		if (!s->shed_said && !s->o->quiet)
+			fprintf(stderr, "ctrace-bpf: the conversion is %llu MB behind (--max-backlog): events are dropped, and counted, until it catches up\n",
+				(unsigned long long)(backlog >> 20));
+		s->shed_said = true;
+		s->shedding = true;
+	} else if (s->shedding && backlog <= s->backlog_limit / 2) {
+		s->shedding = false;
+	}
+}
+
+/*
+ * A probe's record shed: a per-event one counted here (said with the
+ * kernel side's drops). A batch is not written at all: the conversion
+ * counts its events lost by their numbers, at the thread's next copy or
+ * from the kernel side's count at the stop; only a thread's last copy
+ * (its death, its exec) leaves its header, as a record left unread.
+ */
+static void shed(struct session *s, const struct ctrace_record *r, const void *data, size_t size)
+{
+	unsigned char head[sizeof(*r) + BATCH_HEADER_BYTES];
+	struct ctrace_record cut = *r;
+	bool last = r->arg[2] == CTRACE_BATCH_WHY_SIGNAL || r->arg[2] == CTRACE_BATCH_WHY_EXITING ||
+		    r->arg[2] == CTRACE_BATCH_WHY_EXEC;
+
+	if (r->kind != CTRACE_KIND_BATCH) {
+		s->shed_events++;
+		return;
+	}
+	if (last && (r->arg[1] < BATCH_HEADER_BYTES || size < sizeof(head))) {
+		capture_put(s->cap, CAPTURE_UNREAD, data, size); /* unreadable: the conversion counts it so */
+	} else if (last) {
+		cut.arg[1] = BATCH_HEADER_BYTES;
+		memcpy(head, &cut, sizeof(cut));
+		memcpy(head + sizeof(cut), (const char *)data + sizeof(cut), BATCH_HEADER_BYTES);
+		capture_put(s->cap, CAPTURE_UNREAD, head, sizeof(head));
+	}
+	if (s->bpath.on) /* the loader's own reads of buffers go on from its numbers */
+		batch_path_record(&s->bpath, data, size);
+}
+
 int capture_take_record(struct session *s, void *data, size_t size)
 {
 	struct ctrace_record r;
@@ -198,6 +257,10 @@ int capture_take_record(struct session *s, void *data, size_t size)
 		return 0;
 	}
 	s->stats.records++;
+	if (s->shedding && (r.kind == CTRACE_KIND_BATCH || ctrace_kind_is_event(r.kind))) {
+		shed(s, &r, data, size);
+		return 0;
+	}
 	/* One hit of a probe (a batch's are counted by its numbers, batch_path.c). */
 	if (ctrace_kind_is_event(r.kind))
 		s->captured_events++;

@@ -197,6 +197,7 @@ static int take_records(struct session *s)
 
 			capture_name_new_threads(s);
 			capture_put(s->cap, CAPTURE_TICK, tick, sizeof(tick));
+			capture_check_backlog(s);
 		}
 	}
 	if (err == END_OF_ROUND)
@@ -220,7 +221,7 @@ void session_report_drops(struct session *s, uint64_t kernel_dropped, uint64_t n
 	uint64_t total = kernel_dropped + s->unread_at_stop + s->bpath.lost;
 
 	if (s->cap) { /* every round: the conversion's own losses (batches) are said at these times */
-		uint64_t d[2] = { now, kernel_dropped };
+		uint64_t d[2] = { now, kernel_dropped + s->shed_events }; /* shed: lost as the ring's are */
 
 		capture_put(s->cap, CAPTURE_DROPS, d, sizeof(d));
 	}
