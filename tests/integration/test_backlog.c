@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_backlog - converted behind its capture (CTRACE_CONVERT=behind,
+ * test_backlog - converted behind its capture (the default,
  * trace_behind.h), a trace whose conversion gets no CPU (tests/programs/
  * saturate keeps every CPU busy, and the conversion takes only idle CPU)
  * keeps the capture's backlog within --max-backlog: the file of no name
@@ -84,7 +84,6 @@ static void test_backlog_bounded_while_the_conversion_waits(void **state)
 	const char *const tracer_args[] = { "-d", "3", "--max-backlog", "32M", NULL };
 	unsigned long long peak = 0;
 	struct trace_run r;
-	char *was;
 	int started;
 	cJSON *m;
 
@@ -93,9 +92,7 @@ static void test_backlog_bounded_while_the_conversion_waits(void **state)
 	if (tr_init(&r) < 0 || tr_start_program(&r, "saturate", prog_args) < 0 ||
 	    tr_wait_line(&r, "ready", 10000) < 0)
 		fail_msg("%s", r.error);
-	was = tr_convert_begin("behind");
-	started = tr_start_tracer(&r, tracer_args);
-	tr_convert_end(was);
+	started = tr_start_tracer_converting(&r, tracer_args, "behind");
 	if (started < 0 || tr_wait_line(&r, "armed", 20000) < 0)
 		fail_msg("%s", r.error);
 	/* The tracer lets go after 3 s: the capture watched until then. */

@@ -137,7 +137,7 @@ static char *whole_file(const char *path, int ms)
  * SIGKILL: no handler runs. The kernel drops the uprobes with the tracer's
  * fds; the target must go on, disarmed. Live (the default) the file, cut
  * anywhere, is repaired by `ctrace-bpf fix`; converted behind the capture
- * (CTRACE_CONVERT=behind), the conversion goes on to the capture's end and
+ * (the default), the conversion goes on to the capture's end and
  * the file is whole, its stop_reason "capture cut short".
  */
 static void tracer_sigkill(bool live)
@@ -212,16 +212,13 @@ static void test_tracer_sigkill_quiet(void **state)
 {
 	const char *const prog_args[] = { "5", NULL };
 	const char *const fix_args[] = { r.trace_path, NULL };
-	char *was;
 	int started;
 
 	(void)state;
 	tr_require_root();
 	if (tr_init(&r) < 0 || tr_start_program(&r, "ticker", prog_args) < 0 || tr_wait_line(&r, "ready", 10000) < 0)
 		fail_msg("%s", r.error);
-	was = tr_convert_begin("live");
-	started = tr_start_tracer(&r, NULL);
-	tr_convert_end(was);
+	started = tr_start_tracer_converting(&r, NULL, "live");
 	if (started < 0 || tr_wait_line(&r, "armed", 10000) < 0)
 		fail_msg("%s", r.error);
 	sleep_ms(1000); /* ~1000 ticks, ~200 KB of trace */

@@ -191,7 +191,6 @@ static void test_gzip_cut_by_sigkill_is_repaired_by_fix(void **state)
 	const char *fix_args[] = { NULL, NULL };
 	struct stat st = { 0 };
 	cJSON *m;
-	char *was;
 	int started;
 
 	(void)state;
@@ -201,9 +200,7 @@ static void test_gzip_cut_by_sigkill_is_repaired_by_fix(void **state)
 	tracer_args[1] = fix_args[0] = trace_named(&r, "cut.json.gz");
 	if (tr_start_program(&r, "faulty", prog_args) < 0 || tr_wait_line(&r, "ready", 10000) < 0)
 		fail_msg("%s", r.error);
-	was = tr_convert_begin("live");
-	started = tr_start_tracer(&r, tracer_args);
-	tr_convert_end(was);
+	started = tr_start_tracer_converting(&r, tracer_args, "live");
 	if (started < 0 || tr_wait_line(&r, "armed", 10000) < 0)
 		fail_msg("%s", r.error);
 	for (int waited = 0; (stat(r.trace_path, &st) != 0 || st.st_size < 100) && waited < 3000; waited += 10)
@@ -260,7 +257,6 @@ static void test_gzip_disk_full_is_repaired_by_fix(void **state)
 	const char *tracer_args[] = { "-o", out, NULL };
 	const char *fix_to[] = { out, "-o", fixed, NULL };
 	cJSON *m;
-	char *was;
 	int started;
 
 	(void)state;
@@ -269,9 +265,7 @@ static void test_gzip_disk_full_is_repaired_by_fix(void **state)
 	snprintf(out, sizeof(out), "%s/trace.json.gz", full_dir);
 	if (tr_init(&r) < 0 || tr_start_program(&r, "faulty", prog_args) < 0 || tr_wait_line(&r, "ready", 10000) < 0)
 		fail_msg("%s", r.error);
-	was = tr_convert_begin("live");
-	started = tr_start_tracer(&r, tracer_args);
-	tr_convert_end(was);
+	started = tr_start_tracer_converting(&r, tracer_args, "live");
 	if (started < 0 || tr_wait_line(&r, "armed", 10000) < 0 || tr_wait_tracer(&r, 10000) < 0)
 		fail_msg("%s", r.error);
 	assert_int_not_equal(r.tracer_exit, 0);

@@ -772,11 +772,20 @@ void tr_convert_end(char *was)
 	free(was);
 }
 
+int tr_start_tracer_converting(struct trace_run *r, const char *const *tracer_args, const char *how)
+{
+	char *was = tr_convert_begin(how);
+	int started = tr_start_tracer(r, tracer_args);
+
+	tr_convert_end(was);
+	return started;
+}
+
 bool tr_converts_behind(void)
 {
 	const char *how = getenv("CTRACE_CONVERT");
 
-	return how && !strcmp(how, "behind");
+	return !how || strcmp(how, "live"); /* the trace command's default: behind */
 }
 
 void tr_require_command(const char *cmd)

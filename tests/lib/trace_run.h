@@ -196,6 +196,8 @@ void tr_require_root(void);
  */
 char *tr_convert_begin(const char *how);
 void tr_convert_end(char *was);
+/* tr_start_tracer with CTRACE_CONVERT=how for that tracer only. */
+int tr_start_tracer_converting(struct trace_run *r, const char *const *tracer_args, const char *how);
 /* Whether the trace command writes behind a capture now (CTRACE_CONVERT, else its default). */
 bool tr_converts_behind(void);
 bool tr_in_ci(void);

@@ -39,7 +39,11 @@ struct trace_behind {
  * --format, a conversion picks it by the output's name).
  */
 bool trace_capture_takes(const struct trace_options *o);
-/* Whether the options' trace is written behind a capture (CTRACE_CONVERT=behind; else the model runs live). */
+/*
+ * Whether the options' trace is written behind a capture: yes, unless
+ * CTRACE_CONVERT=live or the options need the model live (not
+ * trace_capture_takes(), -o -, a capture kept as the output).
+ */
 bool trace_behind_wanted(const struct trace_options *o);
 /* Opens the output, the capture, starts the conversion: 0, or -errno having said why. */
 int trace_behind_start(struct trace_behind *b, const struct trace_options *o);
