@@ -371,7 +371,9 @@ static void make_full_disk(void)
  * Disk full: a clear error and a non-zero exit, no hang, the target
  * unharmed; what was written stays, and `fix` recovers it (in place it needs
  * room for a copy: on the full disk it says so and leaves the file as it
- * was; with -o elsewhere it repairs it).
+ * was; with -o elsewhere it repairs it). Behind a capture, the capture
+ * shared the disk and its room is free once the tracer is gone: the copy
+ * may fit, and then the file is repaired in place.
  */
 static void test_disk_full(void **state)
 {
@@ -399,6 +401,11 @@ static void test_disk_full(void **state)
 	if (!before || before_len == 0)
 		fail_msg("the partial trace %s is gone or empty", out);
 	assert_int_equal(tc_run_fix(&c, fix_in_place), 0);
+	if (c.exit == 0 && tr_converts_behind()) {
+		free(before);
+		check_fixed(out);
+		return;
+	}
 	assert_int_not_equal(c.exit, 0);
 	assert_non_null(strstr(c.err, "No space left on device"));
 	after = tr_read_file(out, &after_len);
