@@ -17,7 +17,6 @@ int capture_files_to = -1;
 static struct file_key queued_keys[FILES_PER_MESSAGE];
 static int queued_fds[FILES_PER_MESSAGE];
 static unsigned n_queued;
-static uint64_t unsent;
 
 /* One message: n keys as its bytes, their descriptors as its SCM_RIGHTS. */
 union fds_control {
@@ -41,9 +40,11 @@ void capture_files_flush(void)
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(n_queued * sizeof(int));
 	memcpy(CMSG_DATA(c), queued_fds, n_queued * sizeof(int));
-	/* Never waits for the conversion (on idle CPU only, it may not read for long). */
-	if (sendmsg(capture_files_to, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
-		unsent += n_queued;
+	/*
+	 * Never waits for the conversion (on idle CPU only, it may not read
+	 * for long). Not sent (the socket full), the files are opened by name.
+	 */
+	(void)sendmsg(capture_files_to, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
 	n_queued = 0;
 }
 
@@ -55,11 +56,6 @@ void capture_files_note(const unsigned long long key[2], int fd)
 	queued_fds[n_queued++] = fd;
 	if (n_queued == FILES_PER_MESSAGE)
 		capture_files_flush();
-}
-
-uint64_t capture_files_unsent(void)
-{
-	return unsent;
 }
 
 void capture_files_take(int sock, void (*take)(void *ctx, const unsigned long long key[2], int fd), void *ctx)

@@ -33,8 +33,6 @@ extern int capture_files_to;
 void capture_files_note(const unsigned long long key[2], int fd);
 /* What is queued goes now (before a MAPS record is written). */
 void capture_files_flush(void);
-/* Handings that failed (the socket full): those files are opened by name. */
-uint64_t capture_files_unsent(void);
 
 /*
  * The conversion's side: every descriptor waiting on `sock` (never

@@ -456,8 +456,8 @@ static void free_name(const void *key, size_t len, void *value, void *ctx)
 	free(value);
 }
 
-static int convert(const char *in, int writer_alive, int files_from, const char *out_path, struct trace_summary *summary,
-		   struct capture_convert_result *res);
+static int convert(const char *in, int writer_alive, int files_from, const char *out_path,
+		   struct trace_summary *summary, struct capture_convert_result *res);
 
 /* Following a capture, all of it converted so far: out to the file, as the live loop's rounds do. */
 static void written_out(void *ctx)
@@ -502,8 +502,8 @@ int capture_convert_following(const char *in, int writer_alive, int files_from, 
 	return convert(in, writer_alive, files_from, out_path, summary, res);
 }
 
-static int convert(const char *in, int writer_alive, int files_from, const char *out_path, struct trace_summary *summary,
-		   struct capture_convert_result *res)
+static int convert(const char *in, int writer_alive, int files_from, const char *out_path,
+		   struct trace_summary *summary, struct capture_convert_result *res)
 {
 	struct replay *r = calloc(1, sizeof(*r));
 	struct capture_reader cr;
