@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_backlog - converted behind its capture (the default,
+ * test_backlog - converted behind its capture (CTRACE_CONVERT=behind,
  * trace_behind.h), a trace whose conversion gets no CPU (tests/programs/
  * saturate keeps every CPU busy, and the conversion takes only idle CPU)
  * keeps the capture's backlog within --max-backlog: the file of no name

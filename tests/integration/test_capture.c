@@ -15,8 +15,7 @@
  *   - a file that is no capture is refused in one line.
  * (cut_strings: strings the probe could not read, read from the process
  * when captured.) And the trace command converting behind its capture
- * (the default; CTRACE_CONVERT=live writes it live) writes the same trace
- * as live.
+ * (CTRACE_CONVERT=behind) writes the same trace as live.
  */
 #include <ctype.h>
 #include <stdarg.h>

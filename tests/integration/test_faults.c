@@ -137,7 +137,7 @@ static char *whole_file(const char *path, int ms)
  * SIGKILL: no handler runs. The kernel drops the uprobes with the tracer's
  * fds; the target must go on, disarmed. Live (the default) the file, cut
  * anywhere, is repaired by `ctrace-bpf fix`; converted behind the capture
- * (the default), the conversion goes on to the capture's end and
+ * (CTRACE_CONVERT=behind), the conversion goes on to the capture's end and
  * the file is whole, its stop_reason "capture cut short".
  */
 static void tracer_sigkill(bool live)

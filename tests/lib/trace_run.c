@@ -785,7 +785,7 @@ bool tr_converts_behind(void)
 {
 	const char *how = getenv("CTRACE_CONVERT");
 
-	return !how || strcmp(how, "live"); /* the trace command's default: behind */
+	return how && !strcmp(how, "behind"); /* the trace command's default: live */
 }
 
 void tr_require_command(const char *cmd)

@@ -27,8 +27,11 @@ bool trace_behind_wanted(const struct trace_options *o)
 {
 	const char *how = getenv("CTRACE_CONVERT");
 
-	/* CTRACE_CONVERT=live: the model and the encoders in the tracer, as before captures. */
-	if (how && !strcmp(how, "live"))
+	/*
+	 * CTRACE_CONVERT=behind: not the default yet, while the README's
+	 * "Converted behind a capture" lists cases that still differ.
+	 */
+	if (!how || strcmp(how, "behind"))
 		return false;
 	if (!o->output || !strcmp(o->output, "-") || capture_path(o->output))
 		return false;
@@ -158,7 +161,7 @@ int trace_behind_finish(struct trace_behind *b)
 		;
 	b->converter = 0;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-		fprintf(stderr, "ctrace-bpf: the conversion could not start (no exec of /proc/self/exe): %s holds nothing; trace with CTRACE_CONVERT=live\n",
+		fprintf(stderr, "ctrace-bpf: the conversion could not start (no exec of /proc/self/exe): %s holds nothing; trace without CTRACE_CONVERT=behind\n",
 			TERM_SAFE(b->output));
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);

@@ -40,8 +40,8 @@ struct trace_behind {
  */
 bool trace_capture_takes(const struct trace_options *o);
 /*
- * Whether the options' trace is written behind a capture: yes, unless
- * CTRACE_CONVERT=live or the options need the model live (not
+ * Whether the options' trace is written behind a capture: with
+ * CTRACE_CONVERT=behind, unless the options need the model live (not
  * trace_capture_takes(), -o -, a capture kept as the output).
  */
 bool trace_behind_wanted(const struct trace_options *o);
