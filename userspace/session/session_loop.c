@@ -572,6 +572,14 @@ void session_stop(struct session *s)
 		s->stats.remote_reads_refused = rc.refused;
 	}
 	s->stats.dropped = s->skel->bss->dropped + s->unread_at_stop + s->bpath.lost;
+	/*
+	 * The file's end cut the trace short in the drain after the stop (the
+	 * target exited first, its last events still on their way, as a slow
+	 * loader sees it): the trace says so, as stop_reason() does when the
+	 * file fills first.
+	 */
+	if (s->out->rot.full && s->stats.stop_reason && strstr(s->stats.stop_reason, "exited"))
+		s->stats.stop_reason = "--max-size reached";
 	if (s->cap) {
 		capture_write_end(s);
 		capture_push(s->cap, UINT64_MAX);
